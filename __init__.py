@@ -1,0 +1,18 @@
+"""hloforge: build, rewrite and run StableHLO programs from Python."""
+import sys as _sys
+
+from hloforge.frontend import nn, numpy, ops
+from hloforge.frontend.dtypes import bfloat16
+from hloforge.frontend.jit import Jitted, jit, trace
+from hloforge.frontend.module import Module, ShapeDtype
+from hloforge.frontend.tracing import Tensor
+from hloforge.runtime import DeviceNotFoundError, Executable, devices
+
+__version__ = "0.1.0"
+
+# `import hloforge.numpy` / `hloforge.ops` / `hloforge.nn` work like the attributes above.
+for _name, _mod in (("numpy", numpy), ("ops", ops), ("nn", nn)):
+    _sys.modules[f"{__name__}.{_name}"] = _mod
+
+__all__ = ["jit", "trace", "Jitted", "Module", "ShapeDtype", "Tensor", "Executable", "devices",
+           "DeviceNotFoundError", "numpy", "ops", "nn", "bfloat16", "__version__"]

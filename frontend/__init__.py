@@ -1,0 +1,1 @@
+"""Building IR: tracing Python functions over symbolic Tensors into StableHLO modules."""

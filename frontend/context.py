@@ -1,0 +1,114 @@
+"""The one adapter between hloforge and jaxlib's MLIR Python bindings.
+
+Everything that depends on the exact jaxlib version (module paths, dialect
+registration, the rewrite API, the func-call inliner) lives here, so that a
+jaxlib upgrade touches this file and ``runtime/pjrt.py`` only.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from jaxlib.mlir import ir
+from jaxlib.mlir import passmanager
+from jaxlib.mlir.dialects import chlo, func, stablehlo
+from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+from jaxlib.mlir._mlir_libs._mlir import rewrite
+
+__all__ = [
+    "ir", "func", "stablehlo", "chlo", "rewrite", "passmanager",
+    "make_context", "inline_call", "dense_elements", "i64_array", "parse_attr",
+    "tensor_type", "element_type", "enter_multi_threaded", "exit_multi_threaded",
+]
+
+_registry_lock = threading.Lock()
+_registry: ir.DialectRegistry | None = None
+
+
+def _dialect_registry() -> ir.DialectRegistry:
+    global _registry
+    with _registry_lock:
+        if _registry is None:
+            _registry = ir.DialectRegistry()
+            # Registers func, stablehlo, chlo, mhlo, sdy, arith, ... and their
+            # interfaces, the same set jax uses for its lowerings.
+            _jax_mlir_ext.register_dialects(_registry)
+        return _registry
+
+
+def make_context() -> ir.Context:
+    """A fresh MLIR context that knows builtin, func, stablehlo, chlo, mhlo and sdy."""
+    ctx = ir.Context()
+    ctx.append_dialect_registry(_dialect_registry())
+    ctx.load_all_available_dialects()
+    stablehlo.register_dialect(ctx)
+    chlo.register_dialect(ctx)
+    return ctx
+
+
+def inline_call(callee: func.FuncOp, args) -> list:
+    """Clone the single-block ``callee`` at the current insertion point; returns its results."""
+    return list(_jax_mlir_ext.inlined_func_call(callee, list(args)))
+
+
+def enter_multi_threaded(ctx: ir.Context) -> None:
+    _jax_mlir_ext.enter_multi_threaded_execution(ctx)
+
+
+def exit_multi_threaded(ctx: ir.Context) -> None:
+    _jax_mlir_ext.exit_multi_threaded_execution(ctx)
+
+
+# ---- types and attributes (need an active context) ----
+
+_ELEMENT_NAMES = {
+    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "uint64": "ui64",
+    "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+    "complex64": "complex<f32>", "complex128": "complex<f64>",
+}
+
+
+def element_type(dtype: np.dtype) -> ir.Type:
+    return ir.Type.parse(_ELEMENT_NAMES[np.dtype(dtype).name])
+
+
+def tensor_type(shape, dtype) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(list(shape), element_type(dtype))
+
+
+def dense_elements(array: np.ndarray, shape=None) -> ir.DenseElementsAttr:
+    """A DenseElementsAttr holding ``array`` (or a splat of its single element over ``shape``)."""
+    array = np.asarray(array, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
+    shape = array.shape if shape is None else tuple(shape)
+    if array.size == int(np.prod(shape)):
+        array = array.reshape(shape)  # (an empty shape list would mean "the array's own shape")
+    etype = element_type(array.dtype)
+    if array.dtype.name == "bfloat16":
+        array = array.view(np.uint16)
+    return ir.DenseElementsAttr.get(array, type=etype, shape=list(shape) or None)
+
+
+def i64_array(values) -> ir.DenseI64ArrayAttr:
+    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+
+
+def parse_attr(text: str) -> ir.Attribute:
+    return ir.Attribute.parse(text)
+
+
+_DTYPE_OF_ELEMENT = {v: k for k, v in _ELEMENT_NAMES.items()}
+
+
+def shape_dtype_of(t: ir.Type):
+    """(shape, numpy dtype) of a ranked tensor type; raises TypeError for anything else."""
+    try:
+        rt = ir.RankedTensorType(t)
+    except ValueError:
+        raise TypeError(f"unsupported type {t}: only ranked tensors are supported") from None
+    name = _DTYPE_OF_ELEMENT.get(str(rt.element_type))
+    if name is None:
+        raise TypeError(f"unsupported element type {rt.element_type}")
+    import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
+    return tuple(rt.shape), np.dtype(name) if name != "bfloat16" else np.dtype(ml_dtypes.bfloat16)

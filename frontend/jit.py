@@ -1,0 +1,171 @@
+"""``trace`` (Python function -> Module) and ``jit`` (trace + compile once per signature + run)."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from jax import tree_util
+
+from hloforge.frontend import dtypes
+from hloforge.frontend.context import func, ir
+from hloforge.frontend.module import Module, ShapeDtype
+from hloforge.frontend.tracing import Builder, Tensor, active, as_tensor
+
+
+def _spec_of(leaf, index: int) -> tuple:
+    if isinstance(leaf, ShapeDtype):
+        return leaf.shape, leaf.dtype
+    if isinstance(leaf, Tensor):
+        raise TypeError(f"trace: argument leaf {index} is a traced Tensor; pass ShapeDtype or arrays")
+    w = dtypes.weak_type(leaf)
+    if w is not None:
+        return (), dtypes.result_type(leaf)
+    shape, dtype = getattr(leaf, "shape", None), getattr(leaf, "dtype", None)
+    if shape is None or dtype is None:
+        try:
+            array = np.asarray(leaf)
+        except Exception:
+            array = None
+        if array is None or array.dtype == object:
+            raise TypeError(f"trace: argument leaf {index} of type {type(leaf).__name__} is not an array, "
+                            "scalar or ShapeDtype")
+        shape, dtype = array.shape, array.dtype
+    try:
+        return tuple(shape), dtypes.canonical(dtype)
+    except TypeError as e:
+        raise TypeError(f"trace: argument leaf {index}: {e}") from None
+
+
+def _function_location(fn) -> ir.Location:
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ir.Location.unknown()
+    return ir.Location.file(code.co_filename, code.co_firstlineno, 1)
+
+
+def trace_flat(fn, in_tree, in_specs, name="main", kwargs_tree=False) -> Module:
+    """Trace ``fn`` over flat (shape, dtype) specs unflattened with ``in_tree``."""
+    b = Builder()
+    with b.ctx, ir.Location.unknown(), active(b):
+        in_types = [b.type(*s) for s in in_specs]
+        with ir.InsertionPoint(b.module.body):
+            f = func.FuncOp(name, ir.FunctionType.get(in_types, []), loc=_function_location(fn))
+        block = f.add_entry_block()
+        with b.at(block):
+            args = [Tensor(v, s, d, b) for v, (s, d) in zip(block.arguments, in_specs)]
+            tree_args = tree_util.tree_unflatten(in_tree, args)
+            if kwargs_tree:
+                pos, kw = tree_args
+                out = fn(*pos, **kw)
+            else:
+                out = fn(*tree_args)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            outs = [as_tensor(o, what=f"trace: output {i}") for i, o in enumerate(out_leaves)]
+            b.emit("func.return", outs, [])
+        f.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(in_types, [o.value.type for o in outs]))
+    module = Module(b.module, name, out_tree)
+    module.verify()
+    return module
+
+
+def trace(fn, *specs, name: str = "main") -> Module:
+    """Trace ``fn`` into a StableHLO module with one public function ``@name``.
+
+    Args:
+      fn: a Python function over Tensors (pytrees of them in and out).
+      *specs: one per positional argument: ``ShapeDtype``, arrays, Python scalars
+        (0-d of numpy's default dtype), or pytrees of those.
+      name: the entry function's name.
+    Returns:
+      A Module; closed-over numpy arrays became constants.
+    Example:
+      >>> m = hf.trace(lambda x: hnp.exp(x), hf.ShapeDtype((4,), np.float32))
+    """
+    leaves, in_tree = tree_util.tree_flatten(specs)
+    return trace_flat(fn, in_tree, [_spec_of(l, i) for i, l in enumerate(leaves)], name)
+
+
+def _abstract_key(leaf):
+    """A hashable (shape, dtype) for a leaf without touching its data."""
+    t = type(leaf)
+    if t in (bool, int, float, complex):
+        return t
+    try:
+        return (tuple(leaf.shape), np.dtype(leaf.dtype))
+    except AttributeError:
+        a = np.asarray(leaf)
+        return (a.shape, a.dtype)
+
+
+class Jitted:
+    """A function compiled once per argument signature (pytree structure, shapes, dtypes)."""
+
+    def __init__(self, fn, *, optimize: bool = True, device=None, name: str = "main"):
+        self.fn = fn
+        self.optimize = optimize
+        self.device = device
+        self.name = name
+        self._cache: dict = {}
+        self._lock = threading.Lock()
+        self.__wrapped__ = fn
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__name__ = getattr(fn, "__name__", "jitted")
+
+    def _trace(self, leaves, in_tree) -> Module:
+        specs = [_spec_of(l, i) for i, l in enumerate(leaves)]
+        return trace_flat(self.fn, in_tree, specs, self.name, kwargs_tree=True)
+
+    def lower(self, *args, **kwargs) -> Module:
+        """Trace for these arguments' shapes and dtypes; returns the Module (nothing compiled)."""
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        return self._trace(leaves, in_tree)
+
+    def _compiled(self, leaves, in_tree):
+        key = (in_tree, tuple(map(_abstract_key, leaves)))
+        entry = self._cache.get(key)
+        if entry is None:
+            with self._lock:
+                entry = self._cache.get(key)
+                if entry is None:
+                    module = self._trace(leaves, in_tree)
+                    if self.optimize:
+                        module = _optimized(module)
+                    entry = self._cache[key] = (module.compile(self.device), module.out_tree)
+        return entry
+
+    def __call__(self, *args, **kwargs):
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        executable, out_tree = self._compiled(leaves, in_tree)
+        outs = executable.call_flat(leaves)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    def cache_size(self) -> int:
+        return len(self._cache)
+
+
+def _optimized(module: Module) -> Module:
+    optimize = getattr(module, "optimize", None)
+    if optimize is None:
+        return module
+    module.optimize()
+    return module
+
+
+def jit(fn=None, *, optimize: bool = True, device=None, name: str = "main"):
+    """Compile ``fn`` on first call, once per argument signature; later calls only run.
+
+    Args:
+      fn: a Python function over Tensors; arguments and results may be pytrees.
+      optimize: run hloforge's default pass pipeline before compiling.
+      device: None (first CPU device), "cpu", "gpu" or a jax Device.
+      name: the entry function's name.
+    Returns:
+      A callable; ``.lower(*args)`` returns the traced Module without compiling.
+    Example:
+      >>> f = hf.jit(lambda x: hnp.sin(x) * 2.0)
+      >>> y = f(np.ones(3, np.float32))
+    """
+    if fn is None:
+        return lambda f: Jitted(f, optimize=optimize, device=device, name=name)
+    return Jitted(fn, optimize=optimize, device=device, name=name)

@@ -1,0 +1,54 @@
+"""Source locations: every emitted op carries the user's call site."""
+from __future__ import annotations
+
+import os
+import sys
+
+from hloforge.frontend.context import ir
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# Files inside the package directory that are user code, not hloforge internals.
+_USER_SUBDIRS = tuple(_PACKAGE_DIR + d + os.sep for d in ("tests", "examples", "benchmarks"))
+
+
+def _is_internal(filename: str) -> bool:
+    return filename.startswith(_PACKAGE_DIR) and not filename.startswith(_USER_SUBDIRS)
+
+
+def user_frame():
+    """The innermost Python frame outside hloforge (the user's call site)."""
+    frame = sys._getframe(1)
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def _column(frame) -> int:
+    try:
+        positions = frame.f_code.co_positions()
+        for i, pos in enumerate(positions):
+            if i == frame.f_lasti // 2:
+                return (pos[2] or 0) + 1
+    except (AttributeError, ValueError):
+        pass
+    return 1
+
+
+def user_location(loc=None) -> ir.Location:
+    """Resolve a builder's ``loc`` argument into an ``ir.Location`` (needs an active context).
+
+    ``None`` means the user's call site; a ``str`` names the call site
+    (``"layer1"(file:line:col)``); an ``ir.Location`` is used as is.
+    """
+    if isinstance(loc, ir.Location):
+        return loc
+    frame = user_frame()
+    if frame is None:
+        site = ir.Location.unknown()
+    else:
+        site = ir.Location.file(frame.f_code.co_filename, frame.f_lineno, _column(frame))
+    if loc is None:
+        return site
+    if isinstance(loc, str):
+        return ir.Location.name(loc, childLoc=site)
+    raise TypeError(f"loc must be None, a str or an ir.Location, got {type(loc).__name__}")

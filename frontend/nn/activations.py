@@ -1,0 +1,37 @@
+"""Activation functions."""
+from __future__ import annotations
+
+import math
+
+from hloforge.frontend import dtypes, ops
+from hloforge.frontend import numpy as hnp
+from hloforge.frontend.numpy._base import asarray, splat
+
+
+def relu(x):
+    """max(x, 0). Emits stablehlo.maximum."""
+    x = asarray(x)
+    return ops.maximum(x, splat(0, x.dtype, x.shape))
+
+
+def gelu(x, approximate: bool = True):
+    """Gaussian error linear unit.
+
+    ``approximate=True``: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3))) (tanh form);
+    ``approximate=False``: 0.5 x (1 + erf(x / sqrt(2))) (emits chlo.erf).
+    """
+    x = asarray(x)
+    if not dtypes.is_float(x.dtype):
+        raise TypeError(f"gelu: needs a float tensor, got {x.dtype}")
+    if approximate:
+        inner = (x + 0.044715 * x * x * x) * math.sqrt(2.0 / math.pi)
+        return 0.5 * x * (1.0 + hnp.tanh(inner))
+    return 0.5 * x * (1.0 + ops.erf(x * (1.0 / math.sqrt(2.0))))
+
+
+def softmax(x, axis=-1):
+    """exp(x - max) / sum(exp(x - max)) along ``axis``."""
+    x = asarray(x)
+    shifted = x - hnp.max(x, axis=axis, keepdims=True)
+    e = hnp.exp(shifted)
+    return e / hnp.sum(e, axis=axis, keepdims=True)

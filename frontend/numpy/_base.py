@@ -1,0 +1,139 @@
+"""Shared machinery of hloforge.numpy: promotion, broadcasting, casting, axis normalization."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from hloforge.frontend import dtypes, ops
+from hloforge.frontend.context import dense_elements
+from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+def asarray(x, dtype=None) -> Tensor:
+    """A Tensor for ``x`` (constants for array-likes), converted to ``dtype`` if given."""
+    if isinstance(x, Tensor):
+        t = as_tensor(x)
+        return t if dtype is None else astype(t, dtype)
+    if dtype is not None:
+        dtype = dtypes.canonical(dtype)
+        if dtypes.weak_type(x) is not None:
+            dtypes.check_scalar_fits(x, dtype, "asarray")
+        return as_tensor(np.asarray(x).astype(dtype))
+    return as_tensor(x)
+
+
+def astype(x, dtype) -> Tensor:
+    """numpy's ``x.astype(dtype)``: float->int truncates, complex->real keeps the real part,
+    anything->bool is ``x != 0``."""
+    x = asarray(x)
+    dtype = dtypes.canonical(dtype)
+    if x.dtype == dtype:
+        return x
+    if dtype == np.bool_:
+        return ops.compare(x, splat(0, x.dtype, x.shape), "NE")
+    if dtypes.is_complex(x.dtype) and not dtypes.is_complex(dtype):
+        x = ops.real(x)
+        if x.dtype == dtype:
+            return x
+    return ops.convert(x, dtype)
+
+
+def splat(value, dtype, shape) -> Tensor:
+    """One ``stablehlo.constant`` with every element ``value``."""
+    b = current_builder("splat")
+    dtype = dtypes.canonical(dtype)
+    one = np.asarray(value).astype(dtype).reshape(1)
+    shape = tuple(shape)
+    with b.ctx:
+        attr = dense_elements(one, shape=shape)
+    op = b.emit("stablehlo.constant", [], [(shape, dtype)], {"value": attr})
+    return Tensor(op.result, shape, dtype, b)
+
+
+def broadcast_shapes(*shapes, what="broadcast") -> tuple:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"{what}: shapes {', '.join(map(str, shapes))} cannot be broadcast together") from None
+
+
+def broadcast_to(x, shape) -> Tensor:
+    """numpy's ``broadcast_to``: right-aligned, size-1 dims stretch. Emits broadcast_in_dim."""
+    x = asarray(x)
+    shape = tuple(int(s) for s in shape)
+    if x.shape == shape:
+        return x
+    if len(shape) < x.ndim or broadcast_shapes(x.shape, shape, what="broadcast_to") != shape:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
+    offset = len(shape) - x.ndim
+    return ops.broadcast_in_dim(x, shape, tuple(range(offset, len(shape))))
+
+
+def operands(what, *xs, dtype=None):
+    """Promote ``xs`` (Tensors, arrays, weak Python scalars) to one dtype and one shape.
+
+    Scalars and arrays become constants of the common dtype (splats stay one op).
+    """
+    common = dtype if dtype is not None else dtypes.result_type(*xs)
+    shapes = [x.shape if isinstance(x, Tensor) else np.shape(x) for x in xs]
+    shape = broadcast_shapes(*shapes, what=what)
+    out = []
+    for x in xs:
+        if isinstance(x, Tensor):
+            out.append(broadcast_to(astype(as_tensor(x, what=what), common), shape))
+            continue
+        if dtypes.weak_type(x) is not None:
+            dtypes.check_scalar_fits(x, common, what)
+        array = np.asarray(x)
+        if array.size == 1 or (array.size and (array == array.reshape(-1)[0]).all()):
+            out.append(splat(array.reshape(-1)[0] if array.size else 0, common, shape))
+        else:
+            out.append(broadcast_to(as_tensor(array.astype(common)), shape))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _ufunc_types(ufunc, in_dtypes):
+    """numpy's loop for ``ufunc`` on these input dtypes: (input dtypes, output dtype)."""
+    try:
+        resolved = ufunc.resolve_dtypes(tuple(in_dtypes) + (None,) * ufunc.nout)
+        return tuple(resolved[:ufunc.nin]), resolved[ufunc.nin]
+    except (TypeError, np.exceptions.DTypePromotionError) as e:
+        raise TypeError(f"{ufunc.__name__}: not supported for dtype(s) "
+                        f"{', '.join(str(d) for d in in_dtypes)} ({e})") from None
+
+
+def ufunc_dtypes(ufunc, *in_dtypes):
+    """(compute dtype, result dtype) as numpy selects them; bfloat16 computes in bfloat16."""
+    if any(d == dtypes.bfloat16 for d in in_dtypes):
+        return in_dtypes[0], in_dtypes[0]
+    ins, out = _ufunc_types(ufunc, tuple(np.dtype(d) for d in in_dtypes))
+    return ins[0], out
+
+
+def normalize_axis(axis: int, ndim: int, what="axis") -> int:
+    import operator
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {axis!r}") from None
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim)
+    return axis % ndim
+
+
+def normalize_axes(axis, ndim: int, what="axis") -> tuple:
+    """None -> all axes; int or sequence -> sorted non-negative tuple; repeats raise."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(normalize_axis(a, ndim, what) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"duplicate value in '{what}': {tuple(axis)}")
+        return axes
+    return (normalize_axis(axis, ndim, what),)

@@ -1,0 +1,83 @@
+"""numpy's array creation: zeros, ones, full (and _like), arange."""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from hloforge.frontend import dtypes, ops
+from hloforge.frontend.numpy._base import asarray, astype, broadcast_to, splat
+from hloforge.frontend.tracing import Tensor
+
+
+def _shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = tuple(operator.index(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    return shape
+
+
+def full(shape, fill_value, dtype=None):
+    """numpy.full: one splat ``stablehlo.constant`` (or a broadcast of a Tensor fill value)."""
+    shape = _shape(shape)
+    if isinstance(fill_value, Tensor):
+        v = fill_value if dtype is None else astype(fill_value, dtype)
+        return broadcast_to(v, shape)
+    if dtype is None:
+        dtype = dtypes.result_type(fill_value) if dtypes.weak_type(fill_value) else np.asarray(fill_value).dtype
+    dtype = dtypes.canonical(dtype)
+    if np.ndim(fill_value) != 0:
+        return asarray(np.broadcast_to(np.asarray(fill_value, dtype), shape).copy())
+    return splat(fill_value, dtype, shape)
+
+
+def zeros(shape, dtype=float):
+    """numpy.zeros (float64 by default)."""
+    return full(shape, 0, dtypes.canonical(dtype))
+
+
+def ones(shape, dtype=float):
+    """numpy.ones (float64 by default)."""
+    return full(shape, 1, dtypes.canonical(dtype))
+
+
+def full_like(x, fill_value, dtype=None):
+    """numpy.full_like."""
+    x = asarray(x)
+    return full(x.shape, fill_value, x.dtype if dtype is None else dtype)
+
+
+def zeros_like(x, dtype=None):
+    """numpy.zeros_like."""
+    return full_like(x, 0, dtype)
+
+
+def ones_like(x, dtype=None):
+    """numpy.ones_like."""
+    return full_like(x, 1, dtype)
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    """numpy.arange: ``start + i * step``. Emits stablehlo.iota (plus multiply/add when needed)."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be zero (Maximum allowed size exceeded)")
+    out_dtype = dtypes.canonical(dtype) if dtype is not None else np.result_type(start, stop, step)
+    length = max(0, math.ceil((stop - start) / step))
+    if length == 0:
+        return splat(0, out_dtype, (0,))
+    if dtypes.is_integer(out_dtype) or out_dtype == np.bool_:
+        i = ops.iota((length,), out_dtype if out_dtype != np.bool_ else np.int64)
+    else:
+        i = ops.iota((length,), out_dtype)
+    if step != 1:
+        i = ops.multiply(i, splat(step, i.dtype, i.shape))
+    if start != 0:
+        i = ops.add(i, splat(start, i.dtype, i.shape))
+    if i.dtype != out_dtype:
+        i = ops.convert(i, out_dtype)
+    return i

@@ -1,0 +1,271 @@
+"""numpy's elementwise functions (ufuncs) with broadcasting and numpy-2 promotion."""
+from __future__ import annotations
+
+import numpy as np
+
+from hloforge.frontend import dtypes, ops
+from hloforge.frontend.numpy._base import asarray, astype, operands, splat, ufunc_dtypes
+
+
+def _unary(name, ufunc, emit, doc):
+    def fn(x):
+        x = asarray(x)
+        compute, out = ufunc_dtypes(ufunc, x.dtype)
+        return astype(emit(astype(x, compute)), out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"numpy.{ufunc.__name__}: {doc}. Emits {getattr(emit, 'stablehlo_op', 'StableHLO ops')}."
+    return fn
+
+
+def _identity(x):
+    return x
+
+
+def _int_passthrough(op):
+    """floor/ceil/round of integers and bools are the values themselves (numpy >= 2.1)."""
+    def emit(x):
+        return x if not dtypes.is_inexact(x.dtype) else op(x)
+    emit.stablehlo_op = op.stablehlo_op
+    return emit
+
+
+def _negative(x):
+    if x.dtype == np.bool_:
+        raise TypeError("negative: the numpy boolean negative is not supported; use logical_not")
+    return ops.neg(x)
+
+
+def _sign(x):
+    if x.dtype == np.bool_:
+        raise TypeError("sign: not supported for bool")
+    if dtypes.is_unsigned_int(x.dtype):
+        return astype(ops.compare(x, splat(0, x.dtype, x.shape), "NE"), x.dtype)
+    if dtypes.is_complex(x.dtype):
+        # numpy 2: x / |x|, and 0 at 0
+        mag = ops.abs(x)
+        zero = ops.compare(mag, splat(0, mag.dtype, mag.shape), "EQ")
+        safe = ops.select(zero, splat(1, mag.dtype, mag.shape), mag)
+        q = ops.divide(x, ops.complex(safe, splat(0, mag.dtype, mag.shape)))
+        return ops.select(zero, splat(0, x.dtype, x.shape), q)
+    return ops.sign(x)
+
+
+def _abs(x):
+    if dtypes.is_unsigned_int(x.dtype) or x.dtype == np.bool_:
+        return x
+    return ops.abs(x)
+
+
+def _invert(x):
+    if not (dtypes.is_integer(x.dtype) or x.dtype == np.bool_):
+        raise TypeError(f"invert: not supported for {x.dtype}")
+    return ops.not_(x)
+
+
+def _square(x):
+    return ops.multiply(x, x)
+
+
+def _reciprocal(x):
+    return ops.divide(splat(1, x.dtype, x.shape), x)
+
+
+negative = _unary("negative", np.negative, _negative, "-x")
+positive = _unary("positive", np.positive, _identity, "+x")
+absolute = _unary("absolute", np.absolute, _abs, "|x| (real for complex input)")
+abs = absolute
+exp = _unary("exp", np.exp, ops.exp, "e**x")
+log = _unary("log", np.log, ops.log, "natural logarithm")
+log1p = _unary("log1p", np.log1p, ops.log1p, "log(1 + x)")
+expm1 = _unary("expm1", np.expm1, ops.expm1, "e**x - 1")
+sin = _unary("sin", np.sin, ops.sin, "sine")
+cos = _unary("cos", np.cos, ops.cos, "cosine")
+tan = _unary("tan", np.tan, ops.tan, "tangent")
+tanh = _unary("tanh", np.tanh, ops.tanh, "hyperbolic tangent")
+sqrt = _unary("sqrt", np.sqrt, ops.sqrt, "square root")
+cbrt = _unary("cbrt", np.cbrt, ops.cbrt, "cube root")
+floor = _unary("floor", np.floor, _int_passthrough(ops.floor), "floor")
+ceil = _unary("ceil", np.ceil, _int_passthrough(ops.ceil), "ceiling")
+rint = _unary("rint", np.rint, _int_passthrough(ops.round), "round half to even")
+sign = _unary("sign", np.sign, _sign, "sign")
+logical_not = _unary("logical_not", np.logical_not, lambda x: ops.not_(astype(x, bool)), "not x")
+invert = _unary("invert", np.invert, _invert, "bitwise/logical not")
+bitwise_not = invert
+square = _unary("square", np.square, _square, "x * x")
+reciprocal = _unary("reciprocal", np.reciprocal, _reciprocal, "1 / x")
+
+
+def round(x, decimals: int = 0):
+    """numpy.round: round half to even, to ``decimals`` places. Emits stablehlo.round_nearest_even."""
+    x = asarray(x)
+    if decimals == 0 or not dtypes.is_inexact(x.dtype):
+        return rint(x)
+    if dtypes.is_complex(x.dtype):
+        return ops.complex(round(ops.real(x), decimals), round(ops.imag(x), decimals))
+    scale = splat(10.0 ** decimals, x.dtype, x.shape)
+    return ops.divide(ops.round(ops.multiply(x, scale)), scale)
+
+
+around = round
+
+
+# ---------------------------------------------------------------- binary
+
+def _binary(name, ufunc, emit, doc):
+    def fn(x1, x2):
+        a, b = operands(name, x1, x2)
+        compute, out = ufunc_dtypes(ufunc, a.dtype, b.dtype)
+        return astype(emit(astype(a, compute), astype(b, compute)), out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"numpy.{ufunc.__name__}: {doc}, with broadcasting."
+    return fn
+
+
+def _check_not_bool(name, op):
+    def emit(a, b):
+        if a.dtype == np.bool_:
+            raise TypeError(f"{name}: not supported for bool operands")
+        return op(a, b)
+    return emit
+
+
+def _floor_divide(a, b):
+    if dtypes.is_integer(a.dtype):
+        q = ops.divide(a, b)
+        if dtypes.is_unsigned_int(a.dtype):
+            return q
+        r = ops.remainder(a, b)
+        zero = splat(0, a.dtype, a.shape)
+        adjust = ops.and_(ops.compare(r, zero, "NE"),
+                          ops.compare(ops.compare(r, zero, "LT"), ops.compare(b, zero, "LT"), "NE"))
+        return ops.select(adjust, ops.subtract(q, splat(1, a.dtype, a.shape)), q)
+    return _float_divmod(a, b)[0]
+
+
+def _float_divmod(a, b):
+    """numpy's npy_divmod: floor division and modulo that agree with Python's semantics."""
+    zero, one = splat(0, a.dtype, a.shape), splat(1, a.dtype, a.shape)
+    mod = ops.remainder(a, b)
+    div = ops.divide(ops.subtract(a, mod), b)
+    fix = ops.and_(ops.compare(mod, zero, "NE"),
+                   ops.compare(ops.compare(b, zero, "LT"), ops.compare(mod, zero, "LT"), "NE"))
+    mod = ops.select(fix, ops.add(mod, b), mod)
+    div = ops.select(fix, ops.subtract(div, one), div)
+    # a zero remainder takes the divisor's sign
+    mod = ops.select(ops.compare(mod, zero, "EQ"), ops.multiply(zero, b), mod)
+    floordiv = ops.floor(div)
+    half = splat(0.5, a.dtype, a.shape)
+    floordiv = ops.select(ops.compare(ops.subtract(div, floordiv), half, "GT"), ops.add(floordiv, one),
+                          floordiv)
+    plain = ops.divide(a, b)
+    floordiv = ops.select(ops.compare(div, zero, "EQ"), ops.multiply(zero, plain), floordiv)
+    # division by zero: numpy gives a / b (inf or nan) for the quotient and nan for the modulo
+    bzero = ops.compare(b, zero, "EQ")
+    floordiv = ops.select(bzero, plain, floordiv)
+    return floordiv, mod
+
+
+def _remainder(a, b):
+    if dtypes.is_integer(a.dtype):
+        r = ops.remainder(a, b)
+        if dtypes.is_unsigned_int(a.dtype):
+            return r
+        zero = splat(0, a.dtype, a.shape)
+        fix = ops.and_(ops.compare(r, zero, "NE"),
+                       ops.compare(ops.compare(r, zero, "LT"), ops.compare(b, zero, "LT"), "NE"))
+        return ops.select(fix, ops.add(r, b), r)
+    return _float_divmod(a, b)[1]
+
+
+def _power(a, b):
+    return ops.power(a, b)
+
+
+def _logical(op):
+    return lambda a, b: op(astype(a, bool), astype(b, bool))
+
+
+add = _binary("add", np.add, ops.add, "x1 + x2")
+subtract = _binary("subtract", np.subtract, _check_not_bool("subtract", ops.subtract), "x1 - x2")
+multiply = _binary("multiply", np.multiply, ops.multiply, "x1 * x2")
+divide = _binary("divide", np.divide, ops.divide, "true division x1 / x2")
+true_divide = divide
+floor_divide = _binary("floor_divide", np.floor_divide, _floor_divide, "x1 // x2 (floor semantics)")
+remainder = _binary("remainder", np.remainder, _remainder, "x1 % x2 (sign of the divisor)")
+mod = remainder
+power = _binary("power", np.power, _check_not_bool("power", _power), "x1 ** x2")
+maximum = _binary("maximum", np.maximum, ops.maximum, "elementwise maximum, NaN-propagating")
+minimum = _binary("minimum", np.minimum, ops.minimum, "elementwise minimum, NaN-propagating")
+arctan2 = _binary("arctan2", np.arctan2, ops.atan2, "atan2(x1, x2)")
+logical_and = _binary("logical_and", np.logical_and, _logical(ops.and_), "x1 and x2")
+logical_or = _binary("logical_or", np.logical_or, _logical(ops.or_), "x1 or x2")
+logical_xor = _binary("logical_xor", np.logical_xor, _logical(ops.xor), "x1 xor x2")
+bitwise_and = _binary("bitwise_and", np.bitwise_and, ops.and_, "x1 & x2")
+bitwise_or = _binary("bitwise_or", np.bitwise_or, ops.or_, "x1 | x2")
+bitwise_xor = _binary("bitwise_xor", np.bitwise_xor, ops.xor, "x1 ^ x2")
+
+
+def _comparison(name, ufunc, direction):
+    def fn(x1, x2):
+        a, b = operands(name, x1, x2)
+        if dtypes.is_complex(a.dtype) and direction not in ("EQ", "NE"):
+            # numpy orders complex numbers lexicographically
+            ar, ai, br, bi = ops.real(a), ops.imag(a), ops.real(b), ops.imag(b)
+            strict = direction[:2] if direction in ("LT", "GT") else direction[0] + "T"
+            first = ops.compare(ar, br, strict)
+            tie = ops.and_(ops.compare(ar, br, "EQ"), ops.compare(ai, bi, direction))
+            return ops.or_(first, tie)
+        return ops.compare(a, b, direction)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"numpy.{ufunc.__name__}: elementwise comparison ({direction}), bool result."
+    return fn
+
+
+equal = _comparison("equal", np.equal, "EQ")
+not_equal = _comparison("not_equal", np.not_equal, "NE")
+less = _comparison("less", np.less, "LT")
+less_equal = _comparison("less_equal", np.less_equal, "LE")
+greater = _comparison("greater", np.greater, "GT")
+greater_equal = _comparison("greater_equal", np.greater_equal, "GE")
+
+
+def where(condition, x, y):
+    """numpy.where(condition, x, y): broadcast all three, promote x and y. Emits stablehlo.select."""
+    cond = astype(asarray(condition), bool)
+    a, b = operands("where", x, y)
+    from hloforge.frontend.numpy._base import broadcast_shapes, broadcast_to
+    shape = broadcast_shapes(cond.shape, a.shape, what="where")
+    return ops.select(broadcast_to(cond, shape), broadcast_to(a, shape), broadcast_to(b, shape))
+
+
+def clip(x, a_min=None, a_max=None):
+    """numpy.clip: maximum(minimum(x, a_max), a_min) with broadcasting."""
+    out = asarray(x)
+    if a_min is not None:
+        out = maximum(out, a_min)
+    if a_max is not None:
+        out = minimum(out, a_max)
+    return out
+
+
+def real(x):
+    """numpy.real: the real part (the array itself for real input)."""
+    x = asarray(x)
+    return ops.real(x) if dtypes.is_complex(x.dtype) else x
+
+
+def imag(x):
+    """numpy.imag: the imaginary part (zeros for real input)."""
+    x = asarray(x)
+    return ops.imag(x) if dtypes.is_complex(x.dtype) else splat(0, x.dtype, x.shape)
+
+
+def conj(x):
+    """numpy.conj: complex conjugate (the array itself for real input)."""
+    x = asarray(x)
+    if not dtypes.is_complex(x.dtype):
+        return x
+    return ops.complex(ops.real(x), ops.neg(ops.imag(x)))
+
+
+conjugate = conj

@@ -1,0 +1,51 @@
+"""Tensor's numpy-style operators and methods, defined here to keep tracing.py free of the
+numpy layer (which imports it)."""
+from __future__ import annotations
+
+from hloforge.frontend.numpy import linalg, math, reductions, shape
+from hloforge.frontend.numpy._base import astype
+from hloforge.frontend.tracing import Tensor
+
+
+def _swap(f):
+    return lambda self, other: f(other, self)
+
+
+_OPERATORS = {
+    "__add__": math.add, "__sub__": math.subtract, "__mul__": math.multiply,
+    "__truediv__": math.divide, "__floordiv__": math.floor_divide, "__mod__": math.remainder,
+    "__pow__": math.power, "__matmul__": linalg.matmul,
+    "__and__": math.bitwise_and, "__or__": math.bitwise_or, "__xor__": math.bitwise_xor,
+    "__lt__": math.less, "__le__": math.less_equal, "__gt__": math.greater,
+    "__ge__": math.greater_equal, "__eq__": math.equal, "__ne__": math.not_equal,
+}
+for _name, _fn in _OPERATORS.items():
+    setattr(Tensor, _name, _fn)
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor"):
+    setattr(Tensor, f"__r{_name}__", _swap(_OPERATORS[f"__{_name}__"]))
+
+Tensor.__neg__ = math.negative
+Tensor.__pos__ = math.positive
+Tensor.__abs__ = math.absolute
+Tensor.__invert__ = math.invert
+Tensor.__getitem__ = shape.getitem
+Tensor.T = property(lambda self: shape.transpose(self))
+Tensor.real = property(math.real)
+Tensor.imag = property(math.imag)
+Tensor.conj = math.conj
+Tensor.astype = astype
+Tensor.transpose = lambda self, *axes: shape.transpose(
+    self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else (axes or None))
+Tensor.reshape = lambda self, *s: shape.reshape(self, s[0] if len(s) == 1 and not isinstance(s[0], int) else s)
+Tensor.flatten = shape.ravel
+Tensor.ravel = shape.ravel
+Tensor.squeeze = shape.squeeze
+Tensor.swapaxes = shape.swapaxes
+Tensor.sum = reductions.sum
+Tensor.prod = reductions.prod
+Tensor.mean = reductions.mean
+Tensor.max = reductions.max
+Tensor.min = reductions.min
+Tensor.any = reductions.any
+Tensor.all = reductions.all
+Tensor.clip = math.clip

@@ -1,0 +1,26 @@
+"""``hloforge.ops``: one function per StableHLO op, with exact StableHLO semantics.
+
+Operands must agree in shape and dtype as the StableHLO spec requires; every
+builder checks that in Python and raises ``TypeError``/``ValueError`` before MLIR
+sees the op. For numpy-style broadcasting and promotion use ``hloforge.numpy``.
+"""
+from hloforge.frontend.ops.elementwise import (
+    abs, add, and_, atan2, cbrt, ceil, clamp, compare, complex, convert, cos, divide, erf, exp, expm1,
+    floor, imag, is_finite, log, log1p, logistic, maximum, minimum, multiply, neg, not_, or_, power,
+    real, remainder, round, round_nearest_afz, rsqrt, select, shift_left, shift_right_arithmetic,
+    shift_right_logical, sign, sin, sqrt, subtract, tan, tanh, xor)
+from hloforge.frontend.ops.fft import fft
+from hloforge.frontend.ops.linalg import dot_general, reduce
+from hloforge.frontend.ops.pad import pad
+from hloforge.frontend.ops.shape import (
+    broadcast_in_dim, concatenate, constant, dynamic_slice, iota, reshape, reverse, slice, transpose)
+
+__all__ = [
+    "abs", "add", "and_", "atan2", "broadcast_in_dim", "cbrt", "ceil", "clamp", "compare", "complex",
+    "concatenate", "constant", "convert", "cos", "divide", "dot_general", "dynamic_slice", "erf", "exp",
+    "expm1", "fft", "floor", "imag", "iota", "is_finite", "log", "log1p", "logistic", "maximum",
+    "minimum", "multiply", "neg", "not_", "or_", "pad", "power", "real", "reduce", "remainder",
+    "reshape", "reverse", "round", "round_nearest_afz", "rsqrt", "select", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "slice", "sqrt", "subtract",
+    "tan", "tanh", "transpose", "xor",
+]

@@ -1,0 +1,72 @@
+"""The exact one-op pad builder. numpy's pad modes live in hloforge.numpy.pad."""
+from __future__ import annotations
+
+import numpy as np
+
+from hloforge.frontend import dtypes
+from hloforge.frontend.context import i64_array
+from hloforge.frontend.ops._common import builder, int_tuple, operand
+from hloforge.frontend.registry import register
+from hloforge.frontend.tracing import Tensor, as_tensor
+
+
+def padded_size(n: int, lo: int, hi: int, interior: int) -> int:
+    return lo + hi + n + max(n - 1, 0) * interior
+
+
+def _pad_rule(x, value, low, high, interior):
+    low = int_tuple("pad", "edge_padding_low", low, x.ndim)
+    high = int_tuple("pad", "edge_padding_high", high, x.ndim)
+    interior = int_tuple("pad", "interior_padding", interior, x.ndim)
+    if any(i < 0 for i in interior):
+        raise ValueError(f"pad: interior_padding {list(interior)} must be >= 0")
+    if value.shape != () or value.dtype != x.dtype:
+        raise TypeError(f"pad: padding_value must be a 0-d {x.dtype} tensor, got {value}")
+    shape = tuple(padded_size(*a) for a in zip(x.shape, low, high, interior))
+    if any(s < 0 for s in shape):
+        raise ValueError(f"pad: result shape {shape} has a negative dimension (operand {x.shape}, low "
+                         f"{list(low)}, high {list(high)}, interior {list(interior)})")
+    return shape, x.dtype
+
+
+def _padding_value(x, value) -> Tensor:
+    """A Python/numpy scalar becomes a constant of x's dtype; lossy casts are refused."""
+    if isinstance(value, Tensor):
+        return operand("pad", value, "padding_value")
+    v = np.asarray(value)
+    if v.shape != ():
+        raise TypeError(f"pad: padding_value must be a scalar, got shape {v.shape}")
+    if dtypes.weak_type(value) is not None:
+        dtypes.check_scalar_fits(value, x.dtype, "pad")
+    cast = v.astype(x.dtype)
+    back = cast.astype(v.dtype) if v.dtype != np.bool_ else cast.astype(bool)
+    if not (back == v or (v.dtype.kind in "fc" and np.isnan(v))):
+        raise TypeError(f"pad: padding_value {value!r} cannot be represented exactly in {x.dtype}")
+    return as_tensor(cast, what="pad padding_value")
+
+
+@register("stablehlo.pad", _pad_rule)
+def pad(x, padding_value, low, high, interior=None, *, loc=None) -> Tensor:
+    """Edge and interior padding; emits one ``stablehlo.pad``.
+
+    Negative ``low``/``high`` crop. Result dim = low + high + n + (n - 1) * interior.
+
+    Args:
+      x: Tensor.
+      padding_value: a 0-d Tensor of x's dtype or a Python/numpy scalar cast exactly to it.
+      low, high: per-dimension edge padding (may be negative).
+      interior: per-dimension padding between elements, >= 0 (default 0).
+    Returns:
+      The padded Tensor.
+    Example:
+      >>> y = ops.pad(x, 0.0, (1, 0), (2, -1))
+    """
+    x = operand("pad", x)
+    interior = (0,) * x.ndim if interior is None else interior
+    value = _padding_value(x, padding_value)
+    shape, dtype = _pad_rule(x, value, low, high, interior)
+    attrs = {"edge_padding_low": i64_array(low), "edge_padding_high": i64_array(high),
+             "interior_padding": i64_array(interior)}
+    b = builder()
+    op = b.emit("stablehlo.pad", [x, value], [(shape, dtype)], attrs, loc=loc)
+    return Tensor(op.result, shape, dtype, b)

@@ -1,0 +1,1 @@
+"""Pattern-rewrite passes over StableHLO modules."""
