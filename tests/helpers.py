@@ -1,0 +1,61 @@
+"""Shared test utilities: per-dtype tolerances and running traced functions."""
+from __future__ import annotations
+
+import numpy as np
+
+import hloforge as hf
+from hloforge.frontend import dtypes
+
+# relative tolerances per result dtype (DEVELOPERS.md: f32/c64 ~1e-5, f64/c128 ~1e-12)
+RTOL = {
+    np.dtype(np.float16): 2e-3, dtypes.bfloat16: 2e-2,
+    np.dtype(np.float32): 1e-5, np.dtype(np.complex64): 1e-5,
+    np.dtype(np.float64): 1e-12, np.dtype(np.complex128): 1e-12,
+}
+
+ALL_DTYPES = [np.dtype(d) for d in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
+                                    np.uint16, np.uint32, np.uint64, np.float16)] + [
+    dtypes.bfloat16] + [np.dtype(d) for d in (np.float32, np.float64, np.complex64, np.complex128)]
+FLOAT_DTYPES = [np.dtype(np.float32), np.dtype(np.float64)]
+COMPLEX_DTYPES = [np.dtype(np.complex64), np.dtype(np.complex128)]
+INEXACT_DTYPES = FLOAT_DTYPES + COMPLEX_DTYPES
+
+
+def random(shape, dtype, seed=0, low=-3, high=3):
+    """Random array of ``dtype`` (ints in [low, high), bools 50/50, complex with both parts)."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind == "u":
+        return rng.integers(0, max(high, 1), shape).astype(dtype)
+    if dtype.kind == "i":
+        return rng.integers(low, high, shape).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.uniform(low, high, shape) + 1j * rng.uniform(low, high, shape)).astype(dtype)
+    return rng.uniform(low, high, shape).astype(dtype)
+
+
+def run(fn, *args, optimize=False):
+    """Trace ``fn`` for ``args``, compile it on CPU, run it; numpy results (pytree kept)."""
+    from jax import tree_util
+    out = hf.jit(fn, optimize=optimize)(*args)
+    return tree_util.tree_map(np.asarray, out)
+
+
+def assert_close(actual, expected, dtype=None, rtol=None, atol=None):
+    """Compare with numpy's result: same shape and dtype, values within the dtype's tolerance."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.shape == expected.shape, f"shape {actual.shape} != {expected.shape}"
+    if dtype is None:
+        dtype = expected.dtype
+    assert actual.dtype == np.dtype(dtype), f"dtype {actual.dtype} != {np.dtype(dtype)}"
+    if dtype in RTOL or rtol is not None:
+        rtol = RTOL.get(np.dtype(dtype), 0) if rtol is None else rtol
+        scale = np.max(np.abs(expected.astype(np.complex128)), initial=0.0)
+        atol = rtol * max(scale, 1.0) if atol is None else atol
+        np.testing.assert_allclose(actual.astype(np.complex128 if actual.dtype.kind == "c" else np.float64),
+                                   expected.astype(np.complex128 if expected.dtype.kind == "c" else np.float64),
+                                   rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_array_equal(actual, expected)
