@@ -115,7 +115,7 @@ def einsum(subscripts, *operands):
     if len(xs) == 1:
         x, t = _sum_unused(xs[0], terms[0], out)
         return transpose(x, [t.index(c) for c in out])
-    (a, ta), (b, tb) = xs, terms
+    (a, b), (ta, tb) = xs, terms
     a, ta = _sum_unused(a, ta, tb + out)
     b, tb = _sum_unused(b, tb, ta + out)
     batch = [c for c in ta if c in tb and c in out]

@@ -29,12 +29,6 @@ def _int_passthrough(op):
     return emit
 
 
-def _negative(x):
-    if x.dtype == np.bool_:
-        raise TypeError("negative: the numpy boolean negative is not supported; use logical_not")
-    return ops.neg(x)
-
-
 def _sign(x):
     if x.dtype == np.bool_:
         raise TypeError("sign: not supported for bool")
@@ -70,7 +64,7 @@ def _reciprocal(x):
     return ops.divide(splat(1, x.dtype, x.shape), x)
 
 
-negative = _unary("negative", np.negative, _negative, "-x")
+negative = _unary("negative", np.negative, ops.neg, "-x")
 positive = _unary("positive", np.positive, _identity, "+x")
 absolute = _unary("absolute", np.absolute, _abs, "|x| (real for complex input)")
 abs = absolute

@@ -1,6 +1,8 @@
 """numpy's reductions: sum, prod, mean, max, min (``axis``, ``keepdims``, ``dtype``)."""
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
@@ -65,7 +67,7 @@ def _extremum(name, body, pick):
     def fn(x, axis=None, keepdims=False):
         x = asarray(x)
         axes = normalize_axes(axis, x.ndim)
-        if any(x.shape[a] == 0 for a in axes):
+        if builtins.any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"zero-size array to reduction operation {pick.__name__} which has no identity")
         if dtypes.is_complex(x.dtype):
             raise TypeError(f"{name}: complex inputs are not supported")

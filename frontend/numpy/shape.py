@@ -162,7 +162,7 @@ def getitem(x: Tensor, key):
     if consumed > x.ndim:
         raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {consumed} "
                          "were indexed")
-    if Ellipsis in key:
+    if any(k is Ellipsis for k in key):
         i = next(i for i, k in enumerate(key) if k is Ellipsis)
         key = key[:i] + (slice(None),) * (x.ndim - consumed) + key[i + 1:]
     else:

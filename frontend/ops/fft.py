@@ -68,7 +68,7 @@ def fft(x, fft_type: str, fft_length, *, loc=None) -> Tensor:
         fft_type = fft_type.upper()
     shape, dtype = _fft_rule(x, fft_type, fft_length)
     attrs = {"fft_type": parse_attr(f"#stablehlo<fft_type {fft_type}>"),
-             "fft_length": i64_array(fft_length)}
+             "fft_length": i64_array(int_tuple("fft", "fft_length", fft_length))}
     b = builder()
     op = b.emit("stablehlo.fft", [x], [(shape, dtype)], attrs, loc=loc)
     return Tensor(op.result, shape, dtype, b)

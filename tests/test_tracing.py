@@ -1,0 +1,113 @@
+"""Tracing: pytrees in and out, closed-over constants, jit caching, lower, locations."""
+import numpy as np
+import pytest
+
+import hloforge as hf
+from hloforge import numpy as hnp
+from helpers import assert_close, random
+
+
+def test_pytrees_in_and_out():
+    @hf.jit
+    def f(params, x, *, scale):
+        w, b = params["w"], params["b"]
+        y = x @ w + b
+        return {"y": y * scale, "stats": (hnp.mean(y), [hnp.max(y), 3.0])}
+
+    params = {"w": random((4, 2), np.float32, seed=1), "b": random((2,), np.float32, seed=2)}
+    x = random((3, 4), np.float32, seed=3)
+    out = f(params, x, scale=np.float32(2))
+    y = x @ params["w"] + params["b"]
+    assert set(out) == {"y", "stats"}
+    assert_close(out["y"], y * 2)
+    assert_close(out["stats"][0], np.mean(y))
+    assert isinstance(out["stats"][1], list)
+    assert_close(out["stats"][1][0], np.max(y))
+    assert_close(out["stats"][1][1], np.array(3.0))
+
+
+def test_closed_over_arrays_become_constants():
+    table = np.arange(6, dtype=np.float32).reshape(2, 3)
+    m = hf.trace(lambda x: x + table, hf.ShapeDtype((2, 3), np.float32))
+    assert m.op_counts()["stablehlo.constant"] == 1
+    assert_close(m.compile()(np.ones((2, 3), np.float32)), table + 1)
+
+
+def test_scalar_arguments_are_0d_with_numpy_default_dtypes():
+    m = hf.trace(lambda a, b, c: (a, b, c), 1.5, 2, True)
+    ins, outs = m.signature
+    assert [i.dtype for i in ins] == [np.float64, np.int64, np.bool_]
+    assert all(i.shape == () for i in ins)
+
+
+def test_jit_caches_one_executable_per_signature():
+    calls = []
+
+    @hf.jit
+    def f(x):
+        calls.append(x.shape)
+        return x * 2
+
+    f(np.ones(3, np.float32))
+    f(np.zeros(3, np.float32))
+    assert len(calls) == 1
+    f(np.ones(4, np.float32))
+    f(np.ones(3, np.float64))
+    assert len(calls) == 3 and f.cache_size() == 3
+
+
+def test_lower_returns_module_without_compiling():
+    f = hf.jit(lambda x, w: hnp.tanh(x @ w))
+    m = f.lower(np.ones((4, 8), np.float32), np.ones((8, 3), np.float32))
+    assert isinstance(m, hf.Module)
+    assert m.op_counts()["stablehlo.tanh"] == 1
+    assert "func.func @main" in m.text
+    assert f.cache_size() == 0
+    ins, outs = m.signature
+    assert ins == [hf.ShapeDtype((4, 8), np.float32), hf.ShapeDtype((8, 3), np.float32)]
+    assert outs == [hf.ShapeDtype((4, 3), np.float32)]
+
+
+def test_trace_with_name_and_multiple_results():
+    m = hf.trace(lambda x: (x + 1, x * 2), hf.ShapeDtype((2,), np.int32), name="pair")
+    assert "func.func @pair" in m.text
+    a, b = m.compile()(np.array([1, 2], np.int32))
+    assert_close(a, np.array([2, 3], np.int32))
+    assert_close(b, np.array([2, 4], np.int32))
+
+
+def test_every_op_has_a_user_location():
+    m = hf.trace(lambda x: hnp.sum(hnp.exp(x) * 2.0), hf.ShapeDtype((3,), np.float32))
+    text = m.to_text(debug_info=True)
+    assert "test_tracing.py" in text
+    assert "frontend" not in text  # no hloforge-internal frames
+    assert "loc(" not in m.text
+
+
+def test_trace_errors():
+    with pytest.raises(TypeError, match="argument leaf 0 of type object is not an array"):
+        hf.trace(lambda x: x, object())
+    with pytest.raises(TypeError, match="argument leaf 0: unsupported dtype"):
+        hf.trace(lambda x: x, np.array(["a"]))
+    with pytest.raises(ValueError, match=r"ShapeDtype: shape \(-1,\) has a negative dimension"):
+        hf.ShapeDtype((-1,), np.float32)
+    with pytest.raises(TypeError, match="output 0: cannot convert"):
+        hf.trace(lambda x: object(), hf.ShapeDtype((1,), np.float32))
+
+
+def test_tensor_attributes():
+    seen = {}
+
+    def f(x):
+        seen.update(shape=x.shape, dtype=x.dtype, ndim=x.ndim, size=x.size, len=len(x), repr=repr(x))
+        return x
+    hf.trace(f, hf.ShapeDtype((4, 2), np.float16))
+    assert seen == {"shape": (4, 2), "dtype": np.float16, "ndim": 2, "size": 8, "len": 4,
+                    "repr": "Tensor(shape=(4, 2), dtype=float16)"}
+
+
+def test_iterating_a_tensor_unstacks_it():
+    x = random((3, 2), np.float32)
+    out = hf.jit(lambda x: [r * 2 for r in x])(x)
+    assert len(out) == 3
+    assert_close(out[2], x[2] * 2)
