@@ -6,7 +6,7 @@ from hloforge.frontend.dtypes import bfloat16
 from hloforge.frontend.jit import Jitted, jit, trace
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.tracing import Tensor
-from hloforge.runtime import DeviceNotFoundError, Executable, devices
+from hloforge.runtime import CompileError, DeviceNotFoundError, Executable, ExecutionError, devices
 
 __version__ = "0.1.0"
 
@@ -15,4 +15,4 @@ for _name, _mod in (("numpy", numpy), ("ops", ops), ("nn", nn)):
     _sys.modules[f"{__name__}.{_name}"] = _mod
 
 __all__ = ["jit", "trace", "Jitted", "Module", "ShapeDtype", "Tensor", "Executable", "devices",
-           "DeviceNotFoundError", "numpy", "ops", "nn", "bfloat16", "__version__"]
+           "DeviceNotFoundError", "CompileError", "ExecutionError", "numpy", "ops", "nn", "bfloat16", "__version__"]

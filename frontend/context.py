@@ -112,3 +112,40 @@ def shape_dtype_of(t: ir.Type):
         raise TypeError(f"unsupported element type {rt.element_type}")
     import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
     return tuple(rt.shape), np.dtype(name) if name != "bfloat16" else np.dtype(ml_dtypes.bfloat16)
+
+
+# ---- portable artifacts (versioned StableHLO, VHLO inside bytecode) ----
+
+_COMPAT = {"week4": "WEEK_4", "week12": "WEEK_12"}
+
+
+def portable_target(target: str) -> str:
+    """"current", "week4", "week12" or a version "1.x.y" -> a concrete StableHLO version string."""
+    if target == "current":
+        return stablehlo.get_current_version()
+    if target in _COMPAT:
+        req = getattr(stablehlo.StablehloCompatibilityRequirement, _COMPAT[target])
+        return stablehlo.get_version_from_compatibility_requirement(req)
+    parts = target.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"portable target {target!r} must be 'current', 'week4', 'week12' or a version "
+                         f"like '1.0.0' (supported {stablehlo.get_minimum_version()} to "
+                         f"{stablehlo.get_current_version()})")
+    return target
+
+
+def serialize_portable(module: ir.Module, target: str) -> bytes:
+    # (serialize_portable_artifact would legalize ``module`` itself to VHLO; the _str form works on a copy)
+    text = module.operation.get_asm(enable_debug_info=True, binary=True)
+    return stablehlo.serialize_portable_artifact_str(text, portable_target(target))
+
+
+def deserialize_portable(ctx: ir.Context, data: bytes) -> ir.Module:
+    return stablehlo.deserialize_portable_artifact(ctx, data)
+
+
+def write_bytecode(module: ir.Module) -> bytes:
+    import io
+    buffer = io.BytesIO()
+    module.operation.write_bytecode(buffer)
+    return buffer.getvalue()

@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import collections
 
-from hloforge.frontend.context import func, ir, make_context, shape_dtype_of
+import os
+
+from hloforge.frontend.context import (
+    deserialize_portable, func, ir, make_context, serialize_portable, shape_dtype_of, write_bytecode)
+
+BYTECODE_MAGIC = b"ML\xefR"
 
 
 class ShapeDtype:
@@ -45,14 +50,66 @@ class Module:
     # ---------------------------------------------------------------- construction
 
     @classmethod
-    def parse(cls, source, entry: str | None = None) -> "Module":
-        """Parse MLIR text or bytecode (e.g. ``jax.jit(f).lower(x).as_text()``) into a Module."""
+    def parse(cls, source, entry: str | None = None, allow_unregistered: bool = False) -> "Module":
+        """Parse MLIR text, MLIR bytecode or a portable artifact into a Module.
+
+        Accepts ``jax.jit(f).lower(x).as_text()``, ``Module.to_bytecode()``,
+        ``Module.to_portable()`` and ``jax.export``'s ``Exported.mlir_module_serialized``.
+        """
+        if not isinstance(source, (str, bytes, bytearray)):
+            raise TypeError(f"Module.parse: expected str or bytes, got {type(source).__name__}")
         ctx = make_context()
+        ctx.allow_unregistered_dialects = allow_unregistered
         try:
-            module = ir.Module.parse(source, context=ctx)
+            module = ir.Module.parse(bytes(source) if isinstance(source, bytearray) else source, context=ctx)
+            if _is_portable(module):
+                module = deserialize_portable(ctx, source if isinstance(source, str) else bytes(source))
         except ir.MLIRError as e:
             raise ValueError(f"Module.parse: invalid MLIR: {_diagnostics(e)}") from None
         return cls(module, entry or _default_entry(module))
+
+    @classmethod
+    def load(cls, path) -> "Module":
+        """Read a module from ``.mlir`` (text), ``.mlirbc`` (bytecode or portable artifact) or any file
+        whose content is one of those."""
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise FileNotFoundError(f"Module.load: cannot read {path}: {e.strerror}") from None
+        if not data.startswith(BYTECODE_MAGIC):
+            try:
+                data = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ValueError(f"Module.load: {path} is neither MLIR text nor MLIR bytecode") from None
+        return cls.parse(data)
+
+    def save(self, path, portable: str | None = None) -> None:
+        """Write text for ``.mlir``, bytecode for ``.mlirbc`` (a portable artifact when ``portable``
+        names a target)."""
+        ext = os.path.splitext(str(path))[1]
+        if portable is not None:
+            data = self.to_portable(portable)
+        elif ext == ".mlir":
+            data = self.to_text(debug_info=True).encode()
+        elif ext == ".mlirbc":
+            data = self.to_bytecode()
+        else:
+            raise ValueError(f"Module.save: unknown extension {ext!r} of {path}; use .mlir or .mlirbc")
+        with open(path, "wb") as f:
+            f.write(data)
+
+    def to_bytecode(self) -> bytes:
+        """MLIR bytecode of this module (same context version only; see to_portable)."""
+        return write_bytecode(self.mlir)
+
+    def to_portable(self, target: str = "current") -> bytes:
+        """A versioned StableHLO portable artifact for ``target``: "current", "week4", "week12"
+        (the version 4 or 12 weeks old consumers accept) or a version "1.x.y"."""
+        try:
+            return serialize_portable(self.mlir, target)
+        except ir.MLIRError as e:
+            raise ValueError(f"to_portable: cannot serialize for {target!r}: {_diagnostics(e)}") from None
 
     def clone(self) -> "Module":
         with self.context:
@@ -110,6 +167,21 @@ class Module:
         return ([ShapeDtype(*shape_dtype_of(t)) for t in ftype.inputs],
                 [ShapeDtype(*shape_dtype_of(t)) for t in ftype.results])
 
+    def summary(self) -> str:
+        """A short table: functions and signatures, op counts, each fft and pad with its parameters."""
+        from hloforge.frontend.inspection import summary
+        return summary(self)
+
+    def graph(self) -> str:
+        """Graphviz DOT of the entry function (ops as nodes labelled with their result shapes)."""
+        from hloforge.frontend.inspection import graph
+        return graph(self)
+
+    def save_graph(self, path) -> None:
+        """Write the graph as ``.dot``, or ``.svg``/``.png`` through Graphviz's ``dot`` program."""
+        from hloforge.frontend.inspection import save_graph
+        save_graph(self, path)
+
     def verify(self) -> None:
         """Raise ValueError with MLIR's diagnostics if the module is invalid."""
         try:
@@ -136,6 +208,10 @@ class Module:
         with copy.context:
             f.attributes["sym_name"] = ir.StringAttr.get("main")
         return copy.to_text(debug_info=True)
+
+
+def _is_portable(module: ir.Module) -> bool:
+    return any(op.operation.name.startswith("vhlo.") for op in module.body.operations)
 
 
 def _default_entry(module: ir.Module) -> str:

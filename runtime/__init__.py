@@ -1,5 +1,5 @@
 """Compile and run StableHLO modules through jaxlib's PJRT runtime."""
 from hloforge.runtime.executable import Executable
-from hloforge.runtime.pjrt import DeviceNotFoundError, devices
+from hloforge.runtime.pjrt import CompileError, DeviceNotFoundError, ExecutionError, devices
 
-__all__ = ["Executable", "DeviceNotFoundError", "devices"]
+__all__ = ["Executable", "CompileError", "DeviceNotFoundError", "ExecutionError", "devices"]

@@ -33,7 +33,10 @@ class Executable:
     def compile(cls, code, in_specs, out_specs, device=None, name="main") -> "Executable":
         device = pjrt.resolve_device(device)
         start = time.perf_counter()
-        loaded = pjrt.compile(code, device)
+        try:
+            loaded = pjrt.compile(code, device)
+        except pjrt.CompileError as e:
+            raise pjrt.CompileError(f"{name}: XLA could not compile the module: {e}") from None
         return cls(loaded, in_specs, out_specs, device, name, time.perf_counter() - start)
 
     def __repr__(self):
@@ -79,7 +82,10 @@ class Executable:
 
     def call_flat(self, args) -> list:
         """Run with already-flat arguments; always returns a list of results."""
-        return pjrt.execute(self._loaded, self.prepare(args))
+        try:
+            return pjrt.execute(self._loaded, self.prepare(args))
+        except pjrt.ExecutionError as e:
+            raise pjrt.ExecutionError(f"{self.name}: execution failed: {e}") from None
 
     def __call__(self, *args):
         outs = self.call_flat(args)

@@ -14,6 +14,17 @@ class DeviceNotFoundError(RuntimeError):
     """The requested kind of device is not available."""
 
 
+class CompileError(RuntimeError):
+    """XLA rejected a module; the message carries XLA's diagnostic."""
+
+
+class ExecutionError(RuntimeError):
+    """Running a compiled executable failed (e.g. out of memory)."""
+
+
+RuntimeFailure = jax.errors.JaxRuntimeError
+
+
 def client(platform: str = "cpu"):
     """The PJRT client for ``platform`` ("cpu" or "gpu")."""
     platform = _PLATFORM_ALIASES.get(platform, platform)
@@ -45,7 +56,10 @@ def resolve_device(device=None):
 def compile(code: str | bytes, device):
     """Compile StableHLO (text or bytecode) for one device; returns a loaded executable."""
     options = xc.CompileOptions()
-    return device.client.compile_and_load(code, xc.DeviceList((device,)), options)
+    try:
+        return device.client.compile_and_load(code, xc.DeviceList((device,)), options)
+    except RuntimeFailure as e:
+        raise CompileError(str(e)) from None
 
 
 def put(array: np.ndarray, device) -> jax.Array:
@@ -59,7 +73,10 @@ def put(array: np.ndarray, device) -> jax.Array:
 
 def execute(loaded, arrays) -> list:
     """Run on the executable's single device; returns one jax.Array per result."""
-    return loaded.execute(arrays)
+    try:
+        return loaded.execute(arrays)
+    except RuntimeFailure as e:
+        raise ExecutionError(str(e)) from None
 
 
 def is_device_array(x) -> bool:

@@ -7,37 +7,75 @@ from __future__ import annotations
 import argparse
 import sys
 
-
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit code 2."""
+from hloforge.runtime.cli import commands
 
 
-def _demo(args) -> int:
-    from hloforge.runtime.cli import demo
-    return demo.run(device=args.device, quiet=args.quiet)
+def _add(sub, name, fn, help, description=None):
+    p = sub.add_parser(name, help=help, description=description or help)
+    p.set_defaults(run=fn)
+    return p
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="hloforge", description="Build, inspect, rewrite and run StableHLO programs.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.required = True
+    parser = argparse.ArgumentParser(prog="hloforge",
+                                     description="Build, inspect, rewrite and run StableHLO programs.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    demo = commands.add_parser("demo", help="trace, print and run an FNO spectral block; check it against numpy",
-                               description="Trace an FNO spectral block with hloforge.ops, print its MLIR, "
-                                           "run it and compare with numpy (exit 1 if the error exceeds 1e-4).")
-    demo.add_argument("--device", default="cpu", help="cpu (default) or gpu")
-    demo.add_argument("--quiet", action="store_true", help="do not print the MLIR")
-    demo.set_defaults(run=_demo)
+    p = _add(sub, "demo", commands.demo, "trace, print and run an FNO spectral block; check it against numpy",
+             "Trace an FNO spectral block with hloforge.ops, print its MLIR, run it and compare with numpy "
+             "(exit 1 if the max abs error exceeds 1e-4).")
+    p.add_argument("--device", default="cpu", help="cpu (default) or gpu")
+    p.add_argument("--quiet", action="store_true", help="do not print the MLIR")
+
+    p = _add(sub, "opt", commands.opt, "run a pass pipeline over a module")
+    p.add_argument("input", help="module file (.mlir text, .mlirbc bytecode or portable artifact)")
+    p.add_argument("-p", "--pipeline", default="default",
+                   help="comma-separated pass names, e.g. 'inline,canonicalize' or 'pattern:pad_of_pad' "
+                        "(default: %(default)s)")
+    p.add_argument("-o", "--output", help="write the result here (.mlir or .mlirbc) instead of stdout")
+    p.add_argument("--stats", action="store_true", help="print the pass report (patterns fired, op counts)")
+    p.add_argument("--print-ir-after-change", action="store_true", help="print the module after each pass that changed it")
+    p.add_argument("--dump-dir", help="write NN_<pass>.mlir after each pass that changed the module")
+    p.add_argument("--debug-info", action="store_true", help="print source locations")
+
+    p = _add(sub, "run", commands.run, "compile and run a module; print and save its outputs")
+    p.add_argument("input", help="module file")
+    p.add_argument("--arg", action="append", metavar="FILE.npy", help="an argument, in order (repeatable)")
+    p.add_argument("--random-inputs", action="store_true", help="random arguments of @main's types")
+    p.add_argument("--seed", type=int, default=0, help="seed for --random-inputs (default 0)")
+    p.add_argument("--save-dir", help="save output_<i>.npy files here")
+    p.add_argument("--device", default="cpu", choices=("cpu", "gpu"), help="device (default cpu)")
+    p.add_argument("--optimize", action="store_true", help="run the default pass pipeline first")
+
+    p = _add(sub, "inspect", commands.inspect, "summarize a module: signature, op counts, fft and pad details")
+    p.add_argument("input", help="module file")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p = _add(sub, "graph", commands.graph, "write the entry function as a Graphviz graph")
+    p.add_argument("input", help="module file")
+    p.add_argument("-o", "--output", required=True, help="OUT.dot, or OUT.svg / OUT.png (needs Graphviz's dot)")
+
+    p = _add(sub, "convert", commands.convert, "convert between text, bytecode and portable artifacts")
+    p.add_argument("input", help="module file")
+    p.add_argument("-o", "--output", required=True, help="OUT.mlir (text) or OUT.mlirbc (bytecode)")
+    p.add_argument("--portable", metavar="TARGET",
+                   help="write a versioned portable artifact: current, week4, week12 or 1.x.y")
+
+    p = _add(sub, "check", commands.check, "run StableHLO test files (check.expect_* assertions) on PJRT",
+             "Run test files in the StableHLO testdata convention: @main builds values from constants and "
+             "asserts them with check.expect_eq/expect_close/expect_almost_eq. Prints PASS/FAIL per file; "
+             "exit 1 if any failed.")
+    p.add_argument("inputs", nargs="+", metavar="IN", help="test files")
+    p.add_argument("--optimize", action="store_true", help="run the default pass pipeline first (proves the passes keep every result)")
+    p.add_argument("--device", default="cpu", choices=("cpu", "gpu"), help="device (default cpu)")
     return parser
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except UsageError as e:
+    except commands.UsageError as e:
         print(f"hloforge {args.command}: error: {e}", file=sys.stderr)
         return 2
 

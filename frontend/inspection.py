@@ -1,0 +1,123 @@
+"""Looking at modules: a short text summary and a Graphviz graph of the entry function."""
+from __future__ import annotations
+
+import html
+import os
+import shutil
+import subprocess
+
+from hloforge.frontend.context import ir, shape_dtype_of
+
+
+def _type_str(t) -> str:
+    try:
+        shape, dtype = shape_dtype_of(t)
+        return f"{dtype.name}[{', '.join(map(str, shape))}]"
+    except TypeError:
+        return str(t)
+
+
+def _attr_ints(op, name):
+    return list(ir.DenseI64ArrayAttr(op.attributes[name])) if name in op.attributes else []
+
+
+def _details(op) -> str | None:
+    name = op.name
+    if name == "stablehlo.fft":
+        kind = str(op.attributes["fft_type"]).split()[-1].rstrip(">")
+        return f"{kind} length={_attr_ints(op, 'fft_length')}"
+    if name == "stablehlo.pad":
+        return (f"low={_attr_ints(op, 'edge_padding_low')} high={_attr_ints(op, 'edge_padding_high')} "
+                f"interior={_attr_ints(op, 'interior_padding')}")
+    return None
+
+
+def _walk(op):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield inner.operation
+                yield from _walk(inner.operation)
+
+
+def details(module) -> dict:
+    """{"fft": [...], "pad": [...]}: each op's parameters and operand/result types."""
+    out = {"fft": [], "pad": []}
+    for f in module.functions():
+        for op in _walk(f.operation):
+            kind = op.name.split(".")[-1]
+            if op.name in ("stablehlo.fft", "stablehlo.pad"):
+                out[kind].append({"params": _details(op), "operand": _type_str(op.operands[0].type),
+                                  "result": _type_str(op.results[0].type)})
+    return out
+
+
+def summary(module) -> str:
+    """Functions with their signatures, op counts, and every fft and pad with its parameters."""
+    lines = []
+    functions = module.functions()
+    lines.append(f"module: {len(functions)} function(s), entry @{module.entry}")
+    for f in functions:
+        name = ir.StringAttr(f.attributes["sym_name"]).value
+        ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+        vis = ir.StringAttr(f.attributes["sym_visibility"]).value if "sym_visibility" in f.attributes else "public"
+        ins = ", ".join(_type_str(t) for t in ftype.inputs)
+        outs = ", ".join(_type_str(t) for t in ftype.results)
+        lines.append(f"  @{name}({ins}) -> ({outs})  [{vis}]")
+    counts = module.op_counts()
+    lines.append(f"ops: {sum(counts.values())}")
+    width = max((len(k) for k in counts), default=0)
+    lines += [f"  {k:<{width}}  {v}" for k, v in counts.items()]
+    for kind, found in details(module).items():
+        if found:
+            lines.append(f"{kind}:")
+            lines += [f"  {d['params']}  {d['operand']} -> {d['result']}" for d in found]
+    return "\n".join(lines)
+
+
+def graph(module) -> str:
+    """Graphviz DOT of the entry function: arguments, ops (with result shapes) and data edges."""
+    f = module.entry_function()
+    block = f.regions[0].blocks[0]
+    ids: dict = {}
+    lines = [f'digraph "{module.entry}" {{', "  rankdir=TB;", '  node [shape=box, fontname="monospace"];']
+    for i, arg in enumerate(block.arguments):
+        ids[arg] = f"arg{i}"
+        lines.append(f'  arg{i} [shape=ellipse, label="%arg{i}\\n{_type_str(arg.type)}"];')
+    for n, op in enumerate(block.operations):
+        op = op.operation
+        node = f"op{n}"
+        label = op.name.replace("stablehlo.", "")
+        extra = _details(op)
+        if extra:
+            label += "\\n" + extra
+        if op.results:
+            label += "\\n" + ", ".join(_type_str(r.type) for r in op.results)
+        lines.append(f'  {node} [label="{html.escape(label, quote=True)}"];')
+        for operand in op.operands:
+            if operand in ids:
+                lines.append(f"  {ids[operand]} -> {node};")
+        for r in op.results:
+            ids[r] = node
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def save_graph(module, path) -> None:
+    """Write ``.dot``; ``.svg``/``.png`` need Graphviz's ``dot`` program."""
+    path = str(path)
+    ext = os.path.splitext(path)[1].lower()
+    dot = graph(module)
+    if ext == ".dot":
+        with open(path, "w") as f:
+            f.write(dot + "\n")
+        return
+    if ext not in (".svg", ".png"):
+        raise ValueError(f"save_graph: unknown extension {ext!r} of {path}; use .dot, .svg or .png")
+    exe = shutil.which("dot")
+    if exe is None:
+        raise RuntimeError(f"save_graph: writing {ext} needs Graphviz's `dot` program, which is not on PATH "
+                           "(install graphviz, e.g. `apt-get install graphviz`, or save as .dot)")
+    result = subprocess.run([exe, f"-T{ext[1:]}", "-o", path], input=dot.encode(), capture_output=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"save_graph: dot failed: {result.stderr.decode().strip()}")
