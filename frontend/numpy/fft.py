@@ -53,24 +53,28 @@ def _axis(name, axis, ndim) -> int:
     return a % ndim
 
 
-def _length(name, n, what) -> int:
+def _length(name, n, axis) -> int:
     try:
         n = operator.index(n)
     except TypeError:
-        raise TypeError(f"{name}: {what} must be an integer, got {n!r}") from None
+        raise TypeError(f"{name}: n or s for axis {axis} must be an integer, got {n!r}") from None
     if n < 1:
-        raise ValueError(f"{name}: invalid number of FFT data points ({n}) specified for {what}; "
+        raise ValueError(f"{name}: invalid number of FFT data points ({n}) specified for axis {axis}; "
                          "it must be >= 1")
     return n
 
 
 def _cook(name, x, s, axes, c2r):
     """numpy's ``_cook_nd_args``: the transform lengths and axes (non-negative), validated."""
+    if s is not None:
+        if not isinstance(s, (tuple, list, np.ndarray)):
+            raise TypeError(f"{name}: s must be a sequence of ints, got {s!r}")
+        s = list(s)
     if axes is None:
         axes = tuple(range(x.ndim)) if s is None else tuple(range(-len(s), 0))
-    elif isinstance(axes, (tuple, list)):
+    elif isinstance(axes, (tuple, list, np.ndarray)):
         axes = tuple(axes)
-    else:  # numpy accepts any sequence; a bare int is an error there too
+    else:
         raise TypeError(f"{name}: axes must be a sequence of ints, got {axes!r}")
     norm_axes = tuple(_axis(name, a, x.ndim) for a in axes)
     if len(set(norm_axes)) != len(norm_axes):
@@ -80,15 +84,12 @@ def _cook(name, x, s, axes, c2r):
         if c2r and s:
             s[-1] = 2 * (s[-1] - 1)
     else:
-        if isinstance(s, (int, np.integer)):
-            raise TypeError(f"{name}: s must be a sequence of ints, got {s!r}")
-        s = list(s)
         if len(s) != len(norm_axes):
             raise ValueError(f"{name}: s {tuple(s)} and axes {axes} have different lengths")
         # numpy 2: -1 (and the deprecated None) use the input's length along that axis
         s = [x.shape[a] if v is None or (not isinstance(v, bool) and v == -1) else v
              for v, a in zip(s, norm_axes)]
-    s = [_length(name, v, f"axis {a}") for v, a in zip(s, norm_axes)]
+    s = [_length(name, v, a) for v, a in zip(s, norm_axes)]
     return s, norm_axes
 
 
@@ -196,7 +197,7 @@ def _fftnd(name, kind, a, s, axes, norm, out, src_dtype=None):
         # A zero-size batch dimension: the result is empty. cuFFT (XLA:GPU) cannot plan a
         # transform over zero batches, so emit the (empty) constant instead of stablehlo.fft.
         return splat(0, out_dtype, out_shape)
-    x = _fit(astype(x, compute), axes, in_sizes)
+    x = astype(_fit(x, axes, in_sizes), compute)
     y = _transform(x, kind, axes, lengths)
     scale = _scale(norm, math.prod(lengths), inverse=kind in ("IFFT", "IRFFT"))
     if scale != 1.0:

@@ -52,6 +52,8 @@ def fft(x, fft_type: str, fft_length, *, loc=None) -> Tensor:
     """Fourier transform over the trailing ``len(fft_length)`` dims; emits one ``stablehlo.fft``.
 
     Unnormalized forward transforms, 1/N-normalized inverses (as numpy's "backward").
+    XLA:CPU accepts zero-size batch dims but cuFFT cannot plan them; hloforge.numpy.fft
+    emits a constant for empty results instead of this op.
 
     Args:
       x: complex Tensor for "FFT"/"IFFT"/"IRFFT", float32/float64 for "RFFT".

@@ -1,0 +1,363 @@
+"""hloforge.numpy.fft and hloforge.ops.fft against numpy.fft (numpy is the oracle)."""
+from __future__ import annotations
+
+import itertools
+import re
+
+import numpy as np
+import pytest
+from helpers import assert_close, random, run
+
+import hloforge as hf
+from hloforge import numpy as hnp
+from hloforge import ops
+from hloforge.frontend import dtypes
+
+NORMS = (None, "backward", "ortho", "forward")
+F16 = np.dtype(np.float16)
+DTYPES = [np.dtype(d) for d in (np.float32, np.float64, np.complex64, np.complex128, np.int32,
+                                np.bool_, np.float16)]
+ONE_D = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
+N_D = ("fftn", "ifftn", "rfftn", "irfftn")
+REAL_INPUT = ("rfft", "ihfft", "rfftn", "rfft2")
+
+
+def _input(name, shape, dtype, seed=0):
+    if name in REAL_INPUT and np.dtype(dtype).kind == "c":
+        dtype = np.float64 if np.dtype(dtype) == np.complex128 else np.float32
+    return random(shape, dtype, seed)
+
+
+def check_norms(name, x, rtol=None, **kw):
+    """One compiled function computing ``name`` for every norm, compared with numpy."""
+    hfn, nfn = getattr(hnp.fft, name), getattr(np.fft, name)
+    got = run(lambda a: [hfn(a, norm=m, **kw) for m in NORMS], x)
+    for g, m in zip(got, NORMS):
+        assert_close(g, nfn(x, norm=m, **kw), rtol=rtol)
+
+
+def counts(fn, *args):
+    c = hf.trace(fn, *args).op_counts()
+    return c.get("stablehlo.fft", 0), c.get("stablehlo.transpose", 0)
+
+
+# ---------------------------------------------------------------- 1-D transforms
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", ONE_D)
+def test_1d_dtypes(name, dtype):
+    x = random((3, 9), dtype)
+    if name in REAL_INPUT and dtype.kind == "c":
+        with pytest.raises(TypeError, match=f"{name}: input dtype {dtype} is complex"):
+            hf.trace(getattr(hnp.fft, name), x)
+        return
+    # numpy computes float16 in float32 but rounds its norm factor to float16
+    check_norms(name, x, rtol=2e-3 if dtype == F16 else None)
+
+
+@pytest.mark.parametrize("n", [None, 5, 6, 13], ids=lambda n: f"n={n}")
+@pytest.mark.parametrize("length", [7, 8])
+@pytest.mark.parametrize("name", ONE_D)
+def test_1d_lengths(name, length, n):
+    x = _input(name, (2, length), np.complex128, seed=length)
+    check_norms(name, x, n=n)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -3])
+@pytest.mark.parametrize("name", ONE_D)
+def test_1d_axis(name, axis):
+    x = _input(name, (6, 5, 4), np.complex64)
+    check_norms(name, x, axis=axis, n=7 if axis == 1 else None)
+
+
+def test_1d_bfloat16_computes_in_float32():
+    x = random((4, 10), dtypes.bfloat16)
+    x32 = x.astype(np.float32)
+    got = run(lambda a: (hnp.fft.fft(a), hnp.fft.rfft(a, norm="ortho"), hnp.fft.irfft(a)), x)
+    for g, e in zip(got, (np.fft.fft(x32), np.fft.rfft(x32, norm="ortho"), np.fft.irfft(x32))):
+        assert_close(g, e)
+
+
+def test_float16_result_dtypes_follow_numpy():
+    x = random((4, 6), np.float16)
+    got = run(lambda a: (hnp.fft.irfft(a), hnp.fft.hfft(a), hnp.fft.irfftn(a), hnp.fft.irfft2(a),
+                         hnp.fft.rfft(a)), x)
+    assert [g.dtype for g in got] == [np.float16, np.float16, np.float32, np.float32, np.complex64]
+    assert_close(got[0], np.fft.irfft(x), rtol=2e-3)
+    assert_close(got[2], np.fft.irfftn(x), rtol=2e-3)
+
+
+def test_array_like_input():
+    got = run(lambda: hnp.fft.fft([1.0, 2.0, 0.0, -1.0]))
+    assert_close(got, np.fft.fft([1.0, 2.0, 0.0, -1.0]))
+
+
+# ---------------------------------------------------------------- N-D transforms
+
+ND_CASES = [  # (shape, s, axes)
+    ((4, 6), None, None),
+    ((5, 7), (4, 9), (0, 1)),
+    ((3, 4, 5), None, (0,)),
+    ((3, 4, 5), None, (-1, 0)),
+    ((3, 4, 5), (6, 3), (2, 0)),
+    ((3, 4, 5), None, (1, 0, 2)),
+    ((4, 3), (5, 12), (0, 1)),
+    ((2, 3, 4, 5), None, None),
+    ((2, 3, 4, 5), (3, 2, -1, 4), (3, 1, 0, -2)),
+    ((2, 3, 2, 3, 4), None, None),
+    ((2, 3, 2, 3, 4), (3, 4, 2, 2, 5), (4, 2, 0, 1, 3)),
+    ((2, 2, 3, 2, 2, 3, 2), None, None),
+    ((3, 2, 2, 3, 2, 2, 3), None, (6, 0, 2, 4, 1, 5, 3)),
+]
+
+
+@pytest.mark.parametrize("shape,s,axes", ND_CASES, ids=[f"{c[0]}-{c[1]}-{c[2]}" for c in ND_CASES])
+@pytest.mark.parametrize("name", N_D)
+def test_nd(name, shape, s, axes):
+    x = _input(name, shape, np.complex128)
+    kw = {"s": s, "axes": axes} if s is not None or axes is not None else {}
+    check_norms(name, x, **kw)
+
+
+AXES_3D = [p for k in (1, 2, 3) for p in itertools.permutations(range(3), k)]
+
+
+@pytest.mark.parametrize("axes", AXES_3D, ids=str)
+@pytest.mark.parametrize("name", N_D)
+def test_nd_axes_permutations(name, axes):
+    x = _input(name, (4, 5, 6), np.complex64, seed=len(axes))
+    check_norms(name, x, axes=axes)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", N_D)
+def test_nd_dtypes(name, dtype):
+    x = random((4, 3, 5), dtype)
+    if name in REAL_INPUT and dtype.kind == "c":
+        with pytest.raises(TypeError, match=f"{name}: input dtype {dtype} is complex"):
+            hf.trace(getattr(hnp.fft, name), x)
+        return
+    check_norms(name, x, rtol=2e-3 if dtype == F16 else None, axes=(2, 0))
+
+
+@pytest.mark.parametrize("kw", [{}, {"axes": (0, 2)}, {"s": (3, 8), "axes": (-1, 1)}],
+                         ids=["default", "axes", "s"])
+@pytest.mark.parametrize("name", ("fft2", "ifft2", "rfft2", "irfft2"))
+def test_2d(name, kw):
+    x = _input(name, (3, 4, 6), np.complex64)
+    check_norms(name, x, **kw)
+
+
+def test_s_without_axes_uses_the_last_axes():
+    x = random((3, 4, 5), np.float64)
+    got = run(lambda a: hnp.fft.rfftn(a, s=(6, 4)), x)
+    assert_close(got, np.fft.rfftn(x, s=(6, 4), axes=(1, 2)))
+
+
+def test_empty_axes_return_input_like_numpy():
+    x = random((3, 4), np.float32)
+    assert_close(run(lambda a: hnp.fft.fftn(a, axes=()), x), np.fft.fftn(x, axes=()))
+
+
+# ---------------------------------------------------------------- round trips
+
+def test_round_trips():
+    x = random((3, 4, 5, 2, 3), np.float64)
+    z = random((4, 7), np.complex128)
+
+    def f(a, b):
+        return (hnp.fft.irfftn(hnp.fft.rfftn(a), s=a.shape),
+                hnp.fft.irfftn(hnp.fft.rfftn(a, axes=(3, 0, 2)), s=(2, 3, 5), axes=(3, 0, 2)),
+                hnp.fft.ifftn(hnp.fft.fftn(b, norm="ortho"), norm="ortho"),
+                hnp.fft.ifft(hnp.fft.fft(b, axis=0), axis=0),
+                hnp.fft.irfft(hnp.fft.rfft(a), n=3),
+                hnp.fft.hfft(hnp.fft.ihfft(a), n=3))
+    got = run(f, x, z)
+    for g, e in zip(got, (x, x, z, z, x, x)):
+        assert_close(g, e.astype(g.dtype))
+
+
+# ---------------------------------------------------------------- emitted IR
+
+X3 = hf.ShapeDtype((4, 6, 8), np.float32)
+Z3 = hf.ShapeDtype((4, 6, 8), np.complex64)
+
+
+@pytest.mark.parametrize("fn,arg,expected", [
+    (lambda a: hnp.fft.fft(a), Z3, (1, 0)),
+    (lambda a: hnp.fft.ifft(a, n=5), Z3, (1, 0)),
+    (lambda a: hnp.fft.rfft(a), X3, (1, 0)),
+    (lambda a: hnp.fft.irfft(a), Z3, (1, 0)),
+    (lambda a: hnp.fft.hfft(a), Z3, (1, 0)),
+    (lambda a: hnp.fft.ihfft(a), X3, (1, 0)),
+    (lambda a: hnp.fft.fftn(a), Z3, (1, 0)),
+    (lambda a: hnp.fft.fftn(a, axes=(2, 1)), Z3, (1, 0)),
+    (lambda a: hnp.fft.fft2(a, axes=(-1, -2)), Z3, (1, 0)),
+    (lambda a: hnp.fft.rfftn(a, axes=(1, 2)), X3, (1, 0)),
+    (lambda a: hnp.fft.rfftn(a, axes=(2, 1)), X3, (1, 2)),
+    (lambda a: hnp.fft.irfftn(a, axes=(-2, -1)), Z3, (1, 0)),
+    (lambda a: hnp.fft.irfft2(a, axes=(2, 1)), Z3, (1, 2)),
+    (lambda a: hnp.fft.fft(a, axis=0), Z3, (1, 2)),
+    (lambda a: hnp.fft.rfftn(a, axes=(0, 2)), X3, (1, 2)),
+    (lambda a: hnp.fft.fftn(a), hf.ShapeDtype((2, 3, 4, 5), np.complex64), (2, 2)),
+    (lambda a: hnp.fft.rfftn(a), hf.ShapeDtype((2, 3, 4, 5, 6), np.float32), (2, 2)),
+    (lambda a: hnp.fft.irfftn(a), hf.ShapeDtype((2, 3, 4, 5, 6), np.complex64), (2, 2)),
+    (lambda a: hnp.fft.fftn(a), hf.ShapeDtype((2,) * 7, np.complex64), (3, 3)),
+    (lambda a: hnp.fft.rfft(a), hf.ShapeDtype((14, 15, 0, 17), np.float32), (0, 0)),
+])
+def test_ir_fft_and_transpose_counts(fn, arg, expected):
+    assert counts(fn, arg) == expected
+
+
+def test_ir_no_extra_ops_for_default_arguments():
+    c = hf.trace(lambda a: hnp.fft.rfftn(a), X3).op_counts()
+    assert set(c) == {"func.func", "func.return", "stablehlo.fft"}
+    c = hf.trace(lambda a: hnp.fft.fft(a, n=5, norm="ortho"), Z3).op_counts()
+    assert c["stablehlo.slice"] == 1 and c["stablehlo.multiply"] == 1 and "stablehlo.pad" not in c
+    c = hf.trace(lambda a: hnp.fft.irfft(a, n=20), Z3).op_counts()
+    assert c["stablehlo.pad"] == 1 and "stablehlo.slice" not in c
+
+
+def test_ir_splits_into_at_most_three_dims():
+    module = hf.trace(lambda a: hnp.fft.fftn(a), hf.ShapeDtype((2,) * 7, np.complex64))
+    lengths = re.findall(r"stablehlo\.fft .*length = \[([\d, ]*)\]", module.text)
+    assert sorted(len(x.split(",")) for x in lengths) == [1, 3, 3]
+
+
+# ---------------------------------------------------------------- zero-size batch dims
+
+@pytest.mark.parametrize("name,kw", [
+    ("fft", {}), ("rfft", {"n": 10}), ("irfft", {}), ("hfft", {"n": 5}), ("ihfft", {}),
+    ("fftn", {"axes": (0, 3)}), ("rfftn", {"axes": (3, 1)}), ("irfftn", {"axes": (0, 1, 3)}),
+    ("fft2", {"axes": (0, 1)}), ("ifft2", {"s": (3, 20), "axes": (-1, 1)}),
+])
+def test_zero_size_batch(name, kw):
+    x = _input(name, (14, 15, 0, 17), np.complex64)
+    f = lambda a: getattr(hnp.fft, name)(a, **kw)  # noqa: E731
+    assert counts(f, x)[0] == 0
+    assert_close(run(f, x), getattr(np.fft, name)(x, **kw))
+
+
+def test_zero_length_axis_padded_by_n():
+    x = np.zeros((3, 0), np.float32)
+    assert_close(run(lambda a: hnp.fft.fft(a, n=4), x), np.fft.fft(x, n=4))
+
+
+# ---------------------------------------------------------------- fftfreq, fftshift
+
+def test_fftfreq():
+    cases = [(1, 1.0), (4, 1.0), (5, 0.1), (8, np.float32(0.5)), (7, 2)]
+    got = run(lambda: [f(n, d) for n, d in cases for f in (hnp.fft.fftfreq, hnp.fft.rfftfreq)])
+    expected = [f(n, d) for n, d in cases for f in (np.fft.fftfreq, np.fft.rfftfreq)]
+    for g, e in zip(got, expected):
+        assert_close(g, e)
+    assert hf.trace(lambda: hnp.fft.fftfreq(6, d=3.0, device="cpu")).op_counts()["stablehlo.constant"] == 1
+
+
+@pytest.mark.parametrize("shape,axes", [
+    ((7,), None), ((6, 5), None), ((6, 5), 0), ((4, 5, 3), (-1, 0)), ((4, 5), (1, 1)), ((3, 0), None)])
+def test_fftshift(shape, axes):
+    x = random(shape, np.int32)
+    got = run(lambda a: (hnp.fft.fftshift(a, axes), hnp.fft.ifftshift(a, axes),
+                         hnp.fft.ifftshift(hnp.fft.fftshift(a, axes), axes)), x)
+    for g, e in zip(got, (np.fft.fftshift(x, axes), np.fft.ifftshift(x, axes), x)):
+        assert_close(g, e)
+
+
+def test_fftshift_of_fftfreq_is_sorted():
+    got = run(lambda: hnp.fft.fftshift(hnp.fft.fftfreq(9, 0.5)))
+    assert_close(got, np.fft.fftshift(np.fft.fftfreq(9, 0.5)))
+    assert (np.diff(got) > 0).all()
+
+
+# ---------------------------------------------------------------- errors
+
+Z2 = hf.ShapeDtype((4, 6), np.complex64)
+
+
+@pytest.mark.parametrize("fn,exc,match", [
+    (lambda a: hnp.fft.fftn(a, axes=(0, 0)), ValueError, r"fftn: axes \(0, 0\) repeat an axis"),
+    (lambda a: hnp.fft.rfft2(a.real, axes=(1, -1)), ValueError, r"rfft2: axes \(1, -1\) repeat an axis"),
+    (lambda a: hnp.fft.fft(a, axis=2), np.exceptions.AxisError,
+     "fft: axis 2 is out of bounds for array of dimension 2"),
+    (lambda a: hnp.fft.irfftn(a, axes=(0, -3)), IndexError,
+     "irfftn: axis -3 is out of bounds for array of dimension 2"),
+    (lambda a: hnp.fft.fft(a, axis=1.0), TypeError, "fft: axis must be an integer, got 1.0"),
+    (lambda a: hnp.fft.fftn(a, s=(3,), axes=(0, 1)), ValueError,
+     r"fftn: s \(3,\) and axes \(0, 1\) have different lengths"),
+    (lambda a: hnp.fft.fftn(a, s=3), TypeError, "fftn: s must be a sequence of ints, got 3"),
+    (lambda a: hnp.fft.fftn(a, axes=1), TypeError, "fftn: axes must be a sequence of ints, got 1"),
+    (lambda a: hnp.fft.fft(a, n=0), ValueError, r"fft: invalid number of FFT data points \(0\) specified "
+                                                r"for axis 1"),
+    (lambda a: hnp.fft.ifft2(a, s=(3, -2)), ValueError, r"ifft2: invalid number of FFT data points \(-2\)"),
+    (lambda a: hnp.fft.fft(a, n=2.5), TypeError, "fft: n or s for axis 1 must be an integer, got 2.5"),
+    (lambda a: hnp.fft.irfft(a[:, :1]), ValueError, r"irfft: invalid number of FFT data points \(0\)"),
+    (lambda a: hnp.fft.fftn(a[:0]), ValueError, r"fftn: invalid number of FFT data points \(0\) specified "
+                                                r"for axis 0"),
+    (lambda a: hnp.fft.fft(a, norm="bogus"), ValueError, "fft: invalid norm 'bogus'; should be None"),
+    (lambda a: hnp.fft.hfft(a, norm="Ortho"), ValueError, "hfft: invalid norm 'Ortho'"),
+    (lambda a: hnp.fft.ihfft(a.real, norm=1), ValueError, "ihfft: invalid norm 1"),
+    (lambda a: hnp.fft.rfft(a), TypeError, "rfft: input dtype complex64 is complex; rfft needs real input"),
+    (lambda a: hnp.fft.ihfft(a), TypeError, "ihfft: input dtype complex64 is complex"),
+    (lambda a: hnp.fft.rfftn(a), TypeError, "rfftn: input dtype complex64 is complex"),
+    (lambda a: hnp.fft.rfftn(a.real, axes=()), ValueError, r"rfftn: needs at least one axis, got axes \(\)"),
+    (lambda a: hnp.fft.fft(a, out=np.zeros(6)), TypeError, "fft: out= is not supported"),
+    (lambda a: hnp.fft.fftshift(a, axes=(0, 5)), np.exceptions.AxisError,
+     "fftshift: axis 5 is out of bounds for array of dimension 2"),
+    (lambda a: hnp.fft.fftfreq(0), ValueError, "fftfreq: n must be >= 1, got 0"),
+    (lambda a: hnp.fft.rfftfreq(2.5), ValueError, "rfftfreq: n should be an integer, got 2.5"),
+    (lambda a: hnp.fft.fftfreq(4, d=0.0), ValueError, "fftfreq: sample spacing d must be nonzero, got 0.0"),
+    (lambda a: hnp.fft.fftfreq(4, d=a), TypeError, "fftfreq: d must be a Python or numpy scalar"),
+])
+def test_errors(fn, exc, match):
+    with pytest.raises(exc, match=match):
+        hf.trace(fn, Z2)
+
+
+# ---------------------------------------------------------------- hloforge.ops.fft
+
+@pytest.mark.parametrize("fft_type,shape,lengths", [
+    ("FFT", (3, 8), (8,)), ("IFFT", (2, 4, 5), (4, 5)), ("FFT", (2, 3, 4, 5), (3, 4, 5)),
+    ("RFFT", (3, 7), (7,)), ("RFFT", (2, 4, 6), (2, 4, 6)),
+    ("IRFFT", (3, 5), (8,)), ("IRFFT", (3, 4), (7,)), ("IRFFT", (2, 3, 4), (2, 3, 6)),
+])
+def test_ops_fft(fft_type, shape, lengths):
+    x = random(shape, np.float32 if fft_type == "RFFT" else np.complex64)
+    axes = tuple(range(-len(lengths), 0))
+    expected = {"FFT": np.fft.fftn, "IFFT": np.fft.ifftn, "RFFT": np.fft.rfftn, "IRFFT": np.fft.irfftn}[
+        fft_type](x, s=lengths, axes=axes)
+    expected = expected.astype(np.float32 if fft_type == "IRFFT" else np.complex64)
+    assert_close(run(lambda a: ops.fft(a, fft_type.lower(), lengths), x), expected)
+
+
+C = hf.ShapeDtype((4, 8), np.complex64)
+R = hf.ShapeDtype((4, 8), np.float32)
+
+
+@pytest.mark.parametrize("arg,fft_type,lengths,exc,match", [
+    (C, "DCT", (8,), ValueError, "fft: fft_type 'DCT' is not one of FFT, IFFT, RFFT, IRFFT"),
+    (C, 3, (8,), ValueError, "fft: fft_type 3 is not one of"),
+    (C, "FFT", (), ValueError, r"fft: fft_length \[\] must have 1 to 3 entries"),
+    (hf.ShapeDtype((1, 1, 1, 1), np.complex64), "FFT", (1, 1, 1, 1), ValueError,
+     r"fft: fft_length \[1, 1, 1, 1\] must have 1 to 3 entries"),
+    (C, "FFT", (4, 0), ValueError, r"fft: fft_length \[4, 0\] must be positive"),
+    (C, "FFT", 8, TypeError, "fft: fft_length must be a sequence of ints, got 8"),
+    (hf.ShapeDtype((8,), np.complex64), "FFT", (2, 8), ValueError,
+     r"fft: fft_length \[2, 8\] has more entries than operand rank 1"),
+    (C, "FFT", (6,), ValueError,
+     r"fft: FFT with fft_length \[6\] needs trailing operand dims \[6\], got \[8\]"),
+    (C, "IFFT", (3, 8), ValueError, r"needs trailing operand dims \[3, 8\], got \[4, 8\]"),
+    (C, "RFFT", (8,), TypeError, "fft: RFFT needs a float32 or float64 operand, got complex64"),
+    (hf.ShapeDtype((4, 8), np.float16), "RFFT", (8,), TypeError, "RFFT needs a float32 or float64 operand, "
+                                                                 "got float16"),
+    (R, "RFFT", (6,), ValueError,
+     r"fft: RFFT with fft_length \[6\] needs trailing operand dims \[6\], got \[8\]"),
+    (R, "FFT", (8,), TypeError, "fft: FFT needs a complex64 or complex128 operand, got float32"),
+    (R, "IRFFT", (14,), TypeError, "fft: IRFFT needs a complex64 or complex128 operand, got float32"),
+    (C, "IRFFT", (8,), ValueError, r"fft: IRFFT with fft_length \[8\] needs trailing operand dims \[5\], "
+                                   r"got \[8\] \(operand shape \(4, 8\)\)"),
+    (C, "IRFFT", (4, 16), ValueError, r"needs trailing operand dims \[4, 9\], got \[4, 8\]"),
+])
+def test_ops_fft_errors(arg, fft_type, lengths, exc, match):
+    with pytest.raises(exc, match=match):
+        hf.trace(lambda a: ops.fft(a, fft_type, lengths), arg)
