@@ -6,6 +6,13 @@ and bfloat16 in float32. The last axis of ``axes`` is the halved one of the real
 transforms. Transforms over trailing, sorted axes are a single ``stablehlo.fft``;
 other axes cost a transpose before and after, and transforms over more than three
 axes are split into several ``stablehlo.fft`` ops (StableHLO allows at most three).
+
+Deliberate differences from numpy 2: repeated axes raise ``ValueError`` (numpy transforms
+the axis twice); an axis out of range raises ``numpy.exceptions.AxisError``; ``fftfreq``
+with ``n < 1`` or ``d == 0`` raises ``ValueError``; bfloat16 inverse real transforms return
+float32 (numpy with ml_dtypes returns float64); ``s`` without ``axes`` uses the last
+``len(s)`` axes without numpy's deprecation warning. Transforms whose result is empty emit a
+zero constant instead of ``stablehlo.fft`` (cuFFT rejects zero-size batches).
 """
 from __future__ import annotations
 
