@@ -225,7 +225,8 @@ def test_numpy_layer_errors(fn, exc, match):
 
 
 @pytest.mark.parametrize("sa,sb", [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)),
-                                   ((2, 1, 3, 4), (5, 4, 2)), ((7, 3, 4), (4, 2))])
+                                   ((2, 1, 3, 4), (5, 4, 2)), ((7, 3, 4), (4, 2)), ((3, 4), (2, 6, 4, 5)),
+                                   ((4,), (2, 4, 5)), ((2, 3, 4), (4,))])
 def test_matmul_matches_numpy(sa, sb):
     a, b = random(sa, np.float32, seed=10), random(sb, np.float32, seed=11)
     assert_close(run(lambda a, b: a @ b, a, b), a @ b)

@@ -29,11 +29,19 @@ def matmul(x1, x2):
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 (size "
                          f"{b2.shape[-2]} is different from {a2.shape[-1]}); shapes {a.shape} and {b.shape}")
     batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2], what="matmul")
-    a2 = broadcast_to(a2, batch + a2.shape[-2:])
-    b2 = broadcast_to(b2, batch + b2.shape[-2:])
-    nb = len(batch)
-    bd = tuple(range(nb))
-    out = _bool_safe_dot(a2, b2, bd, bd, (nb + 1,), (nb,))
+    if b2.ndim == 2:
+        # (batch..., m, k) @ (k, n): batch dims of a are free dims, no broadcast needed
+        out = _bool_safe_dot(a2, b2, (), (), (a2.ndim - 1,), (0,))
+    elif a2.ndim == 2:
+        # (m, k) @ (batch..., k, n): contract, then move m next to n
+        out = _bool_safe_dot(a2, b2, (), (), (1,), (b2.ndim - 2,))
+        out = transpose(out, tuple(range(1, b2.ndim - 1)) + (0, b2.ndim - 1))
+    else:
+        a2 = broadcast_to(a2, batch + a2.shape[-2:])
+        b2 = broadcast_to(b2, batch + b2.shape[-2:])
+        nb = len(batch)
+        bd = tuple(range(nb))
+        out = _bool_safe_dot(a2, b2, bd, bd, (nb + 1,), (nb,))
     shape = batch + ((a2.shape[-2],) if a.ndim > 1 else ()) + ((b2.shape[-1],) if b.ndim > 1 else ())
     return reshape(out, shape)
 
