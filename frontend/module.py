@@ -189,6 +189,26 @@ class Module:
         except ir.MLIRError as e:
             raise ValueError(f"invalid module: {_diagnostics(e)}") from None
 
+    # ---------------------------------------------------------------- optimization
+
+    def optimize(self, pipeline: str = "default", finite_math: bool = True):
+        """Rewrite this module in place with a pass pipeline; returns a ``PassReport``.
+
+        Args:
+          pipeline: comma-separated pass names (``hloforge.passes.pass_names()``), e.g.
+            ``"default"``, ``"inline,symbol-dce"`` or ``"pattern:pad_of_pad"``.
+          finite_math: assume no Inf/NaN, which allows removing FFT round trips (an Inf
+            in x becomes NaN everywhere through ``irfft(rfft(x))``) and reassociating
+            float scales; False keeps FFT pairs.
+        Raises:
+          ValueError: an unknown pass name, or a pass left an invalid module (the
+            message names the pass and carries MLIR's diagnostic).
+        Example:
+          >>> report = m.optimize(); print(report)
+        """
+        from hloforge.passes import run
+        return run(self, pipeline, finite_math=finite_math)
+
     # ---------------------------------------------------------------- compilation
 
     def compile(self, device=None):

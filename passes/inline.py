@@ -1,0 +1,50 @@
+"""Inlining of ``func.call``: jax lowers jnp.fft, pads, ... into private functions and calls.
+
+MLIR's own ``inline`` pass leaves these calls alone, so this pattern clones the callee's
+body in place of each call (``context.inline_call``); ``symbol-dce`` then drops the
+private functions nobody calls any more.
+"""
+from __future__ import annotations
+
+from hloforge.frontend.context import func, inline_call, ir
+from hloforge.passes._ir import NO_MATCH
+
+
+def _enclosing_function(op):
+    parent = op.operation.parent
+    while parent is not None and parent.name != "func.func":
+        parent = parent.parent
+    return parent
+
+
+def call_of_function(op, rewriter):
+    """call @f(args) -> the body of @f with args substituted
+
+    Preconditions: @f is a func.func of the same module with one block (a definition, not
+    a declaration), it is not the function containing the call (so recursion stops), the
+    call has no ``no_inline`` attribute, and @f's result types are the call's.
+    """
+    if "no_inline" in op.attributes:
+        return NO_MATCH
+    name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+    caller = _enclosing_function(op)
+    if caller is None or ir.StringAttr(caller.attributes["sym_name"]).value == name:
+        return NO_MATCH
+    module = caller.parent
+    try:
+        callee = ir.SymbolTable(module.operation)[name].operation
+    except KeyError:
+        return NO_MATCH
+    if callee.name != "func.func" or len(callee.regions[0].blocks) != 1:
+        return NO_MATCH
+    ftype = ir.FunctionType(ir.TypeAttr(callee.attributes["function_type"]).value)
+    if list(ftype.results) != [r.type for r in op.results]:
+        return NO_MATCH
+    with rewriter.ip, op.location:
+        results = inline_call(callee, list(op.operands))
+    rewriter.replace_op(op, results)
+
+
+PATTERNS = {
+    "call_of_function": (func.CallOp, call_of_function),
+}

@@ -1,0 +1,240 @@
+"""Pad canonicalization: remove, merge, fold and push ``stablehlo.pad`` towards the arguments.
+
+Every pattern is exact: the rewritten IR computes the same values bit for bit.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hloforge.frontend.context import i64_array, stablehlo
+from hloforge.passes import _eval
+from hloforge.passes._ir import (
+    MAX_FOLD, NO_MATCH, broadcast_scalar, constant, constant_value, dtype_of, element_type, emit, has_one_use,
+    ints, producer, shape_of, splat_value, tensor)
+
+PAD = "stablehlo.pad"
+
+
+def _paddings(op):
+    return ints(op, "edge_padding_low"), ints(op, "edge_padding_high"), ints(op, "interior_padding")
+
+
+def _pad(x, value, low, high, interior, result_type, loc):
+    attrs = {"edge_padding_low": i64_array(low), "edge_padding_high": i64_array(high),
+             "interior_padding": i64_array(interior)}
+    return emit(PAD, [x, value], result_type, attrs, loc)
+
+
+def _slice(x, start, limit, strides, loc):
+    shape = [-(-(l - s) // st) for s, l, st in zip(start, limit, strides)]
+    attrs = {"start_indices": i64_array(start), "limit_indices": i64_array(limit),
+             "strides": i64_array(strides)}
+    return emit("stablehlo.slice", [x], tensor(shape, element_type(x)), attrs, loc)
+
+
+def scalar_constant(value):
+    """The 0-d numpy value of a splat constant, or of a convert chain over one; else None."""
+    s = splat_value(value)
+    if s is not None:
+        return s
+    conv = producer(value, "stablehlo.convert")
+    if conv is None:
+        return None
+    inner = scalar_constant(conv.operands[0])
+    return None if inner is None else _eval.convert(inner, dtype_of(value))
+
+
+def same_value(a, b) -> bool:
+    """True when ``a`` and ``b`` are the same SSA value or constants with identical bits."""
+    if a == b:
+        return True
+    ca, cb = scalar_constant(a), scalar_constant(b)
+    return ca is not None and cb is not None and ca.dtype == cb.dtype and ca.tobytes() == cb.tobytes()
+
+
+def noop_pad(op, rewriter):
+    """pad(x, v, low=0, high=0, interior=0) -> x
+
+    Preconditions: every edge and interior padding is 0.
+    """
+    low, high, interior = _paddings(op)
+    if any(low) or any(high) or any(interior):
+        return NO_MATCH
+    rewriter.replace_op(op, [op.operands[0]])
+
+
+def pad_of_empty(op, rewriter):
+    """pad(x, v, ...) -> broadcast(v)
+
+    Preconditions: x has no elements, so every result element is the padding value.
+    """
+    if 0 not in shape_of(op.operands[0]):
+        return NO_MATCH
+    with rewriter.ip:
+        out = broadcast_scalar(op.operands[1], op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+def pad_of_splat(op, rewriter):
+    """pad(splat c, c, ...) -> splat c (of the padded shape)
+
+    Preconditions: the operand is a splat constant whose value has the same bits as the
+    constant padding value.
+    """
+    c = splat_value(op.operands[0])
+    if c is None:
+        return NO_MATCH
+    v = scalar_constant(op.operands[1])
+    if v is None or v.tobytes() != c.tobytes():
+        return NO_MATCH
+    with rewriter.ip:
+        out = constant(c, op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+def pad_of_constant(op, rewriter):
+    """pad(c, v, low, high, interior) -> constant
+
+    Preconditions: c and v are constants and the result has at most 1024 elements.
+    """
+    x = op.operands[0]
+    if producer(x, "stablehlo.constant") is None or np.prod(shape_of(op.result)) > MAX_FOLD:
+        return NO_MATCH
+    c, v = constant_value(x), scalar_constant(op.operands[1])
+    if c is None or v is None:
+        return NO_MATCH
+    with rewriter.ip:
+        out = constant(_eval.pad(np.asarray(c), v, *_paddings(op)), op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+def pad_of_pad(op, rewriter):
+    """pad(pad(x, v, l1, h1), v, l2, h2) -> pad(x, v, l1 + l2, h1 + h2)
+
+    Preconditions: both padding values are equal (the same value, or constants with the same
+    bits, also through converts); both interiors are 0; on every side the inner padding is
+    >= 0 or the outer one <= 0 (an inner crop followed by an outer pad would bring back
+    padding where x's cropped elements were).
+    """
+    inner = producer(op.operands[0], PAD)
+    if inner is None:
+        return NO_MATCH
+    l2, h2, i2 = _paddings(op)
+    l1, h1, i1 = _paddings(inner)
+    if any(i1) or any(i2) or any(a < 0 < b for a, b in zip(l1 + h1, l2 + h2)):
+        return NO_MATCH
+    if not same_value(inner.operands[1], op.operands[1]):
+        return NO_MATCH
+    low, high = [a + b for a, b in zip(l1, l2)], [a + b for a, b in zip(h1, h2)]
+    with rewriter.ip:
+        out = _pad(inner.operands[0], op.operands[1], low, high, i2, op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+def negative_pad(op, rewriter):
+    """pad(x, v, low, high) -> slice(x), or pad(slice(x), v, max(low, 0), max(high, 0))
+
+    Preconditions: some edge padding is negative (a crop) and the interior padding is 0 on
+    every dimension that crops; all-nonpositive padding becomes a bare slice.
+    """
+    low, high, interior = _paddings(op)
+    if all(p >= 0 for p in low + high):
+        return NO_MATCH
+    if any(it and (lo < 0 or hi < 0) for lo, hi, it in zip(low, high, interior)):
+        return NO_MATCH
+    x = op.operands[0]
+    shape = shape_of(x)
+    start = [max(-lo, 0) for lo in low]
+    limit = [n - max(-hi, 0) for n, hi in zip(shape, high)]
+    with rewriter.ip:
+        out = _slice(x, start, limit, [1] * len(shape), op.location)
+        if any(p > 0 for p in low + high) or any(interior):
+            out = _pad(out, op.operands[1], [max(p, 0) for p in low], [max(p, 0) for p in high],
+                       interior, op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+def slice_of_pad(op, rewriter):
+    """slice(pad(x, v, low, high)) -> pad(slice(x), v, low', high'), x, or broadcast(v)
+
+    Preconditions: the pad's interior is 0 and the slice's stride is 1 on every padded
+    dimension. When the slice lies wholly in the padding the result is a broadcast of v.
+    """
+    pad = producer(op.operands[0], PAD)
+    if pad is None:
+        return NO_MATCH
+    low, high, interior = _paddings(pad)
+    if any(interior):
+        return NO_MATCH
+    start, limit, strides = ints(op, "start_indices"), ints(op, "limit_indices"), ints(op, "strides")
+    x = pad.operands[0]
+    plan = _slice_through_pad(shape_of(x), low, high, start, limit, strides)
+    if plan is None:
+        return NO_MATCH
+    xs, xe, new_low, new_high, empty = plan
+    with rewriter.ip:
+        if empty:
+            out = broadcast_scalar(pad.operands[1], op.result.type, op.location)
+        else:
+            out = x
+            if xs != [0] * len(xs) or xe != list(shape_of(x)) or any(s != 1 for s in strides):
+                out = _slice(x, xs, xe, strides, op.location)
+            if any(new_low) or any(new_high):
+                out = _pad(out, pad.operands[1], new_low, new_high, [0] * len(xs), op.result.type,
+                           op.location)
+    rewriter.replace_op(op, [out])
+
+
+def _slice_through_pad(shape, low, high, start, limit, strides):
+    """Per dimension: x's slice [xs, xe) and the padding left before and after it."""
+    xs, xe, new_low, new_high, empty = [], [], [], [], False
+    for n, lo, hi, s, l, st in zip(shape, low, high, start, limit, strides):
+        if lo == 0 and hi == 0:
+            xs.append(s), xe.append(l), new_low.append(0), new_high.append(0)
+            empty |= l <= s
+            continue
+        if st != 1:
+            return None
+        a, b = min(max(s - lo, 0), n), min(max(l - lo, 0), n)
+        b = max(a, b)
+        before = min(max(lo - s, 0), l - s)
+        xs.append(a), xe.append(b), new_low.append(before), new_high.append(l - s - before - (b - a))
+        empty |= b == a
+    return xs, xe, new_low, new_high, empty
+
+
+def unary_of_pad(op, rewriter):
+    """f(pad(x, v, low, high, interior)) -> pad(f(x), f(v), low, high, interior)
+
+    Preconditions: f is an elementwise unary op (or convert) and the pad has no other user.
+    """
+    pad = producer(op.operands[0], PAD)
+    if pad is None or not has_one_use(pad.result):
+        return NO_MATCH
+    element = element_type(op.result)
+    x, v = pad.operands
+    attrs = {name: op.attributes[name] for name in op.attributes}
+    low, high, interior = _paddings(pad)
+    with rewriter.ip:
+        fx = emit(op.name, [x], tensor(shape_of(x), element), attrs, op.location)
+        fv = emit(op.name, [v], tensor([], element), attrs, op.location)
+        out = _pad(fx, fv, low, high, interior, op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+UNARY_OPS = tuple(f"stablehlo.{n}" for n in (
+    "abs", "cbrt", "ceil", "convert", "cosine", "count_leading_zeros", "exponential",
+    "exponential_minus_one", "floor", "imag", "is_finite", "log", "log_plus_one", "logistic",
+    "negate", "not", "popcnt", "real", "round_nearest_afz", "round_nearest_even", "rsqrt", "sign",
+    "sine", "sqrt", "tan", "tanh"))
+
+PATTERNS = {
+    "noop_pad": (stablehlo.PadOp, noop_pad),
+    "pad_of_empty": (stablehlo.PadOp, pad_of_empty),
+    "pad_of_splat": (stablehlo.PadOp, pad_of_splat),
+    "pad_of_constant": (stablehlo.PadOp, pad_of_constant),
+    "pad_of_pad": (stablehlo.PadOp, pad_of_pad),
+    "negative_pad": (stablehlo.PadOp, negative_pad),
+    "slice_of_pad": (stablehlo.SliceOp, slice_of_pad),
+    "unary_of_pad": (UNARY_OPS, unary_of_pad),
+}

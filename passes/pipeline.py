@@ -1,0 +1,180 @@
+"""The pass registry and the pipeline runner behind ``Module.optimize``.
+
+A pass is either a family of patterns (a ``PATTERNS``-style table: name -> (root op
+class or names, callback)) applied by MLIR's greedy driver, one pattern of any family
+(``pattern:NAME``), or one of MLIR's own passes (``canonicalize``, ``cse``, ``symbol-dce``).
+A pipeline is a comma-separated list of pass names; ``default`` is
+``inline, symbol-dce, canonicalize, cse`` followed by ``constant-fold,
+pad-canonicalize, fft-canonicalize, inverse-fft-elimination`` repeated until a round
+fires no pattern. The module is verified after every pass.
+"""
+from __future__ import annotations
+
+import collections
+import time
+
+from hloforge.frontend.context import ir, passmanager, rewrite
+from hloforge.passes import fft, fold, inline, pad
+from hloforge.passes._ir import Unsupported, assume_finite
+from hloforge.passes.report import PassReport
+
+FAMILIES = {
+    "inline": inline.PATTERNS,
+    "constant-fold": fold.PATTERNS,
+    "pad-canonicalize": pad.PATTERNS,
+    "fft-canonicalize": fft.CANONICALIZE,
+    "inverse-fft-elimination": fft.INVERSE,
+}
+FINITE_MATH_ONLY = frozenset({"inverse-fft-elimination"})
+MLIR_PASSES = ("canonicalize", "cse", "symbol-dce")
+FIXPOINT = ("constant-fold", "pad-canonicalize", "fft-canonicalize", "inverse-fft-elimination")
+DEFAULT = ("inline", "symbol-dce", "canonicalize", "cse", FIXPOINT)
+MAX_ROUNDS = 32  # rounds of the FIXPOINT group
+MAX_ITERATIONS = 64  # the greedy driver's sweeps per pass
+
+
+def patterns() -> dict:
+    """Every pattern: name -> (family, root, callback). Read from the family tables on each call."""
+    table = {}
+    for family, entries in FAMILIES.items():
+        for name, (root, fn) in entries.items():
+            if name in table:
+                raise ValueError(f"pattern {name!r} is defined by both {table[name][0]} and {family}")
+            table[name] = (family, root, fn)
+    return table
+
+
+def pass_names() -> list:
+    return ["default", *FAMILIES, *MLIR_PASSES, *(f"pattern:{p}" for p in patterns())]
+
+
+def parse(pipeline: str) -> list:
+    """The steps of ``pipeline``: pass names, and tuples for groups repeated to a fixpoint."""
+    if not isinstance(pipeline, str):
+        raise TypeError(f"pipeline must be a comma-separated string of pass names, got {pipeline!r}")
+    steps, known = [], patterns()
+    for name in (p.strip() for p in pipeline.split(",")):
+        if name == "default":
+            steps.extend(DEFAULT)
+        elif name in FAMILIES or name in MLIR_PASSES:
+            steps.append(name)
+        elif name.startswith("pattern:") and name[len("pattern:"):] in known:
+            steps.append(name)
+        elif name.startswith("pattern:"):
+            raise ValueError(f"unknown pattern {name[8:]!r} in pipeline {pipeline!r}; known patterns: "
+                             f"{', '.join(sorted(known))}")
+        else:
+            raise ValueError(f"unknown pass {name!r} in pipeline {pipeline!r}; known passes: "
+                             f"{', '.join(['default', *FAMILIES, *MLIR_PASSES])}, pattern:NAME")
+    return steps
+
+
+def run(module, pipeline: str = "default", finite_math: bool = True) -> PassReport:
+    """Rewrite ``module`` (an ``hloforge.Module``) in place; returns a PassReport."""
+    steps = parse(pipeline)
+    report = PassReport(ops_before=module.op_counts())
+    start = time.perf_counter()
+    runner = _Runner(module, report, finite_math)
+    with module.context, ir.Location.unknown(), assume_finite(finite_math):
+        for step in steps:
+            if isinstance(step, tuple):
+                for _ in range(MAX_ROUNDS):
+                    if not sum(runner.run(name) for name in step):
+                        break
+            else:
+                runner.run(step)
+    report.seconds = time.perf_counter() - start
+    report.ops_after = module.op_counts()
+    return report
+
+
+class _Runner:
+    """Runs single passes on one module, caching the frozen pattern sets."""
+
+    def __init__(self, module, report: PassReport, finite_math: bool):
+        self.module, self.report, self.finite_math = module, report, finite_math
+        self.frozen: dict = {}
+
+    def run(self, name: str) -> int:
+        """Run pass ``name`` and verify; returns how many patterns fired."""
+        family = patterns()[name[8:]][0] if name.startswith("pattern:") else name
+        if family in FINITE_MATH_ONLY and not self.finite_math:
+            if name not in self.report.skipped:
+                self.report.skipped.append(name)
+            return 0
+        start, before = time.perf_counter(), sum(self.report.fired.values())
+        try:
+            if name in MLIR_PASSES:
+                self._mlir_pass(name)
+            else:
+                self._patterns(name)
+        except Exception as e:
+            e.add_note(f"(in hloforge pass {name!r})")
+            raise
+        self._verify(name)
+        fired = sum(self.report.fired.values()) - before
+        self.report.passes.append((name, time.perf_counter() - start, fired))
+        return fired
+
+    def _mlir_pass(self, name: str) -> None:
+        pm = passmanager.PassManager.parse(f"builtin.module({name})", context=self.module.context)
+        try:
+            pm.run(self.module.mlir.operation)
+        except ir.MLIRError as e:
+            raise ValueError(f"pass {name!r} failed: {_diagnostics(e)}") from None
+
+    def _patterns(self, name: str) -> None:
+        frozen = self.frozen.get(name)
+        if frozen is None:
+            if name.startswith("pattern:"):
+                _, root, fn = patterns()[name[8:]]
+                entries = {name[8:]: (root, fn)}
+            else:
+                entries = FAMILIES[name]
+            frozen = self.frozen[name] = _pattern_set(entries, self.report.fired)
+        config = rewrite.GreedyRewriteConfig()
+        config.max_iterations = MAX_ITERATIONS
+        config.region_simplification_level = rewrite.GreedySimplifyRegionLevel.DISABLED
+        try:
+            rewrite.apply_patterns_and_fold_greedily(self.module.mlir, frozen, config)
+        except RuntimeError as e:
+            if "converge" not in str(e):
+                raise
+            raise RuntimeError(f"pass {name!r}: patterns did not converge in {MAX_ITERATIONS} sweeps "
+                               "(two patterns undo each other?)") from None
+
+    def _verify(self, name: str) -> None:
+        try:
+            self.module.mlir.operation.verify()
+        except ir.MLIRError as e:
+            raise ValueError(f"pass {name!r} produced an invalid module: {_diagnostics(e)}") from None
+
+
+def _pattern_set(entries: dict, fired: collections.Counter):
+    patterns = rewrite.RewritePatternSet()
+    for name, (root, fn) in entries.items():
+        counted = _counted(name, fn, fired)
+        for r in root if isinstance(root, tuple) else (root,):
+            patterns.add(r, counted)
+    return patterns.freeze()
+
+
+def _counted(name: str, fn, fired: collections.Counter):
+    def pattern(op, rewriter):
+        try:
+            if fn(op, rewriter):
+                return True
+        except Unsupported:
+            return True
+        fired[name] += 1
+        return False
+    pattern.__name__ = pattern.__qualname__ = name
+    pattern.__doc__ = fn.__doc__
+    return pattern
+
+
+def _diagnostics(error) -> str:
+    diags = getattr(error, "error_diagnostics", None)
+    if diags:
+        return "; ".join(f"{d.location}: {d.message}" for d in diags)
+    return str(error)

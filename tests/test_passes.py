@@ -1,0 +1,575 @@
+"""hloforge.passes: every pattern fires where it should, not where it must not, and keeps outputs."""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+from helpers import RTOL, assert_close, random
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hloforge as hf
+from hloforge import numpy as hnp
+from hloforge import ops
+from hloforge.frontend.context import ir, stablehlo
+from hloforge.passes import fft as fft_passes
+from hloforge.passes import pad as pad_passes
+from hloforge.passes import patterns
+
+F32, F64, C64, I32 = np.float32, np.float64, np.complex64, np.int32
+
+
+def sd(shape, dtype=F32):
+    return hf.ShapeDtype(shape, dtype)
+
+
+def outputs(m, args):
+    return [np.asarray(o) for o in m.compile().call_flat(args)]
+
+
+def assert_same(got, want):
+    """assert_close, with a tolerance scaled by the largest finite |value| (NaN and Inf must match)."""
+    got, want = np.asarray(got), np.asarray(want)
+    rtol = RTOL.get(want.dtype)
+    if rtol is None:
+        return assert_close(got, want)
+    size = np.abs(want.astype(np.complex128))
+    scale = np.max(size[np.isfinite(size)], initial=1.0)
+    assert_close(got, want, rtol=rtol, atol=rtol * scale)
+
+
+def optimize_checked(m, pipeline="default", finite_math=True, seed=0, run=True):
+    """Optimize ``m`` in place; assert it computes what it computed before on random inputs."""
+    if not run:
+        return m.optimize(pipeline, finite_math=finite_math)
+    args = [random(s.shape, s.dtype, seed + i) for i, s in enumerate(m.signature[0])]
+    before = outputs(m, args)
+    report = m.optimize(pipeline, finite_math=finite_math)
+    for got, want in zip(outputs(m, args), before):
+        assert_same(got, want)
+    return report
+
+
+# run=False: only the IR is checked (XLA itself crashes compiling an integer division by 0)
+Case = collections.namedtuple("Case", "pattern fires why fn specs finite_math absent present run",
+                              defaults=(True, (), (), True))
+
+
+def const(value, dtype=F32):
+    return ops.constant(np.asarray(value, dtype))
+
+
+def pad1(x, lo, hi, value=0.0, interior=0):
+    return ops.pad(x, value, (lo,), (hi,), (interior,))
+
+
+def _pad_of_pad(l1, h1, l2, h2, v1=0.0, v2=0.0):
+    return lambda x: ops.pad(ops.pad(x, v1, l1, h1), v2, l2, h2)
+
+
+def _converted_zero(x):
+    zero = ops.convert(const(0, I32), F32)
+    return ops.pad(ops.pad(x, zero, (1, 0), (0, 2)), 0.0, (0, 1), (1, 1))
+
+
+def _scaled_irfft(scale):
+    return lambda x, s: ops.fft(scale(ops.fft(x, "RFFT", (8,)), s), "IRFFT", (8,))
+
+
+def _reduce_bf16(x):
+    c = ops.reduce(ops.constant(np.array([1, 2, 3], hf.bfloat16)), 0.0, (0,), "add")
+    return x + ops.convert(c, F32)
+
+
+PAD_CASES = [
+    Case("noop_pad", True, "all paddings are 0", lambda x: pad1(x, 0, 0), [sd((5,))], absent=["stablehlo.pad"]),
+    Case("noop_pad", False, "pads one element", lambda x: pad1(x, 1, 0), [sd((5,))]),
+    Case("pad_of_empty", True, "the operand has no elements",
+         lambda x: ops.pad(x, 2.0, (1, 0), (1, 0)), [sd((0, 3))], present=["stablehlo.broadcast_in_dim"]),
+    Case("pad_of_empty", False, "the operand has elements", lambda x: pad1(x, 1, 1), [sd((4,))]),
+    Case("pad_of_splat", True, "splat 2 padded with 2",
+         lambda x: x + pad1(const(np.full(3, 2.0)), 1, 1, 2.0), [sd((5,))], absent=["stablehlo.pad"]),
+    Case("pad_of_splat", False, "the pad value 0 differs from the splat's 2",
+         lambda x: x + pad1(const(np.full(3, 2.0)), 1, 1, 0.0), [sd((5,))]),
+    Case("pad_of_constant", True, "small constant",
+         lambda x: x + pad1(const([1, 2, 3]), 1, 2, -1.0, 1), [sd((8,))], absent=["stablehlo.pad"]),
+    Case("pad_of_constant", False, "the result has more than 1024 elements",
+         lambda x: x + pad1(const(np.arange(10)), 0, 1990), [sd((2000,))]),
+    Case("pad_of_pad", True, "equal values, no crops", _pad_of_pad((1, 0), (0, 2), (2, 1), (1, 0)), [sd((3, 4))],
+         present=[("stablehlo.pad", 1)]),
+    Case("pad_of_pad", True, "an outer crop may eat into x", _pad_of_pad((1,), (0,), (-3,), (2,)), [sd((5,))]),
+    Case("pad_of_pad", True, "two crops add up", _pad_of_pad((-1,), (-1,), (-1,), (0,)), [sd((5,))]),
+    Case("pad_of_pad", True, "equal constants through a convert", _converted_zero, [sd((3, 4))],
+         present=[("stablehlo.pad", 1)]),
+    Case("pad_of_pad", False, "the pad values 0 and 1 differ", _pad_of_pad((1,), (0,), (1,), (0,), 0.0, 1.0),
+         [sd((4,))]),
+    Case("pad_of_pad", False, "inner crop then outer pad: x[0] would come back instead of the pad value",
+         _pad_of_pad((-1,), (0,), (1,), (0,)), [sd((4,))]),
+    Case("pad_of_pad", False, "interior padding", lambda x: pad1(pad1(x, 1, 0, interior=1), 1, 0), [sd((4,))]),
+    Case("negative_pad", True, "only crops: a slice", lambda x: ops.pad(x, 0.0, (-1, 0), (0, -2)), [sd((4, 5))],
+         absent=["stablehlo.pad"], present=["stablehlo.slice"]),
+    Case("negative_pad", True, "mixed signs: pad of a slice", lambda x: ops.pad(x, 0.0, (-1, 2), (1, -1)),
+         [sd((4, 5))], present=["stablehlo.slice", "stablehlo.pad"]),
+    Case("negative_pad", False, "no negative padding", lambda x: pad1(x, 1, 2), [sd((4,))]),
+    Case("negative_pad", False, "interior padding on a cropped dim", lambda x: pad1(x, -1, 0, interior=1),
+         [sd((4,))]),
+    Case("slice_of_pad", True, "slice inside x", lambda x: ops.slice(pad1(x, 2, 3), (2,), (7,)), [sd((5,))],
+         absent=["stablehlo.pad", "stablehlo.slice"]),
+    Case("slice_of_pad", True, "slice across the border",
+         lambda x: ops.slice(ops.pad(x, 1.0, (2, 0), (3, 0)), (1, 0), (6, 4), (1, 2)), [sd((5, 4))],
+         present=["stablehlo.pad"]),
+    Case("slice_of_pad", True, "slice wholly in the padding", lambda x: ops.slice(pad1(x, 2, 3, 4.0), (7,), (9,)),
+         [sd((5,))], absent=["stablehlo.pad"], present=["stablehlo.broadcast_in_dim"]),
+    Case("slice_of_pad", True, "through a crop", lambda x: ops.slice(pad1(x, -2, 3), (1,), (5,)), [sd((5,))]),
+    Case("slice_of_pad", False, "stride 2 on a padded dim", lambda x: ops.slice(pad1(x, 2, 3), (0,), (9,), (2,)),
+         [sd((5,))]),
+    Case("slice_of_pad", False, "interior padding", lambda x: ops.slice(pad1(x, 0, 0, interior=1), (0,), (3,)),
+         [sd((5,))]),
+    Case("unary_of_pad", True, "exp of a pad", lambda x: ops.exp(pad1(x, 1, 2, 1.0)), [sd((5,))]),
+    Case("unary_of_pad", True, "convert of a pad", lambda x: ops.convert(pad1(x, 1, 2, 2.5), I32), [sd((5,))]),
+    Case("unary_of_pad", True, "abs of a complex pad", lambda x: ops.abs(pad1(x, 1, 0, -2j)), [sd((3,), C64)]),
+    Case("unary_of_pad", False, "the pad has another user",
+         lambda x: (lambda p: (ops.sin(p), p))(pad1(x, 1, 1)), [sd((5,))]),
+]
+
+FOLD_CASES = [
+    Case("elementwise_of_constants", True, "sqrt of a constant", lambda x: x + ops.sqrt(const([1, 2, 3])),
+         [sd((3,))], absent=["stablehlo.sqrt"]),
+    Case("elementwise_of_constants", True, "integer divide truncates",
+         lambda x: x + ops.divide(const([-7, 7, -7], I32), const([2, -2, -2], I32)), [sd((3,), I32)],
+         absent=["stablehlo.divide"]),
+    Case("elementwise_of_constants", True, "remainder takes the dividend's sign",
+         lambda x: x + ops.remainder(const([-7, 7, -7], I32), const([2, -2, -2], I32)), [sd((3,), I32)],
+         absent=["stablehlo.remainder"]),
+    Case("elementwise_of_constants", True, "bfloat16 add",
+         lambda x: x + ops.add(ops.constant(np.array([1.5, 3], hf.bfloat16)), ops.constant(np.array([0.25, 1],
+                                                                                                  hf.bfloat16))),
+         [sd((2,), hf.bfloat16)], present=[("stablehlo.add", 1)]),
+    Case("elementwise_of_constants", True, "complex multiply of splats",
+         lambda x: x * ops.multiply(const([1 + 2j] * 3, C64), const([3 - 1j] * 3, C64)), [sd((3,), C64)]),
+    Case("elementwise_of_constants", False, "integer division by zero is implementation-defined",
+         lambda x: x + ops.divide(const([1, 2], I32), const([0, 1], I32)), [sd((2,), I32)], run=False),
+    Case("elementwise_of_constants", False, "max(-0.0, +0.0) is not pinned down",
+         lambda x: x + ops.maximum(const([-0.0, 1]), const([0.0, 2])), [sd((2,))]),
+    Case("elementwise_of_constants", False, "an operand is an argument", lambda x: ops.sin(x), [sd((3,))]),
+    Case("compare_of_constants", True, "constants", lambda x: ops.select(ops.compare(const([1, 5]), const([2, 2]),
+                                                                                      "LT"), x, -x),
+         [sd((2,))], absent=["stablehlo.compare"]),
+    Case("compare_of_constants", False, "an operand is an argument",
+         lambda x: ops.compare(x, const([2, 2]), "LT"), [sd((2,))]),
+    Case("convert_of_constant", True, "float -> int truncates", lambda x: x + ops.convert(const([-1.7, 2.5]), I32),
+         [sd((2,), I32)], absent=["stablehlo.convert"]),
+    Case("convert_of_constant", True, "int -> int8 wraps",
+         lambda x: x + ops.convert(const([300, -129], I32), np.int8), [sd((2,), np.int8)]),
+    Case("convert_of_constant", True, "complex -> real keeps the real part",
+         lambda x: x + ops.convert(const([1.5 - 2j, -3j], C64), F32), [sd((2,))]),
+    Case("convert_of_constant", False, "3e9 does not fit int32: implementation-defined",
+         lambda x: x + ops.convert(const([3e9, 1.0]), I32), [sd((2,), I32)]),
+    Case("broadcast_of_constant", True, "small", lambda x: x + ops.broadcast_in_dim(const([1, 2, 3]), (2, 3), (1,)),
+         [sd((2, 3))], absent=["stablehlo.broadcast_in_dim"]),
+    Case("broadcast_of_constant", True, "a splat of any size",
+         lambda x: x + ops.broadcast_in_dim(const(2.0), (300, 400), ()), [sd((300, 400))]),
+    Case("broadcast_of_constant", False, "2000 elements that are not a splat",
+         lambda x: x + ops.broadcast_in_dim(const(np.arange(10)), (200, 10), (1,)), [sd((200, 10))]),
+    Case("reshape_of_constant", True, "small", lambda x: x + ops.reshape(const(np.arange(6)), (2, 3)), [sd((2, 3))],
+         absent=["stablehlo.reshape"]),
+    Case("reshape_of_constant", False, "the operand is an argument", lambda x: ops.reshape(x, (3, 2)), [sd((2, 3))]),
+    Case("transpose_of_constant", True, "small",
+         lambda x: x + ops.transpose(const(np.arange(6).reshape(2, 3)), (1, 0)), [sd((3, 2))]),
+    Case("transpose_of_constant", False, "1600 elements that are not a splat",
+         lambda x: x + ops.transpose(const(np.arange(1600).reshape(40, 40)), (1, 0)), [sd((40, 40))]),
+    Case("reduce_of_constant", True, "a sum", lambda x: x + ops.reduce(const(np.arange(6).reshape(2, 3)), 1.0, (1,)),
+         [sd((2,))], absent=["stablehlo.reduce"]),
+    Case("reduce_of_constant", True, "a product (jax's ortho scale)",
+         lambda x: x * ops.reduce(const([2 + 0j, 3], C64), 1 + 0j, (0,), "mul"), [sd((), C64)]),
+    Case("reduce_of_constant", False, "a bfloat16 sum of 3: the accumulation's rounding is the backend's",
+         _reduce_bf16, [sd(())]),
+    Case("multiply_by_one", True, "float", lambda x: x * 1.0, [sd((3,))], absent=["stablehlo.multiply"]),
+    Case("multiply_by_one", True, "int", lambda x: 1 * x, [sd((3,), I32)], absent=["stablehlo.multiply"]),
+    Case("multiply_by_one", False, "complex without finite math: (inf + 0j) * (1 + 0j) has a NaN part",
+         lambda x: x * (1 + 0j), [sd((3,), C64)], False),
+    Case("multiply_by_one", False, "the scale is 2", lambda x: x * 2.0, [sd((3,))]),
+    Case("multiply_of_multiply", True, "float scales", lambda x: x * 2.0 * 0.25, [sd((3,))],
+         present=[("stablehlo.multiply", 1)]),
+    Case("multiply_of_multiply", True, "int scales (exact)", lambda x: x * 3 * 5, [sd((3,), I32)], False,
+         present=[("stablehlo.multiply", 1)]),
+    Case("multiply_of_multiply", False, "float reassociation needs finite math", lambda x: x * 2.0 * 0.25,
+         [sd((3,))], False),
+    Case("multiply_of_multiply", False, "the inner factor is not a constant", lambda x, y: x * y * 2.0,
+         [sd((3,)), sd((3,))]),
+]
+
+
+def _fft_pair(outer, inner, lengths, outer_lengths=None):
+    return lambda x: ops.fft(ops.fft(x, inner, lengths), outer, outer_lengths or lengths)
+
+
+def _rfft_const(kind, shape, lengths, dtype):
+    c = random(shape, dtype, seed=3)
+    return lambda x: x + ops.fft(ops.constant(c), kind, lengths)
+
+
+FFT_CASES = [
+    Case("fft_of_zero", True, "rfft of zeros", lambda x: x + ops.fft(const(np.zeros((4, 8))), "RFFT", (8,)),
+         [sd((4, 5), C64)], absent=["stablehlo.fft"]),
+    Case("fft_of_zero", False, "splat 1 is not 0",
+         lambda x: x + ops.fft(ops.constant(np.ones((64, 64), C64)), "FFT", (64,)), [sd((64, 64), C64)]),
+    Case("fft_of_constant", True, "rfft", _rfft_const("RFFT", (3, 8), (8,), F32), [sd((3, 5), C64)],
+         absent=["stablehlo.fft"]),
+    Case("fft_of_constant", True, "2-d ifft", _rfft_const("IFFT", (2, 4, 6), (4, 6), C64), [sd((2, 4, 6), C64)]),
+    Case("fft_of_constant", True, "irfft of a non-Hermitian constant (numpy and XLA agree)",
+         _rfft_const("IRFFT", (3, 4, 5), (4, 8), C64), [sd((3, 4, 8))]),
+    Case("fft_of_constant", False, "2048 elements", _rfft_const("FFT", (64, 32), (32,), C64), [sd((64, 32), C64)]),
+    Case("fft_of_transpose", True, "batch dims swap", lambda x: ops.fft(ops.transpose(x, (1, 0, 2)), "FFT", (6,)),
+         [sd((3, 4, 6), C64)]),
+    Case("fft_of_transpose", True, "fft dims swap with their lengths",
+         lambda x: ops.fft(ops.transpose(x, (0, 2, 1)), "IFFT", (5, 4)), [sd((3, 4, 5), C64)]),
+    Case("fft_of_transpose", True, "rfft with the last dim kept",
+         lambda x: ops.fft(ops.transpose(x, (1, 0, 2)), "RFFT", (6,)), [sd((3, 4, 6))]),
+    Case("fft_of_transpose", False, "rfft's last dim would move",
+         lambda x: ops.fft(ops.transpose(x, (0, 2, 1)), "RFFT", (5, 4)), [sd((3, 4, 5))]),
+    Case("fft_of_transpose", False, "a batch dim and an fft dim swap",
+         lambda x: ops.fft(ops.transpose(x, (1, 0)), "FFT", (4,)), [sd((4, 4), C64)]),
+    Case("transpose_of_transpose", True, "to the identity",
+         lambda x: ops.transpose(ops.transpose(x, (1, 2, 0)), (2, 0, 1)), [sd((2, 3, 4))],
+         absent=["stablehlo.transpose"]),
+    Case("transpose_of_transpose", True, "composed", lambda x: ops.transpose(ops.transpose(x, (1, 2, 0)), (1, 0, 2)),
+         [sd((2, 3, 4))], present=[("stablehlo.transpose", 1)]),
+    Case("transpose_of_transpose", False, "a single transpose", lambda x: ops.transpose(x, (1, 0)), [sd((2, 3))]),
+    Case("noop_transpose", True, "identity permutation", lambda x: ops.transpose(x, (0, 1)), [sd((2, 3))],
+         absent=["stablehlo.transpose"]),
+    Case("noop_transpose", False, "a real permutation", lambda x: ops.transpose(x, (1, 0)), [sd((2, 3))]),
+]
+
+INVERSE_CASES = [
+    Case("irfft_of_rfft", True, "even length", _fft_pair("IRFFT", "RFFT", (8,)), [sd((3, 8))],
+         absent=["stablehlo.fft"]),
+    Case("irfft_of_rfft", True, "odd 2-d lengths", _fft_pair("IRFFT", "RFFT", (3, 7)), [sd((2, 3, 7), F64)],
+         absent=["stablehlo.fft"]),
+    Case("irfft_of_rfft", False, "lengths 8 and 9 share the bin count but differ",
+         _fft_pair("IRFFT", "RFFT", (8,), (9,)), [sd((3, 8))]),
+    Case("irfft_of_rfft", False, "finite_math=False keeps the pair", _fft_pair("IRFFT", "RFFT", (8,)), [sd((8,))],
+         False),
+    Case("ifft_of_fft", True, "1-d", _fft_pair("IFFT", "FFT", (6,)), [sd((2, 6), C64)], absent=["stablehlo.fft"]),
+    Case("ifft_of_fft", False, "a 2-d ifft of a 1-d fft", _fft_pair("IFFT", "FFT", (6,), (2, 6)),
+         [sd((2, 6), C64)]),
+    Case("fft_of_ifft", True, "2-d", _fft_pair("FFT", "IFFT", (2, 6)), [sd((2, 6), C64)], absent=["stablehlo.fft"]),
+    Case("fft_of_ifft", False, "rfft of irfft is a projection, not the identity", _fft_pair("RFFT", "IRFFT", (8,)),
+         [sd((5,), C64)]),
+    Case("irfft_of_scaled_rfft", True, "a real constant scale", _scaled_irfft(lambda z, s: z * (2 + 0j)), [sd((8,)), sd(())],
+         absent=["stablehlo.fft"]),
+    Case("irfft_of_scaled_rfft", True, "a converted real argument",
+         _scaled_irfft(lambda z, s: z * hnp.astype(s, C64)), [sd((8,)), sd(())], absent=["stablehlo.fft"]),
+    Case("irfft_of_scaled_rfft", True, "two scales", _scaled_irfft(lambda z, s: z * hnp.astype(s, C64) * (0.5 + 0j)),
+         [sd((8,)), sd(())], absent=["stablehlo.fft"]),
+    Case("irfft_of_scaled_rfft", False, "a non-real scale: irfft(rfft(x) * 1j) is not x * 1j",
+         _scaled_irfft(lambda z, s: z * 1j), [sd((8,)), sd(())]),
+    Case("irfft_of_scaled_rfft", False, "a per-frequency scale is a filter",
+         _scaled_irfft(lambda z, s: z * hnp.astype(hnp.arange(5), C64)), [sd((8,)), sd(())]),
+    Case("ifft_of_scaled_fft", True, "a complex argument scale",
+         lambda x, s: ops.fft(ops.fft(x, "FFT", (6,)) * s, "IFFT", (6,)), [sd((6,), C64), sd((), C64)],
+         absent=["stablehlo.fft"]),
+    Case("ifft_of_scaled_fft", False, "an elementwise (non-scalar) product",
+         lambda x, s: ops.fft(ops.fft(x, "FFT", (6,)) * s, "IFFT", (6,)), [sd((6,), C64), sd((6,), C64)]),
+    Case("fft_of_scaled_ifft", True, "a complex constant scale",
+         lambda x: ops.fft(ops.fft(x, "IFFT", (6,)) * (1 - 2j), "FFT", (6,)), [sd((6,), C64)],
+         absent=["stablehlo.fft"]),
+    Case("fft_of_scaled_ifft", False, "different lengths",
+         lambda x: ops.fft(ops.fft(x, "IFFT", (6,)) * 2.0, "FFT", (2, 6)), [sd((2, 6), C64)]),
+]
+
+CASES = PAD_CASES + FOLD_CASES + FFT_CASES + INVERSE_CASES
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.pattern}-{'fires' if c.fires else 'not'}-{i}"
+                                             for i, c in enumerate(CASES)])
+def test_pattern(case):
+    m = hf.trace(case.fn, *case.specs)
+    report = optimize_checked(m, f"pattern:{case.pattern}", finite_math=case.finite_math, run=case.run)
+    assert (report.fired[case.pattern] > 0) == case.fires, case.why
+    counts = m.op_counts()
+    for name in case.absent:
+        assert name not in counts, f"{name} left after {case.pattern}:\n{m}"
+    for name in case.present:
+        name, n = name if isinstance(name, tuple) else (name, None)
+        assert counts.get(name, 0) == n if n is not None else name in counts, f"{name}:\n{m}"
+
+
+def test_every_pattern_has_cases():
+    fires = {c.pattern for c in CASES if c.fires} | {"call_of_function"}
+    declines = {c.pattern for c in CASES if not c.fires} | {"call_of_function"}
+    assert fires == declines == set(patterns())
+
+
+# ---------------------------------------------------------------- inlining
+
+CALLS = """
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = call @twice(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = call @twice(%0) {no_inline} : (tensor<4xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+func.func private @twice(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+RECURSIVE = """
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = call @main(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+def test_inline_fires_except_no_inline():
+    m = hf.Module.parse(CALLS)
+    report = optimize_checked(m, "inline,symbol-dce")
+    assert report.fired["call_of_function"] == 1
+    assert m.op_counts()["func.call"] == 1, "the no_inline call stays"
+    assert m.op_counts()["func.func"] == 2, "@twice is still called"
+
+
+def test_inline_stops_at_recursion():
+    m = hf.Module.parse(RECURSIVE)
+    report = m.optimize("inline")  # (XLA cannot compile recursion: IR check only)
+    assert report.fired["call_of_function"] == 0, "a call to the enclosing function is never inlined"
+    assert m.op_counts()["func.call"] == 1
+
+
+# ---------------------------------------------------------------- pipelines
+
+def test_default_pipeline_removes_a_disguised_round_trip():
+    def fn(x):
+        y = ops.transpose(ops.transpose(x, (1, 0)), (1, 0))
+        z = ops.fft(y, "RFFT", (8,))
+        z = ops.pad(ops.pad(z, 0j, (0, 1), (0, 0)), 0j, (0, -1), (0, 0))
+        return ops.fft(z * (0.5 + 0j) * (2 + 0j), "IRFFT", (8,))
+
+    m = hf.trace(fn, sd((3, 8)))
+    report = optimize_checked(m)
+    assert m.op_counts() == {"func.func": 1, "func.return": 1}, str(m)
+    assert report.fired["irfft_of_scaled_rfft"] + report.fired["irfft_of_rfft"] == 1
+    assert report.ops_before["stablehlo.fft"] == 2 and "stablehlo.fft" not in report.ops_after
+
+
+def test_rfft_of_irfft_is_kept():
+    m = hf.trace(_fft_pair("RFFT", "IRFFT", (8,)), sd((3, 5), C64))
+    optimize_checked(m)
+    assert m.op_counts()["stablehlo.fft"] == 2
+
+
+def test_finite_math_false_keeps_fft_pairs():
+    m = hf.trace(_fft_pair("IRFFT", "RFFT", (8,)), sd((8,)))
+    report = optimize_checked(m, finite_math=False)
+    assert m.op_counts()["stablehlo.fft"] == 2
+    assert report.skipped == ["inverse-fft-elimination"]
+
+
+def test_finite_math_assumption_is_what_changes_infinities():
+    """The documented caveat: through an FFT pair an Inf spreads as NaN; without the pair it stays."""
+    m = hf.trace(_fft_pair("IRFFT", "RFFT", (4,)), sd((4,)))
+    x = np.array([np.inf, 0, 1, 2], F32)
+    assert np.isnan(outputs(m, [x])[0]).any()
+    m.optimize()
+    np.testing.assert_array_equal(outputs(m, [x])[0], x)
+
+
+def test_mlir_passes_by_name():
+    m = hf.trace(lambda x: ops.sin(x) + ops.sin(x), sd((3,)))
+    report = optimize_checked(m, "canonicalize, cse,symbol-dce")
+    assert m.op_counts()["stablehlo.sine"] == 1
+    assert [p[0] for p in report.passes] == ["canonicalize", "cse", "symbol-dce"]
+
+
+def test_report():
+    m = hf.trace(_fft_pair("IFFT", "FFT", (4,)), sd((4,), C64))
+    report = m.optimize()
+    text = str(report)
+    assert "ifft_of_fft" in text and "stablehlo.fft" in text
+    assert report.fired == {"ifft_of_fft": 1}
+    assert report.ops_before["stablehlo.fft"] == 2 and report.seconds > 0
+    assert {p[0] for p in report.passes} >= {"inline", "cse", "constant-fold", "inverse-fft-elimination"}
+
+
+def test_jit_optimizes_by_default(monkeypatch):
+    calls = []
+    real = hf.Module.optimize
+    monkeypatch.setattr(hf.Module, "optimize", lambda self, *a, **k: calls.append(real(self, *a, **k)))
+    fn = _fft_pair("IRFFT", "RFFT", (6,))
+    x = random((2, 6), F32)
+    assert_close(np.asarray(hf.jit(fn)(x)), x)
+    assert len(calls) == 1 and calls[0].fired["irfft_of_rfft"] == 1
+    assert_close(np.asarray(hf.jit(fn, optimize=False)(x)), x)
+    assert len(calls) == 1
+
+
+# ---------------------------------------------------------------- errors
+
+def test_unknown_names():
+    m = hf.trace(lambda x: x, sd((2,)))
+    with pytest.raises(ValueError, match="unknown pass 'bogus'"):
+        m.optimize("inline,bogus")
+    with pytest.raises(ValueError, match="unknown pattern 'nope'"):
+        m.optimize("pattern:nope")
+    with pytest.raises(TypeError, match="comma-separated"):
+        m.optimize(["inline"])
+
+
+def _one_operand_add(op, rewriter):
+    """neg(x) -> add(x): an invalid op, for the error path."""
+    with rewriter.ip:
+        bad = ir.Operation.create("stablehlo.add", results=[op.result.type], operands=[op.operands[0]],
+                                  loc=op.location)
+    rewriter.replace_op(op, [bad.result])
+
+
+def test_invalid_module_names_the_pass(monkeypatch):
+    monkeypatch.setitem(pad_passes.PATTERNS, "one_operand_add", (stablehlo.NegOp, _one_operand_add))
+    m = hf.trace(lambda x: -x, sd((2,)))
+    with pytest.raises(ValueError, match=r"pass 'pad-canonicalize' produced an invalid module: .*operand"):
+        m.optimize("pad-canonicalize")
+
+
+def test_pattern_tables_are_documented():
+    for name, (family, root, fn) in patterns().items():
+        first = (fn.__doc__ or "").strip().splitlines()[0]
+        assert "->" in first, f"{name}: docstring must start with the rewrite"
+        assert "Preconditions" in fn.__doc__, name
+    assert set(fft_passes.INVERSE) <= set(patterns())
+
+
+# ---------------------------------------------------------------- random chains
+
+STEPS = ("pad", "slice", "transpose", "unary", "scale", "rfft_pair", "fft_pair", "rfft", "irfft")
+
+
+def _step(x, kind, rng):
+    """Apply one random op of ``kind`` to the Tensor x (or return x when it does not apply)."""
+    n, real = x.shape, x.dtype.kind == "f"
+    if kind == "pad":
+        interior = [int(rng.random() < 0.2) for _ in n]
+        low = [int(rng.integers(-1, 3)) for _ in n]
+        high = [max(int(rng.integers(-1, 3)), 1 - lo - s - (s - 1) * it) for lo, s, it in zip(low, n, interior)]
+        return ops.pad(x, float(rng.choice([0.0, 1.5])), low, high, interior)
+    if kind == "slice":
+        start = [int(rng.integers(0, s)) for s in n]
+        limit = [int(rng.integers(b + 1, s + 1)) for b, s in zip(start, n)]
+        return ops.slice(x, start, limit, [int(rng.integers(1, 3)) for _ in n])
+    if kind == "transpose":
+        return ops.transpose(x, [int(p) for p in rng.permutation(len(n))])
+    if kind == "unary":
+        fns = [ops.sin, ops.neg, ops.tanh, ops.abs] if real else [ops.neg, ops.exp]
+        return fns[int(rng.integers(len(fns)))](x * 0.5 if not real else x)
+    if kind == "scale":
+        return x * float(rng.choice([0.5, 2.0, -1.0]))
+    k = int(rng.integers(1, min(len(n), 2) + 1))
+    lengths = n[len(n) - k:]
+    scale = complex(rng.choice([1.0, 0.5, 2.0]))
+    if kind == "rfft_pair" and real:
+        return ops.fft(ops.pad(ops.fft(x, "RFFT", lengths) * scale, 0j, [0] * len(n), [0] * len(n)),
+                       "IRFFT", lengths)
+    if kind == "fft_pair" and not real:
+        first, second = ("FFT", "IFFT") if rng.random() < 0.5 else ("IFFT", "FFT")
+        return ops.fft(ops.fft(x, first, lengths) * scale, second, lengths)
+    if kind == "rfft" and real:
+        return ops.fft(x, "RFFT", lengths)
+    if kind == "irfft" and not real:
+        last = 2 * n[-1] - 1 - int(n[-1] > 1 and rng.random() < 0.5)
+        return ops.fft(x, "IRFFT", (*lengths[:-1], last))
+    return x
+
+
+@settings(max_examples=25, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3), dtype=st.sampled_from([F32, F64]),
+       steps=st.lists(st.tuples(st.sampled_from(STEPS), st.integers(0, 2**16)), min_size=1, max_size=8))
+def test_random_chains_keep_their_outputs(shape, dtype, steps):
+    def fn(x):
+        for kind, seed in steps:
+            x = _step(x, kind, np.random.default_rng(seed))
+        return x
+
+    m = hf.trace(fn, sd(shape, dtype))
+    optimize_checked(m)
+    m.verify()
+
+
+# ---------------------------------------------------------------- folding semantics against XLA
+
+UNARY_BUILDERS = [ops.neg, ops.abs, ops.exp, ops.expm1, ops.log, ops.log1p, ops.sin, ops.cos, ops.tan, ops.tanh,
+                  ops.sqrt, ops.rsqrt, ops.cbrt, ops.logistic, ops.floor, ops.ceil, ops.round,
+                  ops.round_nearest_afz, ops.sign, ops.not_, ops.is_finite, ops.real, ops.imag]
+BINARY_BUILDERS = [ops.add, ops.subtract, ops.multiply, ops.divide, ops.remainder, ops.maximum, ops.minimum,
+                   ops.power, ops.and_, ops.or_, ops.xor, ops.atan2, ops.complex]
+FOLD_DTYPES = [np.bool_, np.int8, np.int32, np.uint8, np.uint32, np.float16, hf.bfloat16, F32, F64, C64,
+               np.complex128]
+
+
+def _all_folds(dtype):
+    a = random((6,), dtype, seed=5)
+    b = random((6,), dtype, seed=6)
+    if np.dtype(dtype).kind in "iu":
+        b[b == 0] = 3  # (XLA's CPU compiler crashes on an integer division by a constant 0)
+    if np.dtype(dtype).kind == "f" or np.dtype(dtype) == hf.bfloat16:
+        a[:3] = np.array([-2.5, 0.5, 1.5], dtype)  # rounding ties
+
+    def fn():
+        outs = []
+        for build, args in [(u, (ops.constant(a),)) for u in UNARY_BUILDERS] + \
+                [(f, (ops.constant(a), ops.constant(b))) for f in BINARY_BUILDERS]:
+            try:
+                outs.append(build(*args))
+            except TypeError:
+                pass  # not defined for this dtype
+        for direction in ("EQ", "LT") if np.dtype(dtype).kind != "c" else ("EQ",):
+            outs.append(ops.compare(ops.constant(a), ops.constant(b), direction))
+        for body, init in [("add", 0), ("mul", 1), ("max", _lowest(dtype)), ("min", _lowest(dtype, -1)),
+                           ("and", _lowest(dtype, -1) if np.dtype(dtype).kind in "biu" else 0), ("or", 0)]:
+            try:
+                outs.append(ops.reduce(ops.constant(a.reshape(2, 3)), np.asarray(init).astype(dtype), (1,), body))
+            except (TypeError, ValueError):
+                pass  # not defined for this dtype
+        for target in (np.int8, np.uint32, F32, C64, np.bool_):
+            outs.append(ops.convert(ops.constant(a * 3 if np.dtype(dtype) != np.bool_ else a), target))
+        return tuple(outs)
+    return fn
+
+
+def _lowest(dtype, sign=1):
+    """The identity of max (sign=1) or of min and of bitwise and (sign=-1)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min if sign > 0 else np.iinfo(dtype).max
+    return sign < 0 if dtype.kind == "b" else -sign * np.inf
+
+
+@pytest.mark.parametrize("dtype", FOLD_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_constant_folding_matches_xla(dtype):
+    m = hf.trace(_all_folds(dtype))
+    before = outputs(m, [])
+    report = m.optimize("constant-fold")
+    assert report.fired["elementwise_of_constants"] > 0
+    for got, want in zip(outputs(m, []), before):
+        assert_same(got, want)
+
+
+UNSUPPORTED = """
+func.func @main(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<4xf8E4M3FN>) {
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.pad %x, %c, low = [0, 1], high = [0, -1], interior = [0, 0]
+      : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  %1 = stablehlo.sine %0 : tensor<?x4xf32>
+  %f8 = stablehlo.constant dense<1.0> : tensor<4xf8E4M3FN>
+  %2 = stablehlo.negate %f8 : tensor<4xf8E4M3FN>
+  return %1, %2 : tensor<?x4xf32>, tensor<4xf8E4M3FN>
+}
+"""
+
+
+def test_dynamic_shapes_and_unknown_dtypes_are_left_alone():
+    m = hf.Module.parse(UNSUPPORTED)
+    before = m.op_counts()
+    report = m.optimize()
+    assert not report.fired and m.op_counts() == before
