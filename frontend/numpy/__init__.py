@@ -25,4 +25,5 @@ inf = float("inf")
 nan = float("nan")
 newaxis = None
 from hloforge.frontend.numpy import fft  # noqa: E402
+from hloforge.frontend.numpy.pad import pad  # noqa: E402
 from hloforge.frontend.numpy import tensor_methods as _tensor_methods  # noqa: F401,E402

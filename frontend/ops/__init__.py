@@ -14,6 +14,7 @@ from hloforge.frontend.ops.linalg import dot_general, reduce
 from hloforge.frontend.ops.pad import pad
 from hloforge.frontend.ops.shape import (
     broadcast_in_dim, concatenate, constant, dynamic_slice, iota, reshape, reverse, slice, transpose)
+from hloforge.frontend.ops.sort import sort
 
 __all__ = [
     "abs", "add", "and_", "atan2", "broadcast_in_dim", "cbrt", "ceil", "clamp", "compare", "complex",
@@ -21,6 +22,6 @@ __all__ = [
     "expm1", "fft", "floor", "imag", "iota", "is_finite", "log", "log1p", "logistic", "maximum",
     "minimum", "multiply", "neg", "not_", "or_", "pad", "power", "real", "reduce", "remainder",
     "reshape", "reverse", "round", "round_nearest_afz", "rsqrt", "select", "shift_left",
-    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "slice", "sqrt", "subtract",
+    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "slice", "sort", "sqrt", "subtract",
     "tan", "tanh", "transpose", "xor",
 ]

@@ -1,6 +1,8 @@
 """The exact one-op pad builder. numpy's pad modes live in hloforge.numpy.pad."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from hloforge.frontend import dtypes
@@ -35,14 +37,24 @@ def _padding_value(x, value) -> Tensor:
         return operand("pad", value, "padding_value")
     v = np.asarray(value)
     if v.shape != ():
-        raise TypeError(f"pad: padding_value must be a scalar, got shape {v.shape}")
-    if dtypes.weak_type(value) is not None:
-        dtypes.check_scalar_fits(value, x.dtype, "pad")
-    cast = v.astype(x.dtype)
-    back = cast.astype(v.dtype) if v.dtype != np.bool_ else cast.astype(bool)
-    if not (back == v or (v.dtype.kind in "fc" and np.isnan(v))):
-        raise TypeError(f"pad: padding_value {value!r} cannot be represented exactly in {x.dtype}")
+        raise TypeError(f"pad: padding_value must be a scalar, got {value!r} of shape {v.shape}")
+    if v.dtype not in dtypes.SUPPORTED:
+        raise TypeError(f"pad: padding_value {value!r} is not a number of a supported dtype "
+                        f"(got dtype {v.dtype}; expected a scalar castable to {x.dtype})")
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cast = v.astype(x.dtype)
+    if not _same_number(cast, v):
+        raise TypeError(f"pad: padding_value {value!r} cannot be represented exactly in {x.dtype} "
+                        f"(it would become {cast.item()!r}); cast it first")
     return as_tensor(cast, what="pad padding_value")
+
+
+def _same_number(a: np.ndarray, b: np.ndarray) -> bool:
+    """Exact comparison of two 0-d arrays as Python numbers (int vs float compares exactly);
+    NaN equals NaN."""
+    a, b = (v.item() if isinstance(v.item(), (bool, int, float, complex)) else float(v) for v in (a, b))
+    return all(p == q or (p != p and q != q) for p, q in ((a.real, b.real), (a.imag, b.imag)))
 
 
 @register("stablehlo.pad", _pad_rule)
@@ -53,7 +65,8 @@ def pad(x, padding_value, low, high, interior=None, *, loc=None) -> Tensor:
 
     Args:
       x: Tensor.
-      padding_value: a 0-d Tensor of x's dtype or a Python/numpy scalar cast exactly to it.
+      padding_value: a 0-d Tensor of x's dtype, or a Python/numpy scalar that x's dtype holds
+        exactly (it is cast; a lossy cast such as 1.5 into an integer tensor is a TypeError).
       low, high: per-dimension edge padding (may be negative).
       interior: per-dimension padding between elements, >= 0 (default 0).
     Returns:
@@ -63,6 +76,8 @@ def pad(x, padding_value, low, high, interior=None, *, loc=None) -> Tensor:
     """
     x = operand("pad", x)
     interior = (0,) * x.ndim if interior is None else interior
+    low, high, interior = (int_tuple("pad", name, v) for name, v in (
+        ("edge_padding_low", low), ("edge_padding_high", high), ("interior_padding", interior)))
     value = _padding_value(x, padding_value)
     shape, dtype = _pad_rule(x, value, low, high, interior)
     attrs = {"edge_padding_low": i64_array(low), "edge_padding_high": i64_array(high),
