@@ -47,9 +47,10 @@ def make_context() -> ir.Context:
     return ctx
 
 
-def inline_call(callee: func.FuncOp, args) -> list:
-    """Clone the single-block ``callee`` at the current insertion point; returns its results."""
-    return list(_jax_mlir_ext.inlined_func_call(callee, list(args)))
+def inline_call(callee, args) -> list:
+    """Clone the single-block ``callee`` (a func.FuncOp or its Operation) at the current insertion
+    point and location; returns its results."""
+    return list(_jax_mlir_ext.inlined_func_call(getattr(callee, "operation", callee), list(args)))
 
 
 def enter_multi_threaded(ctx: ir.Context) -> None:

@@ -52,7 +52,8 @@ def assert_close(actual, expected, dtype=None, rtol=None, atol=None):
     assert actual.dtype == np.dtype(dtype), f"dtype {actual.dtype} != {np.dtype(dtype)}"
     if dtype in RTOL or rtol is not None:
         rtol = RTOL.get(np.dtype(dtype), 0) if rtol is None else rtol
-        scale = np.max(np.abs(expected.astype(np.complex128)), initial=0.0)
+        magnitudes = np.abs(expected.astype(np.complex128))
+        scale = np.max(magnitudes[np.isfinite(magnitudes)], initial=0.0)  # NaN/Inf must not widen it
         atol = rtol * max(scale, 1.0) if atol is None else atol
         np.testing.assert_allclose(actual.astype(np.complex128 if actual.dtype.kind == "c" else np.float64),
                                    expected.astype(np.complex128 if expected.dtype.kind == "c" else np.float64),

@@ -68,6 +68,17 @@ def test_weak_python_scalars_follow_nep50(dtype, scalar):
         assert expected == (x * scalar).dtype  # numpy 2 agrees
 
 
+def test_bool_add_and_multiply_are_logical_or_and():
+    a = np.array([True, True, False, False])
+    b = np.array([True, False, True, False])
+    out = run(lambda a, b: (a + b, a * b, hf.numpy.add(a, True)), a, b)
+    assert_close(out[0], a + b)
+    assert_close(out[1], a * b)
+    assert_close(out[2], a + True)
+    counts = hf.trace(lambda a, b: a + b, a, b).op_counts()
+    assert counts.get("stablehlo.or") == 1 and "stablehlo.add" not in counts
+
+
 def test_scalar_overflow_is_an_error():
     with pytest.raises(OverflowError, match="Python integer 300 out of bounds for int8"):
         hf.trace(lambda x: x + 300, np.ones(2, np.int8))

@@ -296,6 +296,15 @@ def test_validation_messages(fn, exc, match):
         hf.trace(fn, F32)
 
 
+def test_integer_division_by_constant_zero_is_refused():
+    # XLA's constant folder aborts the whole process on it, so the builder refuses it first
+    for op in (ops.divide, ops.remainder):
+        with pytest.raises(ZeroDivisionError, match="integer division by a constant zero"):
+            hf.trace(lambda x: op(x, ops.constant(np.array([1, 0], np.int32))), np.ones(2, np.int32))
+    m = hf.trace(lambda x, y: ops.divide(x, y), np.ones(2, np.int32), np.ones(2, np.int32))
+    assert m.op_counts()["stablehlo.divide"] == 1  # run-time divisors are the user's business
+
+
 def test_ops_outside_trace_raise():
     with pytest.raises(RuntimeError, match="needs an active trace"):
         ops.constant(1.0)

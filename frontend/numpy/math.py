@@ -179,9 +179,15 @@ def _logical(op):
     return lambda a, b: op(astype(a, bool), astype(b, bool))
 
 
-add = _binary("add", np.add, ops.add, "x1 + x2")
+def _bool_aware(op, bool_op):
+    """numpy's bool add/multiply are logical or/and: emit those (XLA's constant folder computes
+    a bool stablehlo.add as xor, its compiled code as or)."""
+    return lambda a, b: bool_op(a, b) if a.dtype == np.bool_ else op(a, b)
+
+
+add = _binary("add", np.add, _bool_aware(ops.add, ops.or_), "x1 + x2")
 subtract = _binary("subtract", np.subtract, _check_not_bool("subtract", ops.subtract), "x1 - x2")
-multiply = _binary("multiply", np.multiply, ops.multiply, "x1 * x2")
+multiply = _binary("multiply", np.multiply, _bool_aware(ops.multiply, ops.and_), "x1 * x2")
 divide = _binary("divide", np.divide, ops.divide, "true division x1 / x2")
 true_divide = divide
 floor_divide = _binary("floor_divide", np.floor_divide, _floor_divide, "x1 // x2 (floor semantics)")

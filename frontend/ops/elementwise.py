@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from hloforge.frontend import dtypes
-from hloforge.frontend.context import parse_attr
+from hloforge.frontend.context import ir, parse_attr
 from hloforge.frontend.ops._common import (
     ALL, BOOL, COMPLEX, FLOAT, INT, NUMERIC, SINT, UINT, builder, category, check_dtype, operand,
     same_shape_and_dtype)
@@ -99,10 +99,12 @@ def is_finite(x, *, loc=None) -> Tensor:
 
 # ---------------------------------------------------------------- binary
 
-def _binary(pyname, opname, allowed, summary):
+def _binary(pyname, opname, allowed, summary, check=None):
     def rule(lhs, rhs):
         same_shape_and_dtype(pyname, lhs, rhs)
         check_dtype(pyname, lhs, allowed)
+        if check is not None:
+            check(pyname, lhs, rhs)
         return lhs.shape, lhs.dtype
 
     def build(lhs, rhs, *, loc=None):
@@ -137,12 +139,27 @@ def _binary_operands(op, lhs, rhs):
     return operand(op, lhs, "lhs"), operand(op, rhs, "rhs")
 
 
+def _no_constant_integer_zero(op, lhs, rhs):
+    """XLA's constant folder kills the process (SIGFPE) on an integer division by a constant 0."""
+    if category(rhs.dtype) not in INT:
+        return
+    owner = rhs.value.owner
+    if getattr(owner, "name", None) != "stablehlo.constant":
+        return
+    attr = ir.DenseIntElementsAttr(owner.attributes["value"])
+    values = [attr.get_splat_value().value] if attr.is_splat else list(attr)
+    if 0 in values:
+        raise ZeroDivisionError(f"{op}: integer division by a constant zero (XLA aborts on it); "
+                                "divisor values include 0")
+
+
 add = _binary("add", "stablehlo.add", ALL, "Addition (logical or for bool)")
 subtract = _binary("subtract", "stablehlo.subtract", NUMERIC, "Subtraction")
 multiply = _binary("multiply", "stablehlo.multiply", ALL, "Multiplication (logical and for bool)")
-divide = _binary("divide", "stablehlo.divide", NUMERIC, "Division (truncating for integers)")
+divide = _binary("divide", "stablehlo.divide", NUMERIC, "Division (truncating for integers)",
+                 _no_constant_integer_zero)
 remainder = _binary("remainder", "stablehlo.remainder", (SINT, UINT, FLOAT),
-                    "Remainder with the dividend's sign (C fmod)")
+                    "Remainder with the dividend's sign (C fmod)", _no_constant_integer_zero)
 power = _binary("power", "stablehlo.power", NUMERIC, "lhs ** rhs")
 maximum = _binary("maximum", "stablehlo.maximum", (BOOL, SINT, UINT, FLOAT), "Maximum (NaN-propagating)")
 minimum = _binary("minimum", "stablehlo.minimum", (BOOL, SINT, UINT, FLOAT), "Minimum (NaN-propagating)")
