@@ -36,3 +36,12 @@ def test_gelu_rejects_integers():
     import hloforge as hf
     with pytest.raises(TypeError, match="gelu: needs a float tensor, got int32"):
         hf.trace(nn.gelu, np.ones(3, np.int32))
+
+
+def test_layer_norm():
+    x = random((4, 6), np.float32, seed=4)
+    s, b = random((6,), np.float32, seed=5), random((6,), np.float32, seed=6)
+    y, y0 = run(lambda x, s, b: (nn.layer_norm(x, s, b), nn.layer_norm(x)), x, s, b)
+    ref = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    assert_close(y, ref * s + b, rtol=1e-5)
+    assert_close(y0, ref, rtol=1e-5)

@@ -1,0 +1,191 @@
+"""hloforge against jax.jit on the same programs, in one process, interleaved.
+
+Metrics per case (median of repeats): trace+emit (hloforge trace vs jax trace+lower), passes,
+XLA compile, first call (trace + passes + compile + run), steady-state run, and dispatch
+overhead for a one-element add. Prints absolute times and ratios hloforge/jax, checks the
+targets, writes benchmarks/results.json and, with matplotlib (the `bench` extra),
+benchmarks/results.png.
+
+Run: python benchmarks/run.py [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import statistics
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import hloforge as hf
+from hloforge import numpy as hnp
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import models  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# metric -> the largest acceptable ratio hloforge/jax (None: no target)
+TARGETS = {"trace_emit": 0.5, "first_call": 1.0, "steady": 1.02, "dispatch": 1.3}
+
+
+def cases(quick: bool):
+    rng = np.random.default_rng(0)
+    b = 4 if quick else 20
+    out = []
+    x1 = rng.standard_normal((b, 2, 1024)).astype(np.float32)
+    p1 = models.fno_params(1, (16,), 64, 4, 2, rng)
+    out.append(("fno1d", functools.partial(models.fno, modes=(16,), padding=16), (x1, p1)))
+    x2 = rng.standard_normal((b, 3, 85, 85)).astype(np.float32)
+    p2 = models.fno_params(2, (12, 12), 32, 4, 3, rng)
+    out.append(("fno2d", functools.partial(models.fno, modes=(12, 12), padding=9), (x2, p2)))
+    if not quick:
+        x3 = rng.standard_normal((64, 3, 64, 64)).astype(np.float32)
+        p3 = models.fno_params(2, (16, 16), 64, 4, 3, rng)
+        out.append(("fno2d_64", functools.partial(models.fno, modes=(16, 16), padding=0), (x3, p3)))
+    xr = rng.standard_normal((b, 64, 64)).astype(np.float32)
+    out.append(("round_trip", models.round_trips, (xr, rng.standard_normal((64, 64)).astype(np.float32))))
+    xv = rng.standard_normal((b, 197, 192)).astype(np.float32)
+    out.append(("vit_block", models.vit_block, (xv, models.vit_params(192, rng))))
+    return out
+
+
+def _block(out):
+    return jax.block_until_ready(out)
+
+
+def _median(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure(name, program, args, repeats):
+    hf_fn = functools.partial(program, hnp)
+    jax_fn = functools.partial(program, jnp)
+    dev_args = jax.device_put(args)
+    r = {"hloforge": {}, "jax": {}}
+
+    def hf_trace():
+        return hf.jit(hf_fn, optimize=False).lower(*args)
+
+    def jax_trace():
+        jax.clear_caches()
+        return jax.jit(jax_fn).lower(*args)
+
+    for _ in range(2):  # warm-up of both frameworks' Python paths
+        hf_trace(), jax_trace()
+    trace_h, trace_j, passes, comp_h, comp_j = [], [], [], [], []
+    for _ in range(repeats):  # interleaved
+        t = time.perf_counter(); m = hf_trace(); trace_h.append(time.perf_counter() - t)
+        t = time.perf_counter(); lowered = jax_trace(); trace_j.append(time.perf_counter() - t)
+        t = time.perf_counter(); m.optimize(); passes.append(time.perf_counter() - t)
+        t = time.perf_counter(); m.compile(); comp_h.append(time.perf_counter() - t)
+        t = time.perf_counter(); lowered.compile(); comp_j.append(time.perf_counter() - t)
+    r["hloforge"].update(trace_emit=statistics.median(trace_h), passes=statistics.median(passes),
+                         compile=statistics.median(comp_h))
+    r["jax"].update(trace_emit=statistics.median(trace_j), passes=0.0, compile=statistics.median(comp_j))
+
+    first_h, first_j = [], []
+    for _ in range(max(2, repeats // 2)):
+        t = time.perf_counter(); _block(hf.jit(hf_fn)(*dev_args)); first_h.append(time.perf_counter() - t)
+        jax.clear_caches()
+        t = time.perf_counter(); _block(jax.jit(jax_fn)(*dev_args)); first_j.append(time.perf_counter() - t)
+    r["hloforge"]["first_call"] = statistics.median(first_h)
+    r["jax"]["first_call"] = statistics.median(first_j)
+
+    f_h, f_j = hf.jit(hf_fn), jax.jit(jax_fn)
+    _block(f_h(*dev_args)), _block(f_j(*dev_args))
+    steady_h, steady_j = [], []
+    for _ in range(repeats * 3):
+        steady_h.append(_median(lambda: _block(f_h(*dev_args)), 3))
+        steady_j.append(_median(lambda: _block(f_j(*dev_args)), 3))
+    r["hloforge"]["steady"] = statistics.median(steady_h)
+    r["jax"]["steady"] = statistics.median(steady_j)
+    got, want = np.asarray(f_h(*dev_args)), np.asarray(f_j(*dev_args))
+    r["max_abs_diff"] = float(np.max(np.abs(got - want)))
+    return r
+
+
+def measure_dispatch(repeats):
+    x = jax.device_put(np.ones((1,), np.float32))
+    f_h, f_j = hf.jit(functools.partial(models.tiny_add, hnp)), jax.jit(functools.partial(models.tiny_add, jnp))
+    f_h(x, x), f_j(x, x)
+    n = 2000
+    h, j = [], []
+    for _ in range(repeats):
+        h.append(_median(lambda: [f_h(x, x) for _ in range(n)], 1) / n)
+        j.append(_median(lambda: [f_j(x, x) for _ in range(n)], 1) / n)
+    return {"hloforge": {"dispatch": statistics.median(h)}, "jax": {"dispatch": statistics.median(j)}}
+
+
+def report(results):
+    rows = []
+    for case, r in results.items():
+        for metric, t_h in r["hloforge"].items():
+            t_j = r["jax"].get(metric)
+            ratio = t_h / t_j if t_j else None
+            target = TARGETS.get(metric)
+            if case == "round_trip" and metric == "steady":
+                target = 0.6
+            ok = None if target is None or ratio is None else ratio <= target
+            rows.append((case, metric, t_h, t_j, ratio, target, ok))
+    print(f"{'case':<11} {'metric':<11} {'hloforge':>11} {'jax':>11} {'ratio':>7} {'target':>7}  ok")
+    for case, metric, t_h, t_j, ratio, target, ok in rows:
+        fmt = (lambda s: f"{s * 1e6:9.1f}us" if s < 1e-3 else f"{s * 1e3:9.2f}ms")
+        print(f"{case:<11} {metric:<11} {fmt(t_h):>11} {fmt(t_j) if t_j else '-':>11} "
+              f"{ratio if ratio is not None else float('nan'):7.2f} {target if target else '-':>7}  "
+              f"{'-' if ok is None else 'yes' if ok else 'MISS'}")
+    misses = [f"{c}/{m} ({r:.2f} > {t})" for c, m, _, _, r, t, ok in rows if ok is False]
+    print("targets missed: " + (", ".join(misses) if misses else "none"))
+    return rows
+
+
+def plot(rows, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed (pip install -e '.[bench]'): skipping the chart")
+        return
+    labels = [f"{c}\n{m}" for c, m, *_ in rows if _[2] is not None]
+    ratios = [r[4] for r in rows if r[4] is not None]
+    fig, ax = plt.subplots(figsize=(max(8, len(labels) * 0.5), 4))
+    ax.bar(range(len(ratios)), ratios, color=["tab:green" if r[6] is not False else "tab:red" for r in rows
+                                               if r[4] is not None])
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=7)
+    ax.set_ylabel("time ratio hloforge / jax.jit")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"wrote {path}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller batches, fewer repeats, fewer cases")
+    args = parser.parse_args(argv)
+    repeats = 3 if args.quick else 7
+    results = {}
+    for name, program, case_args in cases(args.quick):
+        print(f"measuring {name} ...", flush=True)
+        results[name] = measure(name, program, case_args, repeats)
+    results["dispatch"] = measure_dispatch(repeats)
+    rows = report(results)
+    with open(os.path.join(HERE, "results.json"), "w") as f:
+        json.dump({"machine": {"cpus": os.cpu_count(), "jax": jax.__version__}, "quick": args.quick,
+                   "results": results}, f, indent=2)
+    plot(rows, os.path.join(HERE, "results.png"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""The Fourier layer of neural operators (FNO): spectral convolution with explicit weights."""
+from __future__ import annotations
+
+import itertools
+import operator
+
+import numpy as np
+
+from hloforge.frontend import numpy as hnp
+from hloforge.frontend.numpy._base import asarray
+
+
+class SpectralConv:
+    """FNO spectral convolution over the last ``n_dims`` axes of ``x`` (batch, channels, *grid).
+
+    rfftn -> keep the ``modes`` lowest frequencies (both signs on every transformed axis but the
+    last, which rfft halves) -> complex channel mixing per mode (one einsum per corner) -> zero-pad
+    -> irfftn back to the grid. Weights are explicit arrays, shape
+    ``(2 ** (n_dims - 1), in_channels, out_channels, *modes)`` complex: see :meth:`init`.
+
+    Example:
+      >>> layer = hf.nn.SpectralConv(2, (12, 12), 32, 32)
+      >>> w = layer.init(seed=0)
+      >>> y = layer(x, w)      # inside hf.jit / hf.trace
+    """
+
+    def __init__(self, n_dims: int, modes, in_channels: int, out_channels: int):
+        if n_dims < 1:
+            raise ValueError(f"SpectralConv: n_dims must be >= 1, got {n_dims}")
+        modes = (modes,) * n_dims if isinstance(modes, int) else tuple(modes)
+        if len(modes) != n_dims or any(operator.index(m) < 1 for m in modes):
+            raise ValueError(f"SpectralConv: modes {modes} must be {n_dims} positive ints")
+        self.n_dims, self.modes = n_dims, modes
+        self.in_channels, self.out_channels = in_channels, out_channels
+
+    @property
+    def weight_shape(self) -> tuple:
+        return (2 ** (self.n_dims - 1), self.in_channels, self.out_channels, *self.modes)
+
+    def init(self, seed: int = 0, dtype=np.complex64) -> np.ndarray:
+        """Random weights scaled like neuraloperator's: uniform in [0, 1/(in*out)) for both parts."""
+        rng = np.random.default_rng(seed)
+        scale = 1.0 / (self.in_channels * self.out_channels)
+        shape = self.weight_shape
+        return (scale * (rng.random(shape) + 1j * rng.random(shape))).astype(dtype)
+
+    def _check(self, x):
+        if x.ndim != self.n_dims + 2 or x.shape[1] != self.in_channels:
+            raise ValueError(f"SpectralConv: input shape {x.shape} must be (batch, {self.in_channels}, "
+                             f"{self.n_dims} grid dims)")
+        grid = x.shape[2:]
+        for axis, (n, m) in enumerate(zip(grid, self.modes)):
+            last = axis == self.n_dims - 1
+            limit = n // 2 + 1 if last else n // 2
+            if m > limit:
+                raise ValueError(f"SpectralConv: {m} modes on grid axis {axis} of size {n} exceed {limit}")
+        return grid
+
+    def __call__(self, x, weights):
+        x = asarray(x)
+        grid = self._check(x)
+        weights = asarray(weights)
+        if weights.shape != self.weight_shape:
+            raise ValueError(f"SpectralConv: weights shape {weights.shape} must be {self.weight_shape}")
+        axes = tuple(range(2, 2 + self.n_dims))
+        spectrum = hnp.fft.rfftn(x, axes=axes)
+        letters = "xyzuvw"[:self.n_dims]
+        mix = f"bi{letters},io{letters}->bo{letters}"
+        lead = self.n_dims - 1
+        corners = {}
+        for k, signs in enumerate(itertools.product((0, 1), repeat=lead)):
+            index = [slice(None), slice(None)]
+            for axis, sign in enumerate(signs):
+                n, m = grid[axis], self.modes[axis]
+                index.append(slice(0, m) if sign == 0 else slice(n - m, n))
+            index.append(slice(0, self.modes[-1]))
+            corners[signs] = hnp.einsum(mix, spectrum[tuple(index)], weights[k])
+        out = self._assemble(corners, grid, lead)
+        bins = grid[-1] // 2 + 1
+        out = hnp.pad(out, [(0, 0)] * (out.ndim - 1) + [(0, bins - self.modes[-1])])
+        return hnp.fft.irfftn(out, s=grid, axes=axes)
+
+    def _assemble(self, corners, grid, lead):
+        """Place the corner blocks at the low positive and negative frequencies of each leading axis,
+        merging the last sign of every corner key per step."""
+        for axis in reversed(range(lead)):
+            n, m = grid[axis], self.modes[axis]
+            merged = {}
+            for head in {key[:-1] for key in corners}:
+                pos, neg = corners[head + (0,)], corners[head + (1,)]
+                pieces = [pos]
+                if n > 2 * m:
+                    gap = list(pos.shape)
+                    gap[2 + axis] = n - 2 * m
+                    pieces.append(hnp.zeros(gap, pos.dtype))
+                pieces.append(neg)
+                merged[head] = hnp.concatenate(pieces, axis=2 + axis)
+            corners = merged
+        return corners[()]

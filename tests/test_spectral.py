@@ -1,0 +1,56 @@
+"""hloforge.nn.SpectralConv and FNO against the plain-numpy reference in examples/."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import hloforge as hf
+from hloforge import nn
+from helpers import assert_close
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+sys.path.insert(0, EXAMPLES)
+import fno_reference  # noqa: E402
+
+
+@pytest.mark.parametrize("grid,modes", [((16,), (5,)), ((16,), (9,)), ((8, 10), (3, 4)), ((8, 8), (4, 5)),
+                                        ((6, 8, 6), (2, 3, 2))])
+def test_spectral_conv_matches_numpy(grid, modes):
+    layer = nn.SpectralConv(len(grid), modes, 3, 2)
+    w = layer.init(seed=0)
+    x = np.random.default_rng(1).standard_normal((2, 3) + grid).astype(np.float32)
+    y = hf.jit(layer)(x, w)
+    assert_close(y, fno_reference.spectral_conv(x, w, modes).astype(np.float32), rtol=1e-5)
+
+
+def test_spectral_conv_errors():
+    layer = nn.SpectralConv(2, (5, 3), 3, 2)
+    with pytest.raises(ValueError, match="5 modes on grid axis 0 of size 8 exceed 4"):
+        hf.trace(layer, np.ones((1, 3, 8, 8), np.float32), layer.init())
+    with pytest.raises(ValueError, match=r"input shape \(1, 2, 8, 8\) must be \(batch, 3, 2 grid dims\)"):
+        hf.trace(layer, np.ones((1, 2, 8, 8), np.float32), layer.init())
+    with pytest.raises(ValueError, match=r"modes \(0, 1\) must be 2 positive ints"):
+        nn.SpectralConv(2, (0, 1), 3, 2)
+
+
+@pytest.mark.parametrize("n_dims,grid,modes,padding", [(1, (32,), (6,), 4), (2, (12, 12), (3, 3), 3)])
+def test_fno_matches_numpy(n_dims, grid, modes, padding):
+    model = nn.FNO(n_dims, modes, width=8, n_layers=2, in_channels=2, hidden=16, padding=padding)
+    params = model.init(seed=0)
+    x = np.random.default_rng(2).standard_normal((3, 2) + grid).astype(np.float32)
+    m = hf.jit(model).lower(x, params)
+    assert m.op_counts()["stablehlo.pad"] >= 1  # the non-periodic domain is padded
+    y = np.asarray(hf.jit(model)(x, params))
+    ref = fno_reference.fno(x, params, modes, padding)
+    assert y.shape == ref.shape
+    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("script", ["quickstart.py", "fno_1d.py", "fno_2d.py", "optimize_jax_module.py"])
+def test_examples_run_and_check_themselves(script):
+    result = subprocess.run([sys.executable, os.path.join(EXAMPLES, script)], capture_output=True, text=True,
+                            timeout=120, cwd=EXAMPLES)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "max abs" in result.stdout
