@@ -191,7 +191,8 @@ class Module:
 
     # ---------------------------------------------------------------- optimization
 
-    def optimize(self, pipeline: str = "default", finite_math: bool = True):
+    def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir=None,
+                 print_ir_after_change: bool = False):
         """Rewrite this module in place with a pass pipeline; returns a ``PassReport``.
 
         Args:
@@ -200,6 +201,9 @@ class Module:
           finite_math: assume no Inf/NaN, which allows removing FFT round trips (an Inf
             in x becomes NaN everywhere through ``irfft(rfft(x))``) and reassociating
             float scales; False keeps FFT pairs.
+          dump_dir: write ``NN_<pass>.mlir`` there after each pass that changed the module
+            (NN: the pass's position in the run).
+          print_ir_after_change: print the module after each pass that changed it.
         Raises:
           ValueError: an unknown pass name, or a pass left an invalid module (the
             message names the pass and carries MLIR's diagnostic).
@@ -207,7 +211,8 @@ class Module:
           >>> report = m.optimize(); print(report)
         """
         from hloforge.passes import run
-        return run(self, pipeline, finite_math=finite_math)
+        return run(self, pipeline, finite_math=finite_math, dump_dir=dump_dir,
+                   print_ir_after_change=print_ir_after_change)
 
     # ---------------------------------------------------------------- compilation
 

@@ -11,6 +11,8 @@ fires no pattern. The module is verified after every pass.
 from __future__ import annotations
 
 import collections
+import os
+import re
 import time
 
 from hloforge.frontend.context import ir, passmanager, rewrite
@@ -69,12 +71,18 @@ def parse(pipeline: str) -> list:
     return steps
 
 
-def run(module, pipeline: str = "default", finite_math: bool = True) -> PassReport:
-    """Rewrite ``module`` (an ``hloforge.Module``) in place; returns a PassReport."""
+def run(module, pipeline: str = "default", finite_math: bool = True, dump_dir=None,
+        print_ir_after_change: bool = False) -> PassReport:
+    """Rewrite ``module`` (an ``hloforge.Module``) in place; returns a PassReport.
+
+    ``dump_dir`` receives ``NN_<pass>.mlir`` (NN: the pass's position in the run) after each pass
+    that changed the module; ``print_ir_after_change`` prints the same text to stdout.
+    """
     steps = parse(pipeline)
     report = PassReport(ops_before=module.op_counts())
     start = time.perf_counter()
-    runner = _Runner(module, report, finite_math)
+    watcher = _ChangeWatcher(module, dump_dir, print_ir_after_change) if dump_dir or print_ir_after_change else None
+    runner = _Runner(module, report, finite_math, watcher)
     with module.context, ir.Location.unknown(), assume_finite(finite_math):
         for step in steps:
             if isinstance(step, tuple):
@@ -91,8 +99,9 @@ def run(module, pipeline: str = "default", finite_math: bool = True) -> PassRepo
 class _Runner:
     """Runs single passes on one module, caching the frozen pattern sets."""
 
-    def __init__(self, module, report: PassReport, finite_math: bool):
+    def __init__(self, module, report: PassReport, finite_math: bool, watcher=None):
         self.module, self.report, self.finite_math = module, report, finite_math
+        self.watcher = watcher
         self.frozen: dict = {}
 
     def run(self, name: str) -> int:
@@ -103,6 +112,7 @@ class _Runner:
                 self.report.skipped.append(name)
             return 0
         start, before = time.perf_counter(), sum(self.report.fired.values())
+        text_before = self.watcher.text() if self.watcher else None
         try:
             if name in MLIR_PASSES:
                 self._mlir_pass(name)
@@ -114,6 +124,8 @@ class _Runner:
         self._verify(name)
         fired = sum(self.report.fired.values()) - before
         self.report.passes.append((name, time.perf_counter() - start, fired))
+        if self.watcher:
+            self.watcher.after(len(self.report.passes), name, text_before)
         return fired
 
     def _mlir_pass(self, name: str) -> None:
@@ -148,6 +160,29 @@ class _Runner:
             self.module.mlir.operation.verify()
         except ir.MLIRError as e:
             raise ValueError(f"pass {name!r} produced an invalid module: {_diagnostics(e)}") from None
+
+
+class _ChangeWatcher:
+    """Dumps and/or prints the module after every pass that changed its text."""
+
+    def __init__(self, module, dump_dir, echo: bool):
+        self.module, self.dump_dir, self.echo = module, dump_dir, echo
+        if dump_dir:
+            os.makedirs(dump_dir, exist_ok=True)
+
+    def text(self) -> str:
+        return self.module.to_text()
+
+    def after(self, index: int, name: str, before: str) -> None:
+        text = self.text()
+        if text == before:
+            return
+        if self.echo:
+            print(f"// ----- IR after {name} (pass {index}) -----\n{text}", flush=True)
+        if self.dump_dir:
+            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+            with open(os.path.join(self.dump_dir, f"{index:02d}_{safe}.mlir"), "w") as f:
+                f.write(text)
 
 
 def _pattern_set(entries: dict, fired: collections.Counter):

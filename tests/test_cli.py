@@ -95,3 +95,23 @@ def test_check_exit_codes():
     failing = cli("check", os.path.join(DATA, "wrong_expected.mlir"), good[0])
     assert failing.returncode == 1
     assert failing.stdout.splitlines()[0].startswith("FAIL ")
+
+
+def test_opt_pipeline_stats_and_dump(tmp_path):
+    path = tmp_path / "rt.mlir"
+    hf.trace(lambda x: hnp.fft.irfftn(hnp.fft.rfftn(x), s=x.shape), hf.ShapeDtype((4, 6), np.float32)).save(path)
+    result = cli("opt", path, "--stats", "--dump-dir", tmp_path / "dumps", "-o", tmp_path / "out.mlir")
+    assert result.returncode == 0, result.stderr
+    assert "irfft_of_rfft" in result.stdout and "PassReport" in result.stdout
+    assert hf.Module.load(tmp_path / "out.mlir").op_counts().get("stablehlo.fft", 0) == 0
+    assert os.listdir(tmp_path / "dumps")
+    single = cli("opt", path, "-p", "pattern:irfft_of_rfft")
+    assert single.returncode == 0 and "stablehlo.fft" not in single.stdout
+    _assert_one_line_error(cli("opt", path, "-p", "no-such-pass"), "no-such-pass")
+
+
+def test_check_with_optimize_keeps_results():
+    result = cli("check", "--optimize", os.path.join(DATA, "fft_roundtrip_almost_eq.mlir"),
+                 os.path.join(DATA, "pad_eq_old_style.mlir"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("PASS") == 2

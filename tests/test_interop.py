@@ -147,3 +147,13 @@ def test_comparisons():
     assert compare(Check("almost_eq"), a, a + 1e-5) is None
     assert "type mismatch" in compare(Check("eq"), a, a.astype(np.float64))
     np.testing.assert_array_equal(_ulp_distance(np.float32([0.0]), np.float32([-0.0])), [0])
+
+
+def test_pass_dumps_and_printing(tmp_path, capsys):
+    m = hf.trace(lambda x: hnp.fft.irfft(hnp.fft.rfft(x), n=8) * 1.0, hf.ShapeDtype((3, 8), np.float32))
+    m.optimize(dump_dir=tmp_path, print_ir_after_change=True)
+    dumps = sorted(p.name for p in tmp_path.iterdir())
+    assert dumps and all(name[:2].isdigit() and name.endswith(".mlir") for name in dumps)
+    assert any("inverse-fft-elimination" in name for name in dumps)
+    assert "stablehlo.fft" not in (tmp_path / dumps[-1]).read_text()
+    assert "// ----- IR after inverse-fft-elimination" in capsys.readouterr().out
