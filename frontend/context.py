@@ -12,7 +12,7 @@ import numpy as np
 
 from jaxlib.mlir import ir
 from jaxlib.mlir import passmanager
-from jaxlib.mlir.dialects import chlo, func, stablehlo
+from jaxlib.mlir.dialects import chlo, func, sdy, stablehlo
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir._mlir_libs._mlir import rewrite
 
@@ -44,6 +44,7 @@ def make_context() -> ir.Context:
     ctx.load_all_available_dialects()
     stablehlo.register_dialect(ctx)
     chlo.register_dialect(ctx)
+    sdy.register_dialect(ctx)  # (Shardy: sdy.mesh and #sdy.sharding annotations)
     return ctx
 
 

@@ -49,7 +49,8 @@ def trace_flat(fn, in_tree, in_specs, name="main", kwargs_tree=False) -> Module:
     with b.ctx, ir.Location.unknown(), active(b):
         in_types = [b.type(*s) for s in in_specs]
         with ir.InsertionPoint(b.module.body):
-            f = func.FuncOp(name, ir.FunctionType.get(in_types, []), loc=_function_location(fn))
+            fn_loc = _function_location(fn)
+            f = func.FuncOp(name, ir.FunctionType.get(in_types, []), loc=fn_loc)
         block = f.add_entry_block()
         with b.at(block):
             args = [Tensor(v, s, d, b) for v, (s, d) in zip(block.arguments, in_specs)]
@@ -61,7 +62,8 @@ def trace_flat(fn, in_tree, in_specs, name="main", kwargs_tree=False) -> Module:
                 out = fn(*tree_args)
             out_leaves, out_tree = tree_util.tree_flatten(out)
             outs = [as_tensor(o, what=f"trace: output {i}") for i, o in enumerate(out_leaves)]
-            b.emit("func.return", outs, [])
+            b.emit("func.return", outs, [], loc=fn_loc)  # (not the caller's line: keeps the text,
+                                                         # and the executable cache key, stable)
         f.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(in_types, [o.value.type for o in outs]))
     module = Module(b.module, name, out_tree)
@@ -101,11 +103,19 @@ def _abstract_key(leaf):
 class Jitted:
     """A function compiled once per argument signature (pytree structure, shapes, dtypes)."""
 
-    def __init__(self, fn, *, optimize: bool = True, device=None, name: str = "main"):
+    def __init__(self, fn, *, optimize: bool = True, device=None, name: str = "main",
+                 in_shardings=None, out_shardings=None, mesh=None):
         self.fn = fn
         self.optimize = optimize
         self.device = device
         self.name = name
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+        self.mesh = mesh
+        self._sharded = not (in_shardings is None and out_shardings is None and mesh is None)
+        if self._sharded and device is not None:
+            raise ValueError(f"jit: pass either device or shardings (the mesh decides the devices), "
+                             f"got device={device!r}")
         self._cache: dict = {}
         self._lock = threading.Lock()
         self.__wrapped__ = fn
@@ -131,8 +141,25 @@ class Jitted:
                     module = self._trace(leaves, in_tree)
                     if self.optimize:
                         module = _optimized(module)
-                    entry = self._cache[key] = (module.compile(self.device), module.out_tree)
+                    entry = self._cache[key] = (self._compile(module, leaves, in_tree), module.out_tree)
         return entry
+
+    def _compile(self, module: Module, leaves, in_tree):
+        if not self._sharded:
+            return module.compile(self.device)
+        from hloforge.runtime import sharding
+        from hloforge.runtime.compiler import compile_module
+        args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
+        # in_shardings is a prefix of the positional arguments (like jax.jit); keyword arguments
+        # are replicated.
+        in_flat = (sharding.flat(self.in_shardings, args, "in_shardings")
+                   + [None] * len(tree_util.tree_leaves(kwargs)))
+        out_flat = None
+        if self.out_shardings is not None:
+            n_out = len(module.signature[1])
+            outs = tree_util.tree_unflatten(module.out_tree, list(range(n_out)))
+            out_flat = sharding.flat(self.out_shardings, outs, "out_shardings")
+        return compile_module(module, None, in_flat, out_flat, self.mesh, in_place=True)
 
     def __call__(self, *args, **kwargs):
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
@@ -152,20 +179,31 @@ def _optimized(module: Module) -> Module:
     return module
 
 
-def jit(fn=None, *, optimize: bool = True, device=None, name: str = "main"):
+def jit(fn=None, *, optimize: bool = True, device=None, name: str = "main",
+        in_shardings=None, out_shardings=None, mesh=None):
     """Compile ``fn`` on first call, once per argument signature; later calls only run.
 
     Args:
       fn: a Python function over Tensors; arguments and results may be pytrees.
       optimize: run hloforge's default pass pipeline before compiling.
-      device: None (first CPU device), "cpu", "gpu" or a jax Device.
+      device: None (``hf.config.device``: the first CPU unless HLOFORGE_DEVICE=gpu), "cpu",
+        "gpu" or a jax Device.
       name: the entry function's name.
+      in_shardings: SPMD over a jax Mesh: a pytree prefix of the positional arguments with a
+        ``NamedSharding``, ``PartitionSpec`` or None (replicated) per leaf, like jax.jit's.
+        Arguments are placed as sharded jax.Arrays; keyword arguments are replicated.
+      out_shardings: the same for the results; None lets XLA choose.
+      mesh: the Mesh for PartitionSpecs (default: a NamedSharding's mesh, or ``jax.set_mesh``).
     Returns:
-      A callable; ``.lower(*args)`` returns the traced Module without compiling.
+      A callable; ``.lower(*args)`` returns the traced Module without compiling. Sharded
+      functions return global sharded jax.Arrays.
     Example:
       >>> f = hf.jit(lambda x: hnp.sin(x) * 2.0)
       >>> y = f(np.ones(3, np.float32))
+      >>> g = hf.jit(model, in_shardings=(hf.P("batch"), None), mesh=hf.Mesh(devices, ("batch",)))
     """
+    options = dict(optimize=optimize, device=device, name=name, in_shardings=in_shardings,
+                   out_shardings=out_shardings, mesh=mesh)
     if fn is None:
-        return lambda f: Jitted(f, optimize=optimize, device=device, name=name)
-    return Jitted(fn, optimize=optimize, device=device, name=name)
+        return lambda f: Jitted(f, **options)
+    return Jitted(fn, **options)

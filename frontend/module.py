@@ -216,13 +216,21 @@ class Module:
 
     # ---------------------------------------------------------------- compilation
 
-    def compile(self, device=None):
-        """Compile with XLA for one device (default: the first CPU); returns an Executable."""
-        from hloforge.runtime.executable import Executable
-        ins, outs = self.signature
-        code = self._code_for_compile()
-        return Executable.compile(code, [tuple(s) for s in ins], [tuple(s) for s in outs],
-                                  device=device, name=self.entry)
+    def compile(self, device=None, *, in_shardings=None, out_shardings=None, mesh=None):
+        """Compile with XLA through hloforge's executable caches; returns an Executable.
+
+        Args:
+          device: None (``hf.config.device``, "cpu" unless HLOFORGE_DEVICE says otherwise),
+            "cpu", "gpu" or a jax Device.
+          in_shardings, out_shardings: for SPMD over a jax Mesh: a NamedSharding, PartitionSpec
+            or None (replicated) per argument/result (a single one applies to all);
+            ``out_shardings=None`` lets XLA choose. This module is left unchanged.
+          mesh: the Mesh for PartitionSpecs (default: a NamedSharding's mesh or ``jax.set_mesh``).
+        Example:
+          >>> exe = m.compile(in_shardings=hf.NamedSharding(mesh, hf.P("batch")))
+        """
+        from hloforge.runtime.compiler import compile_module
+        return compile_module(self, device, in_shardings, out_shardings, mesh)
 
     def _code_for_compile(self) -> str:
         if self.entry == "main":

@@ -1,8 +1,6 @@
 """A compiled module bound to one device: call it with numpy arrays, scalars or jax arrays."""
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from hloforge.frontend import dtypes
@@ -21,23 +19,33 @@ class Executable:
     tuple.
     """
 
-    def __init__(self, loaded, in_specs, out_specs, device, name="main", compile_seconds=0.0):
+    def __init__(self, loaded, in_specs, out_specs, device, name="main", compile_seconds=0.0,
+                 source="compiled"):
         self._loaded = loaded
         self.in_specs = tuple(in_specs)     # ((shape, dtype), ...)
         self.out_specs = tuple(out_specs)
         self.device = device
         self.name = name
         self.compile_seconds = compile_seconds
+        self.source = source                # "compiled", "memory" or "disk" (the executable caches)
 
     @classmethod
     def compile(cls, code, in_specs, out_specs, device=None, name="main") -> "Executable":
-        device = pjrt.resolve_device(device)
-        start = time.perf_counter()
-        try:
-            loaded = pjrt.compile(code, device)
-        except pjrt.CompileError as e:
-            raise pjrt.CompileError(f"{name}: XLA could not compile the module: {e}") from None
-        return cls(loaded, in_specs, out_specs, device, name, time.perf_counter() - start)
+        """Compile StableHLO text or bytecode (with ``@main``) for one device, through the caches."""
+        from hloforge.runtime import compiler
+        device = compiler.default_device(device)
+        loaded, seconds, source = compiler.load_or_compile(code, (device,), name)
+        return cls(loaded, in_specs, out_specs, device, name, seconds, source)
+
+    @property
+    def from_cache(self) -> bool:
+        """True when this executable came from the memory or disk cache (XLA did not compile)."""
+        return self.source != "compiled"
+
+    @property
+    def devices(self) -> tuple:
+        """The devices it runs on (one here; a mesh's devices for a ShardedExecutable)."""
+        return (self.device,)
 
     def __repr__(self):
         ins = ", ".join(_describe(*s) for s in self.in_specs)
@@ -57,7 +65,11 @@ class Executable:
             devs = arg.devices()
             if len(devs) == 1 and next(iter(devs)) == self.device:
                 return arg
-            return pjrt.put(np.asarray(arg), self.device)
+            return pjrt.put(arg, self.device)
+        return pjrt.put(self._host_value(index, arg, shape, dtype), self.device)
+
+    def _host_value(self, index, arg, shape, dtype) -> np.ndarray:
+        """A Python scalar or array-like checked against the signature, as a numpy array."""
         weak = dtypes.weak_type(arg)
         if weak is not None:
             if shape != ():
@@ -67,10 +79,10 @@ class Executable:
                 raise TypeError(f"{self.name}: argument {index}: expected {_describe(shape, dtype)}, "
                                 f"got Python {weak.__name__} {arg!r}")
             dtypes.check_scalar_fits(arg, dtype, f"{self.name}: argument {index}")
-            return pjrt.put(np.asarray(arg, dtype), self.device)
+            return np.asarray(arg, dtype)
         array = np.asarray(arg)
         self._check(index, array.shape, array.dtype, shape, dtype)
-        return pjrt.put(array, self.device)
+        return array
 
     def _check(self, index, got_shape, got_dtype, shape, dtype):
         if np.dtype(got_dtype) != dtype:

@@ -1,13 +1,30 @@
-"""The one adapter between hloforge and jaxlib's PJRT runtime (version-specific calls only)."""
+"""The one adapter between hloforge and jaxlib's PJRT runtime (version-specific calls only).
+
+Everything that touches jax/jaxlib runtime internals (clients, compile options, executables,
+serialization, sharded execution, jax's sharding classes) lives here.
+"""
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
 import jax
+import jaxlib
 from jax.extend.backend import get_backend
-from jaxlib import _jax as xc
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax._src import core as _core
+from jax._src import mesh as _mesh
+from jax._src.interpreters import pxla as _pxla
+from jax._src.lib import xla_client as xc
+from jax._src.sharding_impls import parse_flatten_op_sharding
 
 _PLATFORM_ALIASES = {"cpu": "cpu", "gpu": "gpu", "cuda": "cuda", "rocm": "rocm"}
+_INSTALL_GPU = ("install the CUDA plugin with `pip install 'hloforge[cuda12]'` (jax-cuda12-plugin) "
+                "on a machine with an NVIDIA GPU and driver")
+
+__all__ = ["Mesh", "NamedSharding", "PartitionSpec", "DeviceNotFoundError", "CompileError",
+           "ExecutionError"]
 
 
 class DeviceNotFoundError(RuntimeError):
@@ -24,28 +41,37 @@ class ExecutionError(RuntimeError):
 
 RuntimeFailure = jax.errors.JaxRuntimeError
 
+# ---------------------------------------------------------------- devices
+
 
 def client(platform: str = "cpu"):
-    """The PJRT client for ``platform`` ("cpu" or "gpu")."""
+    """The PJRT client for ``platform`` ("cpu" or "gpu"; GPUs come from JAX's plugin discovery)."""
     platform = _PLATFORM_ALIASES.get(platform, platform)
     try:
         return get_backend(platform)
     except RuntimeError as e:
         if platform in ("gpu", "cuda"):
-            raise DeviceNotFoundError(
-                "no GPU found: install the CUDA plugin with `pip install 'hloforge[cuda12]'` "
-                f"(jax-cuda12-plugin) on a machine with an NVIDIA GPU ({e})") from None
+            raise DeviceNotFoundError(f"no GPU found: {_INSTALL_GPU} ({e})") from None
         raise DeviceNotFoundError(f"no {platform!r} devices: {e}") from None
 
 
-def devices(platform: str = "cpu") -> list:
-    return list(client(platform).devices())
+def devices(kind: str | None = None) -> list:
+    """PJRT devices of ``kind`` ("cpu" or "gpu"); None: every available platform, CPU first."""
+    if kind is not None:
+        return list(client(kind).devices())
+    out = list(client("cpu").devices())
+    try:
+        out += client("gpu").devices()
+    except DeviceNotFoundError:
+        pass
+    return out
 
 
-def resolve_device(device=None):
-    """None -> the first CPU device; "cpu"/"gpu" -> that platform's first device; a Device as is."""
+def resolve_device(device=None, default: str = "cpu"):
+    """None -> the first device of kind ``default``; "cpu"/"gpu" -> that kind's first device;
+    a Device as is."""
     if device is None:
-        return devices("cpu")[0]
+        device = default
     if isinstance(device, str):
         return devices(device)[0]
     if hasattr(device, "platform") and hasattr(device, "client"):
@@ -53,22 +79,73 @@ def resolve_device(device=None):
     raise TypeError(f"device must be None, 'cpu', 'gpu' or a jax Device, got {device!r}")
 
 
-def compile(code: str | bytes, device):
-    """Compile StableHLO (text or bytecode) for one device; returns a loaded executable."""
+def environment(devs) -> tuple:
+    """What, besides the module and options, decides the compiled code (part of cache keys)."""
+    c = devs[0].client
+    return (jaxlib.__version__, c.platform, c.platform_version, os.environ.get("XLA_FLAGS", ""),
+            tuple(d.id for d in devs), tuple(d.device_kind for d in devs))
+
+
+def live_counts(device=None) -> tuple:
+    """(live executables, live arrays) of the device's client (leak checks)."""
+    c = resolve_device(device).client
+    return len(c.live_executables()), len(c.live_arrays())
+
+# ---------------------------------------------------------------- compiling
+
+
+def use_shardy() -> bool:
+    """Whether sharded modules are annotated for and partitioned by Shardy (jax's flag)."""
+    return bool(jax.config.jax_use_shardy_partitioner)
+
+
+def compile_options(devs, shardy: bool | None = None):
+    """One device: default options. Several: SPMD over ``devs`` (their order = partition ids)."""
     options = xc.CompileOptions()
+    if len(devs) == 1:
+        return options
+    options.num_replicas = 1
+    options.num_partitions = len(devs)
+    build = options.executable_build_options
+    build.use_spmd_partitioning = True
+    build.use_shardy_partitioner = use_shardy() if shardy is None else shardy
+    options.device_assignment = xc.DeviceAssignment.create(np.array([[d.id for d in devs]]))
+    return options
+
+
+def compile(code: str | bytes, devs, options=None):
+    """Compile StableHLO (text or bytecode) for ``devs`` (one device, or an SPMD device list)."""
+    if not isinstance(devs, (list, tuple)):
+        devs = (devs,)
+    options = compile_options(devs) if options is None else options
     try:
-        return device.client.compile_and_load(code, xc.DeviceList((device,)), options)
+        return devs[0].client.compile_and_load(code, xc.DeviceList(tuple(devs)), options)
     except RuntimeFailure as e:
         raise CompileError(str(e)) from None
 
 
-def put(array: np.ndarray, device) -> jax.Array:
-    """Place a host array on ``device`` keeping its dtype (f64/c128 too), without touching jax's
-    global x64 flag: the scoped ``enable_x64`` context is thread-local."""
+def serialize(loaded) -> bytes:
+    return loaded.serialize()
+
+
+def deserialize(data: bytes, devs, options):
+    """A loaded executable from ``serialize``'s bytes; raises ValueError if they are unusable."""
+    try:
+        return devs[0].client.deserialize_executable(data, xc.DeviceList(tuple(devs)), options)
+    except (RuntimeFailure, RuntimeError, ValueError, TypeError) as e:
+        raise ValueError(f"cannot deserialize executable: {e}") from None
+
+# ---------------------------------------------------------------- running
+
+
+def put(array, target) -> jax.Array:
+    """Place a host (or device) array on ``target`` (a Device or a NamedSharding) keeping its dtype
+    (f64/c128 too), without touching jax's global x64 flag: the scoped ``enable_x64`` is
+    thread-local."""
     if array.dtype.itemsize == 8 or array.dtype == np.complex128:
         with jax.enable_x64(True):
-            return jax.device_put(array, device)
-    return jax.device_put(array, device)
+            return jax.device_put(array, target)
+    return jax.device_put(array, target)
 
 
 def execute(loaded, arrays) -> list:
@@ -79,8 +156,83 @@ def execute(loaded, arrays) -> list:
         raise ExecutionError(str(e)) from None
 
 
+def result_handlers(out_specs, shardings) -> list:
+    """Per result: turns its per-device buffers into one global jax.Array with ``sharding``."""
+    return [xc.array_result_handler(_core.ShapedArray(tuple(shape), np.dtype(dtype)), s,
+                                    committed=True, _skip_checks=True)
+            for (shape, dtype), s in zip(out_specs, shardings)]
+
+
+def execute_sharded(loaded, arrays, handlers) -> list:
+    """Run an SPMD executable on sharded global arrays; returns global sharded jax.Arrays."""
+    try:
+        return loaded.execute_sharded(arrays).consume_with_handlers(handlers)
+    except RuntimeFailure as e:
+        raise ExecutionError(str(e)) from None
+
+
 def is_device_array(x) -> bool:
     return isinstance(x, jax.Array)
+
+# ---------------------------------------------------------------- shardings
+
+
+def context_mesh():
+    """The mesh set by ``jax.set_mesh(mesh)`` or ``with mesh:``, or None."""
+    mesh = _mesh.get_concrete_mesh()
+    if mesh is None or mesh.empty:
+        mesh = _mesh.thread_resources.env.physical_mesh
+    return None if mesh.empty else mesh
+
+
+def mesh_devices(mesh) -> tuple:
+    """The mesh's devices in partition order."""
+    return tuple(mesh.devices.flat)
+
+
+def sdy_mesh_text(mesh, name: str = "mesh") -> str:
+    axes = ", ".join(f'"{a}"={n}' for a, n in mesh.shape.items())
+    return f"sdy.mesh @{name} = <[{axes}]>"
+
+
+def sdy_sharding_text(sharding, ndim: int, mesh_name: str = "mesh") -> str:
+    """``#sdy.sharding<@mesh, [{"x"}, {}]>`` for a NamedSharding of a rank-``ndim`` value."""
+    sdy = sharding._to_sdy_sharding(ndim)
+    dims = []
+    for d in sdy.dim_shardings:
+        items = [f'"{a}"' for a in d.axes] + (["?"] if d.is_open else [])
+        dims.append("{" + ", ".join(items) + "}")
+    text = f"#sdy.sharding<@{mesh_name}, [{', '.join(dims)}]"
+    for label, axes in (("replicated", sdy.replicated_axes), ("unreduced", sdy.unreduced_axes)):
+        ordered = [a for a in sharding.mesh.axis_names if a in axes]
+        if ordered:
+            text += f", {label}={{{', '.join(f'{chr(34)}{a}{chr(34)}' for a in ordered)}}}"
+    return text + ">"
+
+
+def hlo_sharding_text(sharding, ndim: int) -> str:
+    """The ``mhlo.sharding`` string (GSPMD) for a NamedSharding of a rank-``ndim`` value."""
+    return str(sharding._to_xla_hlo_sharding(ndim))
+
+
+def manual_sharding_text(mesh, axes, ndim: int) -> str:
+    """The ``mhlo.sharding`` of a value inside a region manual over ``axes`` (jax's shard_map)."""
+    if set(axes) == set(mesh.axis_names):
+        return "{manual}"
+    aval = _core.ShapedArray((1,) * ndim, np.float32)
+    return str(xc.HloSharding.from_proto(_pxla.manual_proto(aval, frozenset(axes), mesh)))
+
+
+def output_shardings(loaded, mesh, count: int) -> list:
+    """The compiled executable's ``count`` result shardings as NamedShardings over ``mesh``
+    (a one-device mesh is never partitioned: replicated)."""
+    ops = loaded.get_output_shardings() if mesh.size > 1 else None
+    if not ops:
+        return [NamedSharding(mesh, PartitionSpec())] * count
+    return [NamedSharding(mesh, parse_flatten_op_sharding(xc.HloSharding.from_proto(op), mesh)[0])
+            for op in ops]
+
+# ---------------------------------------------------------------- introspection
 
 
 def hlo_text(loaded) -> str:

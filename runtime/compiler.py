@@ -1,0 +1,149 @@
+"""Module -> Executable: sharding plans, the executable caches, and readable compile errors."""
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+from hloforge.runtime import cache, pjrt
+from hloforge.runtime.settings import config
+from hloforge.runtime.executable import Executable
+
+_inflight: dict = {}
+_inflight_lock = threading.Lock()
+
+
+def default_device(device=None):
+    """``device`` resolved to a jax Device; None means ``hf.config.device``."""
+    return pjrt.resolve_device(device, config.device)
+
+
+def compile_module(module, device=None, in_shardings=None, out_shardings=None, mesh=None,
+                   *, in_place: bool = False) -> Executable:
+    """Compile ``module`` for one device, or over a mesh when shardings are given.
+
+    ``in_shardings``/``out_shardings`` are pytree prefixes of the flat argument/result lists
+    (NamedSharding, PartitionSpec or None = replicated); ``out_shardings=None`` lets XLA choose.
+    The annotated copy of the module (``module`` itself when ``in_place``) is what XLA compiles.
+    """
+    ins, outs = module.signature
+    in_specs, out_specs = [tuple(s) for s in ins], [tuple(s) for s in outs]
+    if in_shardings is None and out_shardings is None and mesh is None:
+        dev = default_device(device)
+        loaded, seconds, source = load_or_compile(module._code_for_compile(), (dev,), module.entry, module)
+        return Executable(loaded, in_specs, out_specs, dev, module.entry, seconds, source)
+
+    from hloforge.runtime import sharding
+    from hloforge.runtime.sharded import ShardedExecutable
+    if device is not None:
+        raise ValueError(f"compile: pass either device or shardings (the mesh decides the devices), "
+                         f"got device={device!r}")
+    mesh = sharding.find_mesh(mesh, in_shardings, out_shardings)
+    in_flat = sharding.flat(in_shardings, tuple(range(len(ins))), "in_shardings")
+    out_flat = None if out_shardings is None else sharding.flat(out_shardings, tuple(range(len(outs))),
+                                                                "out_shardings")
+    plan = sharding.Plan(mesh, in_flat, out_flat, in_specs, out_specs)
+    target = module if in_place else module.clone()
+    shardy = pjrt.use_shardy()
+    sharding.annotate(target, plan, shardy)
+    if config.local_ffts:
+        from hloforge.runtime.fft_sharding import keep_ffts_local
+        keep_ffts_local(target, plan, shardy)
+    loaded, seconds, source = load_or_compile(target._code_for_compile(), plan.devices, module.entry,
+                                              target, shardy)
+    return ShardedExecutable(loaded, in_specs, out_specs, mesh, plan.in_shardings, plan.out_shardings,
+                             module.entry, seconds, source)
+
+
+def load_or_compile(code, devs, name="main", module=None, shardy=None):
+    """(loaded executable, compile seconds, source): from the memory cache, the disk cache
+    (``hf.config.cache_dir``) or XLA. One thread compiles a given key at a time."""
+    devs = tuple(devs)
+    shardy = pjrt.use_shardy() if shardy is None and len(devs) > 1 else shardy
+    key = cache.fingerprint(code, pjrt.environment(devs), shardy)
+    loaded = cache.MEMORY.get(key)
+    if loaded is not None:
+        cache.count("memory_hits")
+        return loaded, 0.0, "memory"
+    with _inflight_lock:
+        lock = _inflight.setdefault(key, threading.Lock())
+    try:
+        with lock:
+            return _load_or_compile_locked(key, code, devs, name, module, shardy)
+    finally:
+        with _inflight_lock:
+            _inflight.pop(key, None)
+
+
+def _load_or_compile_locked(key, code, devs, name, module, shardy):
+    loaded = cache.MEMORY.get(key)
+    if loaded is not None:
+        cache.count("memory_hits")
+        return loaded, 0.0, "memory"
+    options = pjrt.compile_options(devs, shardy)
+    directory = config.cache_dir
+    if directory:
+        data = cache.disk_load(directory, key)
+        if data is not None:
+            try:
+                loaded = pjrt.deserialize(data, devs, options)
+            except ValueError:
+                cache.disk_discard(directory, key)
+            else:
+                cache.count("disk_hits")
+                cache.MEMORY.put(key, loaded)
+                return loaded, 0.0, "disk"
+    start = time.perf_counter()
+    try:
+        loaded = pjrt.compile(code, devs, options)
+    except pjrt.CompileError as e:
+        raise pjrt.CompileError(describe_error(name, str(e), module)) from None
+    seconds = time.perf_counter() - start
+    cache.count("compiles")
+    cache.MEMORY.put(key, loaded)
+    if directory:
+        cache.disk_store(directory, key, pjrt.serialize(loaded))
+    return loaded, seconds, "compiled"
+
+
+# XLA names HLO opcodes (`recv`), instructions (add.3) and custom-call targets in its messages.
+_OPCODE = re.compile(r"`([a-z][a-z0-9-]*)`|\bopcode:? ([a-z][a-z0-9-]*)|\b([a-z][a-z-]*)\.\d+\b")
+_TARGET = re.compile(r"custom[ -]call (?:to|target) `?([\w.$-]+)")
+
+
+def _walk(op):
+    yield op
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield from _walk(inner.operation)
+
+
+def op_locations(module, message: str, limit: int = 5) -> list:
+    """Best effort: "op at location" for the module's ops that ``message`` names."""
+    names = {"stablehlo." + n.replace("-", "_") for m in _OPCODE.findall(message) for n in m if n}
+    targets = set(_TARGET.findall(message))
+    found = []
+    for top in module.mlir.body.operations:
+        for op in _walk(top.operation):
+            hit = op.name in names
+            if not hit and targets and op.name == "stablehlo.custom_call":
+                hit = str(op.attributes["call_target_name"]).strip('"') in targets
+            if hit:
+                loc = str(op.location)
+                found.append(f"{op.name} at {loc[4:-1] if loc.startswith('loc(') else loc}")
+                if len(found) == limit:
+                    return found
+    return found
+
+
+def describe_error(name: str, message: str, module=None) -> str:
+    text = f"{name}: XLA could not compile the module: {message}"
+    if module is not None:
+        try:
+            where = op_locations(module, message)
+        except Exception:  # (best effort: never hide XLA's own message)
+            where = []
+        if where:
+            text += "\n  the op(s) it names: " + "; ".join(where)
+    return text

@@ -1,0 +1,99 @@
+"""``hf.config``: the one place for hloforge's runtime settings.
+
+Each setting starts from an environment variable when it is set:
+
+==================  ========================  =========================================
+setting             environment variable      meaning
+==================  ========================  =========================================
+``device``          ``HLOFORGE_DEVICE``       default device kind: "cpu" (default) or "gpu"
+``cache_size``      ``HLOFORGE_CACHE_SIZE``   executables kept in memory (LRU; default 256; 0 = none)
+``cache_dir``       ``HLOFORGE_CACHE_DIR``    persistent executable cache directory (default: none)
+``local_ffts``      ``HLOFORGE_LOCAL_FFTS``   sharded compiles keep batch-sharded FFTs local
+                                              (default on; "0" turns it off; docs/runtime.md)
+==================  ========================  =========================================
+"""
+from __future__ import annotations
+
+import os
+
+from hloforge.runtime import cache
+
+_DEVICE_KINDS = ("cpu", "gpu")
+
+
+class Config:
+    """hloforge's runtime settings; change them as attributes: ``hf.config.cache_size = 64``."""
+
+    __slots__ = ("_device", "_cache_size", "_cache_dir", "_local_ffts")
+
+    def __init__(self, environ=None):
+        env = os.environ if environ is None else environ
+        try:
+            self.device = env.get("HLOFORGE_DEVICE") or "cpu"
+        except ValueError:
+            raise ValueError(f"HLOFORGE_DEVICE must be one of {_DEVICE_KINDS}, got "
+                             f"{env.get('HLOFORGE_DEVICE')!r}") from None
+        size = env.get("HLOFORGE_CACHE_SIZE")
+        try:
+            self.cache_size = 256 if size in (None, "") else int(size)
+        except ValueError:
+            raise ValueError(f"HLOFORGE_CACHE_SIZE must be an integer >= 0, got {size!r}") from None
+        self.cache_dir = env.get("HLOFORGE_CACHE_DIR") or None
+        self.local_ffts = env.get("HLOFORGE_LOCAL_FFTS", "1").strip().lower() not in ("0", "false", "no", "off")
+
+    @property
+    def device(self) -> str:
+        """The device kind used when none is given: "cpu" or "gpu"."""
+        return self._device
+
+    @device.setter
+    def device(self, value):
+        if value not in _DEVICE_KINDS:
+            raise ValueError(f"config.device must be one of {_DEVICE_KINDS}, got {value!r}")
+        self._device = value
+
+    @property
+    def cache_size(self) -> int:
+        """How many compiled executables the in-memory cache keeps (least recently used go first)."""
+        return self._cache_size
+
+    @cache_size.setter
+    def cache_size(self, value):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"config.cache_size must be an integer >= 0, got {value!r}")
+        self._cache_size = value
+        if self is _GLOBAL[0]:
+            cache.MEMORY.resize(value)  # (a smaller size evicts now)
+
+    @property
+    def cache_dir(self) -> str | None:
+        """Directory of serialized executables shared between processes, or None (no disk cache)."""
+        return self._cache_dir
+
+    @cache_dir.setter
+    def cache_dir(self, value):
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"config.cache_dir must be a path or None, got {type(value).__name__} {value!r}")
+        self._cache_dir = None if value is None else os.fspath(value)
+
+    @property
+    def local_ffts(self) -> bool:
+        """Whether sharded compiles wrap batch-sharded FFTs in manual regions so XLA does not
+        all-gather them (see ``runtime/fft_sharding.py``)."""
+        return self._local_ffts
+
+    @local_ffts.setter
+    def local_ffts(self, value):
+        if not isinstance(value, bool):
+            raise TypeError(f"config.local_ffts must be True or False, got {value!r}")
+        self._local_ffts = value
+
+    def __repr__(self):
+        return (f"Config(device={self.device!r}, cache_size={self.cache_size}, cache_dir={self.cache_dir!r}, "
+                f"local_ffts={self.local_ffts})")
+
+
+_GLOBAL = [None]
+config = Config()
+_GLOBAL[0] = config
+cache.MEMORY.resize(config.cache_size)

@@ -1,0 +1,90 @@
+"""Devices: listing, choosing with device=/hf.config/HLOFORGE_DEVICE, and the no-GPU error."""
+import numpy as np
+import pytest
+
+import hloforge as hf
+from hloforge.runtime.cli.main import main
+from hloforge.runtime.settings import Config
+from helpers import assert_close
+
+HAS_GPU = any(d.platform != "cpu" for d in hf.devices())
+no_gpu_only = pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU")
+
+
+def test_devices_lists_cpu_first_and_every_platform():
+    every = hf.devices()
+    cpus = hf.devices("cpu")
+    assert cpus and all(d.platform == "cpu" for d in cpus)
+    assert every[:len(cpus)] == cpus
+    assert {d.platform for d in every} <= {"cpu", "gpu", "cuda", "rocm"}
+
+
+def test_jit_and_compile_take_a_device(monkeypatch):
+    monkeypatch.setattr(hf.config, "device", "cpu")  # (None below means hf.config.device)
+    x = np.arange(4, dtype=np.float32)
+    cpu = hf.devices("cpu")[0]
+    for device in ("cpu", cpu, None):
+        y = hf.jit(lambda a: a * 2.0, device=device)(x)
+        assert_close(y, x * 2)
+        assert y.devices() == {cpu}
+    exe = hf.trace(lambda a: a + 1.0, x).compile(device=cpu)
+    assert exe.devices == (cpu,) and exe.device == cpu
+
+
+def test_bad_device_argument():
+    with pytest.raises(TypeError, match="device must be None, 'cpu', 'gpu' or a jax Device, got 3"):
+        hf.trace(lambda a: a, np.ones(2, np.float32)).compile(device=3)
+
+
+@no_gpu_only
+def test_missing_gpu_raises_one_clear_error(tmp_path):
+    x = np.ones(3, np.float32)
+    calls = [lambda: hf.devices("gpu"),
+             lambda: hf.jit(lambda a: a + 1.0, device="gpu")(x),
+             lambda: hf.trace(lambda a: a + 1.0, x).compile(device="gpu")]
+    for call in calls:
+        with pytest.raises(hf.DeviceNotFoundError, match=r"no GPU found: install the CUDA plugin with "
+                                                         r"`pip install 'hloforge\[cuda12\]'`"):
+            call()
+
+
+@no_gpu_only
+def test_config_device_gpu_is_used_by_default(monkeypatch):
+    monkeypatch.setattr(hf.config, "device", "gpu")
+    with pytest.raises(hf.DeviceNotFoundError, match="no GPU found"):
+        hf.jit(lambda a: a - 1.0)(np.ones(2, np.float32))
+
+
+@no_gpu_only
+def test_cli_run_device_gpu_without_gpu(tmp_path, capsys):
+    path = tmp_path / "m.mlir"
+    hf.trace(lambda a: a * 3.0, hf.ShapeDtype((2,), np.float32)).save(path)
+    assert main(["run", str(path), "--random-inputs", "--device", "gpu"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hloforge run: error: no GPU found: install the CUDA plugin") and err.count("\n") == 1
+
+
+def test_cli_run_device_cpu(tmp_path, capsys):
+    path = tmp_path / "m.mlir"
+    hf.trace(lambda a: a * 3.0, hf.ShapeDtype((2,), np.float32)).save(path)
+    assert main(["run", str(path), "--random-inputs", "--device", "cpu"]) == 0
+    assert "output 0: float32[2]" in capsys.readouterr().out
+
+
+def test_config_reads_the_environment_and_validates():
+    c = Config({"HLOFORGE_DEVICE": "gpu", "HLOFORGE_CACHE_SIZE": "7", "HLOFORGE_CACHE_DIR": "/tmp/x",
+                "HLOFORGE_LOCAL_FFTS": "0"})
+    assert (c.device, c.cache_size, c.cache_dir, c.local_ffts) == ("gpu", 7, "/tmp/x", False)
+    d = Config({})
+    assert (d.device, d.cache_dir, d.local_ffts) == ("cpu", None, True)
+    with pytest.raises(ValueError, match=r"config.device must be one of \('cpu', 'gpu'\), got 'tpu'"):
+        d.device = "tpu"
+    with pytest.raises(ValueError, match=r"HLOFORGE_DEVICE must be one of \('cpu', 'gpu'\), got 'tpu'"):
+        Config({"HLOFORGE_DEVICE": "tpu"})
+    with pytest.raises(ValueError, match="HLOFORGE_CACHE_SIZE must be an integer >= 0, got 'lots'"):
+        Config({"HLOFORGE_CACHE_SIZE": "lots"})
+    with pytest.raises(ValueError, match="config.cache_size must be an integer >= 0, got -1"):
+        d.cache_size = -1
+    with pytest.raises(TypeError, match="config.cache_dir must be a path or None, got int 3"):
+        d.cache_dir = 3
+    assert "Config(device=" in repr(hf.config)
