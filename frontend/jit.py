@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 from jax import tree_util
@@ -10,6 +11,7 @@ from hloforge.frontend import dtypes
 from hloforge.frontend.context import func, ir
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.tracing import Builder, Tensor, active, as_tensor
+from hloforge.runtime import pjrt
 
 
 def _spec_of(leaf, index: int) -> tuple:
@@ -118,6 +120,11 @@ class Jitted:
                              f"got device={device!r}")
         self._cache: dict = {}
         self._lock = threading.Lock()
+        # jax's C++ dispatch loop for calls whose arguments are all jax arrays (single device);
+        # it holds its cache-miss callback, so that callback must not hold self (a cycle through
+        # a C++ object is never collected)
+        self._fast = None if self._sharded else pjrt.fast_dispatcher(
+            getattr(fn, "__name__", "jitted"), fn, _cache_miss(weakref.ref(self)))
         self.__wrapped__ = fn
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__name__ = getattr(fn, "__name__", "jitted")
@@ -162,13 +169,34 @@ class Jitted:
         return compile_module(module, None, in_flat, out_flat, self.mesh, in_place=True)
 
     def __call__(self, *args, **kwargs):
+        if self._fast is not None and not kwargs:
+            for a in args:
+                if type(a) is not pjrt.DEVICE_ARRAY_TYPE:
+                    break
+            else:
+                return self._fast(*args)
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs, fast_path=False):
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         executable, out_tree = self._compiled(leaves, in_tree)
         outs = executable.call_flat(leaves)
-        return tree_util.tree_unflatten(out_tree, outs)
+        result = tree_util.tree_unflatten(out_tree, outs)
+        if not fast_path:
+            return result
+        data = (pjrt.fastpath_data(executable._loaded, executable.device, out_tree, len(leaves), outs)
+                if all(type(o) is pjrt.DEVICE_ARRAY_TYPE for o in outs) else None)
+        return result, data, False
 
     def cache_size(self) -> int:
         return len(self._cache)
+
+
+def _cache_miss(jitted_ref):
+    """The C++ dispatch loop met a new signature: run in Python, hand it the executable."""
+    def cache_miss(*args, **kwargs):
+        return jitted_ref()._call(args, kwargs, fast_path=True)
+    return cache_miss
 
 
 def _optimized(module: Module) -> Module:

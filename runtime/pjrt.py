@@ -174,6 +174,33 @@ def execute_sharded(loaded, arrays, handlers) -> list:
 def is_device_array(x) -> bool:
     return isinstance(x, jax.Array)
 
+
+# ---------------------------------------------------------------- fast dispatch
+
+DEVICE_ARRAY_TYPE = xc.ArrayImpl
+
+
+def fast_dispatcher(name: str, fn, cache_miss, capacity: int = 64):
+    """jax's C++ dispatch loop around our executables: after ``cache_miss(*args)`` returned
+    ``(outputs, fastpath_data(...), False)`` for a signature, calls with jax arrays of that
+    signature run the executable from C++ without entering Python.
+
+    Only call it with jax arrays: for numpy arguments it would canonicalize 64-bit dtypes the
+    way jax does without x64 (f64 -> f32), which hloforge never does.
+    """
+    from jax._src import tree_util as _tree_util
+    from jax._src.lib import _jax
+    return _jax.pjit(name, fn, cache_miss, (), (), _pxla.JitGlobalCppCacheKeys(), _tree_util.dispatch_registry,
+                     _pxla.cc_shard_arg, _jax.PjitFunctionCache(capacity=capacity))
+
+
+def fastpath_data(loaded, device, out_tree, n_args: int, outs):
+    """What the C++ dispatch loop needs to run ``loaded`` again without Python (single device)."""
+    sharding = jax.sharding.SingleDeviceSharding(device)
+    return _pxla.MeshExecutableFastpathData(
+        loaded, out_tree, [sharding] * n_args, [sharding] * len(outs), [o.aval for o in outs],
+        [o._committed for o in outs], [True] * n_args, [None] * n_args, [])
+
 # ---------------------------------------------------------------- shardings
 
 

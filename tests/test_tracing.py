@@ -111,3 +111,30 @@ def test_iterating_a_tensor_unstacks_it():
     out = hf.jit(lambda x: [r * 2 for r in x])(x)
     assert len(out) == 3
     assert_close(out[2], x[2] * 2)
+
+
+def test_jitted_functions_are_freed():
+    import gc
+    import weakref
+
+    import jax
+    f = hf.jit(lambda x: x + 1)
+    f(jax.numpy.ones(2))  # goes through the C++ dispatch loop
+    ref = weakref.ref(f)
+    del f
+    gc.collect()
+    assert ref() is None
+
+
+def test_fast_path_keeps_64_bit_and_signatures_apart():
+    import jax
+    f = hf.jit(lambda x: x * 2)
+    x64 = np.ones(3) * (1 + 1e-13)
+    with jax.enable_x64(True):
+        d64 = jax.device_put(x64)
+    d32 = jax.device_put(np.ones(3, np.float32))
+    for _ in range(2):  # the second round runs from jax's C++ loop
+        assert f(d64).dtype == np.float64 and np.array_equal(np.asarray(f(d64)), 2 * x64)
+        assert f(d32).dtype == np.float32
+        assert f(x64).dtype == np.float64  # numpy never takes the C++ path
+    assert f.cache_size() == 2
