@@ -24,6 +24,7 @@ import numpy as np
 
 import hloforge as hf
 from hloforge import numpy as hnp
+from hloforge.runtime import cache as hf_cache
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
@@ -74,6 +75,7 @@ def measure(name, program, args, repeats):
     r = {"hloforge": {}, "jax": {}}
 
     def hf_trace():
+        hf_cache.clear()  # measure real compiles, as jax.clear_caches() does for jax
         return hf.jit(hf_fn, optimize=False).lower(*args)
 
     def jax_trace():
@@ -95,6 +97,7 @@ def measure(name, program, args, repeats):
 
     first_h, first_j = [], []
     for _ in range(max(2, repeats // 2)):
+        hf_cache.clear()
         t = time.perf_counter(); _block(hf.jit(hf_fn)(*dev_args)); first_h.append(time.perf_counter() - t)
         jax.clear_caches()
         t = time.perf_counter(); _block(jax.jit(jax_fn)(*dev_args)); first_j.append(time.perf_counter() - t)
