@@ -28,22 +28,22 @@ def _reduce(x, axes, body, init):
     return ops.reduce(x, init, axes, body)
 
 
-def sum(x, axis=None, dtype=None, keepdims=False):
-    """numpy.sum: bool and small integers accumulate in the default int (as numpy). Emits stablehlo.reduce."""
+def _accumulate(x, axis, dtype, keepdims, np_reduction, body, identity):
     x = asarray(x)
     axes = normalize_axes(axis, x.ndim)
-    acc = dtypes.canonical(dtype) if dtype is not None else _accumulator_dtype(np.sum, x.dtype)
+    acc = dtypes.canonical(dtype) if dtype is not None else _accumulator_dtype(np_reduction, x.dtype)
     x = astype(x, acc)
-    return _keep(x, _reduce(x, axes, "add", np.zeros((), acc)), axes, keepdims)
+    return _keep(x, _reduce(x, axes, body, np.array(identity, acc)), axes, keepdims)
+
+
+def sum(x, axis=None, dtype=None, keepdims=False):
+    """numpy.sum: bool and small integers accumulate in the default int (as numpy). Emits stablehlo.reduce."""
+    return _accumulate(x, axis, dtype, keepdims, np.sum, "add", 0)
 
 
 def prod(x, axis=None, dtype=None, keepdims=False):
     """numpy.prod. Emits stablehlo.reduce with multiply."""
-    x = asarray(x)
-    axes = normalize_axes(axis, x.ndim)
-    acc = dtypes.canonical(dtype) if dtype is not None else _accumulator_dtype(np.prod, x.dtype)
-    x = astype(x, acc)
-    return _keep(x, _reduce(x, axes, "mul", np.ones((), acc)), axes, keepdims)
+    return _accumulate(x, axis, dtype, keepdims, np.prod, "mul", 1)
 
 
 def mean(x, axis=None, dtype=None, keepdims=False):
