@@ -105,6 +105,8 @@ def test_executable_introspection():
     assert "dot" in exe.hlo_text
     assert exe.compile_seconds > 0
     assert exe.cost_analysis().get("flops", 0) >= 2 * 8 * 8 * 8 - 64
+    stats = exe.memory_stats()
+    assert stats.argument_size_in_bytes == 2 * 8 * 8 * 4 and stats.output_size_in_bytes == 8 * 8 * 4
     assert "Executable(main: (float32[8, 8], float32[8, 8]) -> (float32[8, 8]) on" in repr(exe)
 
 
