@@ -126,6 +126,10 @@ def einsum(subscripts, *operands):
     (a, b), (ta, tb) = xs, terms
     a, ta = _sum_unused(a, ta, tb + out)
     b, tb = _sum_unused(b, tb, ta + out)
+    if out and out[-1] in ta and out[-1] not in tb:
+        # dot_general puts rhs's free dims last: give rhs the output's minor dim, so the final
+        # transpose moves whole rows instead of transposing the minor dims (what XLA:CPU pays for)
+        (a, ta), (b, tb) = (b, tb), (a, ta)
     batch = [c for c in ta if c in tb and c in out]
     contract = [c for c in ta if c in tb and c not in out]
     res = _bool_safe_dot(a, b, [ta.index(c) for c in batch], [tb.index(c) for c in batch],
