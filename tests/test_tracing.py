@@ -138,3 +138,14 @@ def test_fast_path_keeps_64_bit_and_signatures_apart():
         assert f(d32).dtype == np.float32
         assert f(x64).dtype == np.float64  # numpy never takes the C++ path
     assert f.cache_size() == 2
+
+
+def test_locations_carry_the_column_of_the_call():
+    def f(x):
+        y = hf.ops.exp(x)
+        return hf.ops.sin(y)
+
+    text = hf.trace(f, hf.ShapeDtype((2,), np.float32)).to_text(debug_info=True)
+    line = f.__code__.co_firstlineno
+    assert f'test_tracing.py":{line + 1}:13)' in text  # `hf.ops.exp` starts at column 13
+    assert f'test_tracing.py":{line + 2}:16)' in text
