@@ -45,9 +45,9 @@ def _function_location(fn) -> ir.Location:
     return ir.Location.file(code.co_filename, code.co_firstlineno, 1)
 
 
-def trace_flat(fn, in_tree, in_specs, name="main", kwargs_tree=False) -> Module:
+def trace_flat(fn, in_tree, in_specs, name="main", kwargs_tree=False, spmd=False) -> Module:
     """Trace ``fn`` over flat (shape, dtype) specs unflattened with ``in_tree``."""
-    b = Builder()
+    b = Builder(spmd)
     with b.ctx, ir.Location.unknown(), active(b):
         in_types = [b.type(*s) for s in in_specs]
         with ir.InsertionPoint(b.module.body):
@@ -73,7 +73,7 @@ def trace_flat(fn, in_tree, in_specs, name="main", kwargs_tree=False) -> Module:
     return module
 
 
-def trace(fn, *specs, name: str = "main") -> Module:
+def trace(fn, *specs, name: str = "main", spmd: bool = False) -> Module:
     """Trace ``fn`` into a StableHLO module with one public function ``@name``.
 
     Args:
@@ -81,13 +81,16 @@ def trace(fn, *specs, name: str = "main") -> Module:
       *specs: one per positional argument: ``ShapeDtype``, arrays, Python scalars
         (0-d of numpy's default dtype), or pytrees of those.
       name: the entry function's name.
+      spmd: the module will be compiled over a mesh (``m.compile(in_shardings=...)``): lowerings
+        with a choice (einsum) keep leading batch dims as dot_general batching dims, which XLA's
+        SPMD partitioner keeps sharded; on one device the default form is faster.
     Returns:
       A Module; closed-over numpy arrays became constants.
     Example:
       >>> m = hf.trace(lambda x: hnp.exp(x), hf.ShapeDtype((4,), np.float32))
     """
     leaves, in_tree = tree_util.tree_flatten(specs)
-    return trace_flat(fn, in_tree, [_spec_of(l, i) for i, l in enumerate(leaves)], name)
+    return trace_flat(fn, in_tree, [_spec_of(l, i) for i, l in enumerate(leaves)], name, spmd=spmd)
 
 
 def _abstract_key(leaf):
@@ -131,7 +134,7 @@ class Jitted:
 
     def _trace(self, leaves, in_tree) -> Module:
         specs = [_spec_of(l, i) for i, l in enumerate(leaves)]
-        return trace_flat(self.fn, in_tree, specs, self.name, kwargs_tree=True)
+        return trace_flat(self.fn, in_tree, specs, self.name, kwargs_tree=True, spmd=self._sharded)
 
     def lower(self, *args, **kwargs) -> Module:
         """Trace for these arguments' shapes and dtypes; returns the Module (nothing compiled)."""

@@ -14,9 +14,14 @@ _state = threading.local()
 
 
 class Builder:
-    """Holds the MLIR context, module and insertion block of one trace."""
+    """Holds the MLIR context, module and insertion block of one trace.
 
-    def __init__(self):
+    ``spmd``: the module will be partitioned over a mesh; lowerings that have a choice prefer
+    forms XLA's SPMD partitioner shards well over the fastest single-device form.
+    """
+
+    def __init__(self, spmd: bool = False):
+        self.spmd = spmd
         self.ctx = make_context()
         with self.ctx, ir.Location.unknown():
             self.module = ir.Module.create()

@@ -281,3 +281,13 @@ def test_creation_where_astype_parts():
            "clip": np.clip(x.real, -1, 1)}
     for k, r in ref.items():
         assert_close(out[k], r)
+
+
+def test_einsum_for_spmd_batches_over_the_leading_dim():
+    x, w = random((4, 3, 5, 6), np.float32, seed=20), random((3, 2), np.float32, seed=21)
+    plain = hf.trace(lambda x, w: hnp.einsum("bihw,io->bohw", x, w), x, w)
+    spmd = hf.trace(lambda x, w: hnp.einsum("bihw,io->bohw", x, w), x, w, spmd=True)
+    assert "batching_dims" not in plain.text and "batching_dims = [0] x [0]" in spmd.text
+    assert "stablehlo.transpose" not in spmd.text  # the result is already (b, o, h, w)
+    for m in (plain, spmd):
+        assert_close(m.compile()(x, w), np.einsum("bihw,io->bohw", x, w), rtol=1e-5)
