@@ -6,6 +6,7 @@ from hloforge.frontend.dtypes import bfloat16
 from hloforge.frontend.jit import Jitted, jit, trace
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.tracing import Tensor
+from hloforge.passes import PassReport
 from hloforge.runtime import (
     CompileError, DeviceNotFoundError, Executable, ExecutionError, Mesh, NamedSharding, ShardedExecutable,
     config, devices)
@@ -17,5 +18,6 @@ __version__ = "0.1.0"
 for _name, _mod in (("numpy", numpy), ("ops", ops), ("nn", nn)):
     _sys.modules[f"{__name__}.{_name}"] = _mod
 
-__all__ = ["jit", "trace", "Jitted", "Module", "ShapeDtype", "Tensor", "Executable", "ShardedExecutable",
-           "devices", "config", "Mesh", "NamedSharding", "P", "DeviceNotFoundError", "CompileError", "ExecutionError", "numpy", "ops", "nn", "bfloat16", "__version__"]
+__all__ = ["jit", "trace", "Jitted", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
+           "ShardedExecutable", "devices", "config", "Mesh", "NamedSharding", "P", "DeviceNotFoundError",
+           "CompileError", "ExecutionError", "numpy", "ops", "nn", "bfloat16", "__version__"]
