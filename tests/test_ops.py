@@ -43,8 +43,7 @@ def _numpy_truncating_divide(a, b):
 @pytest.mark.parametrize("dtype", GRID, ids=str)
 def test_unary_ops_match_numpy(dtype):
     names = [n for n, (_, kinds) in UNARY.items() if _kind(dtype) in kinds]
-    if not names:
-        pytest.skip(f"no unary op takes {dtype}")
+    assert names, f"no unary op takes {dtype}"
     x = random((3, 5), dtype, seed=1)
     if dtype.kind in "fc":
         x = _positive(x)
