@@ -149,3 +149,11 @@ def test_locations_carry_the_column_of_the_call():
     line = f.__code__.co_firstlineno
     assert f'test_tracing.py":{line + 1}:13)' in text  # `hf.ops.exp` starts at column 13
     assert f'test_tracing.py":{line + 2}:16)' in text
+
+
+def test_public_submodule_imports():
+    import importlib
+    assert importlib.import_module("hloforge.numpy") is hf.numpy
+    assert importlib.import_module("hloforge.numpy.fft") is hf.numpy.fft
+    assert importlib.import_module("hloforge.ops") is hf.ops
+    assert importlib.import_module("hloforge.nn") is hf.nn
