@@ -150,7 +150,7 @@ class Jitted:
                 if entry is None:
                     module = self._trace(leaves, in_tree)
                     if self.optimize:
-                        module = _optimized(module)
+                        module.optimize()
                     entry = self._cache[key] = (self._compile(module, leaves, in_tree), module.out_tree)
         return entry
 
@@ -200,14 +200,6 @@ def _cache_miss(jitted_ref):
     def cache_miss(*args, **kwargs):
         return jitted_ref()._call(args, kwargs, fast_path=True)
     return cache_miss
-
-
-def _optimized(module: Module) -> Module:
-    optimize = getattr(module, "optimize", None)
-    if optimize is None:
-        return module
-    module.optimize()
-    return module
 
 
 def jit(fn=None, *, optimize: bool = True, device=None, name: str = "main",
