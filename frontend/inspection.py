@@ -32,23 +32,13 @@ def _details(op) -> str | None:
     return None
 
 
-def _walk(op):
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                yield inner.operation
-                yield from _walk(inner.operation)
-
-
 def details(module) -> dict:
     """{"fft": [...], "pad": [...]}: each op's parameters and operand/result types."""
     out = {"fft": [], "pad": []}
-    for f in module.functions():
-        for op in _walk(f.operation):
-            kind = op.name.split(".")[-1]
-            if op.name in ("stablehlo.fft", "stablehlo.pad"):
-                out[kind].append({"params": _details(op), "operand": _type_str(op.operands[0].type),
-                                  "result": _type_str(op.results[0].type)})
+    for op in module.walk():
+        if op.name in ("stablehlo.fft", "stablehlo.pad"):
+            out[op.name.split(".")[-1]].append({"params": _details(op), "operand": _type_str(op.operands[0].type),
+                                                "result": _type_str(op.results[0].type)})
     return out
 
 

@@ -65,7 +65,7 @@ class Module:
             if _is_portable(module):
                 module = deserialize_portable(ctx, source if isinstance(source, str) else bytes(source))
         except ir.MLIRError as e:
-            raise ValueError(f"Module.parse: invalid MLIR: {_diagnostics(e)}") from None
+            raise ValueError(f"Module.parse: invalid MLIR: {diagnostics(e)}") from None
         return cls(module, entry or _default_entry(module))
 
     @classmethod
@@ -109,7 +109,7 @@ class Module:
         try:
             return serialize_portable(self.mlir, target)
         except ir.MLIRError as e:
-            raise ValueError(f"to_portable: cannot serialize for {target!r}: {_diagnostics(e)}") from None
+            raise ValueError(f"to_portable: cannot serialize for {target!r}: {diagnostics(e)}") from None
 
     def clone(self) -> "Module":
         with self.context:
@@ -145,20 +145,21 @@ class Module:
                 return f
         raise ValueError(f"module has no function @{self.entry}")
 
-    def op_counts(self) -> dict:
-        """Op name -> number of occurrences in all functions (func.func and func.return included)."""
-        counts = collections.Counter()
-
+    def walk(self):
+        """Every op of the module body, nested regions included, in program order."""
         def visit(op):
-            counts[op.name] += 1
+            yield op
             for region in op.regions:
                 for block in region.blocks:
                     for inner in block.operations:
-                        visit(inner.operation)
+                        yield from visit(inner.operation)
 
         for op in self.mlir.body.operations:
-            visit(op.operation)
-        return dict(sorted(counts.items()))
+            yield from visit(op.operation)
+
+    def op_counts(self) -> dict:
+        """Op name -> number of occurrences in all functions (func.func and func.return included)."""
+        return dict(sorted(collections.Counter(op.name for op in self.walk()).items()))
 
     @property
     def signature(self):
@@ -187,7 +188,7 @@ class Module:
         try:
             self.mlir.operation.verify()
         except ir.MLIRError as e:
-            raise ValueError(f"invalid module: {_diagnostics(e)}") from None
+            raise ValueError(f"invalid module: {diagnostics(e)}") from None
 
     # ---------------------------------------------------------------- optimization
 
@@ -263,7 +264,7 @@ def _default_entry(module: ir.Module) -> str:
     return names[0]
 
 
-def _diagnostics(error) -> str:
+def diagnostics(error) -> str:
     diags = getattr(error, "error_diagnostics", None)
     if diags:
         return "; ".join(f"{d.location}: {d.message}" for d in diags)

@@ -16,6 +16,7 @@ import re
 import time
 
 from hloforge.frontend.context import ir, passmanager, rewrite
+from hloforge.frontend.module import diagnostics
 from hloforge.passes import fft, fold, inline, pad
 from hloforge.passes._ir import Unsupported, assume_finite
 from hloforge.passes.report import PassReport
@@ -133,7 +134,7 @@ class _Runner:
         try:
             pm.run(self.module.mlir.operation)
         except ir.MLIRError as e:
-            raise ValueError(f"pass {name!r} failed: {_diagnostics(e)}") from None
+            raise ValueError(f"pass {name!r} failed: {diagnostics(e)}") from None
 
     def _patterns(self, name: str) -> None:
         frozen = self.frozen.get(name)
@@ -159,7 +160,7 @@ class _Runner:
         try:
             self.module.mlir.operation.verify()
         except ir.MLIRError as e:
-            raise ValueError(f"pass {name!r} produced an invalid module: {_diagnostics(e)}") from None
+            raise ValueError(f"pass {name!r} produced an invalid module: {diagnostics(e)}") from None
 
 
 class _ChangeWatcher:
@@ -206,10 +207,3 @@ def _counted(name: str, fn, fired: collections.Counter):
     pattern.__name__ = pattern.__qualname__ = name
     pattern.__doc__ = fn.__doc__
     return pattern
-
-
-def _diagnostics(error) -> str:
-    diags = getattr(error, "error_diagnostics", None)
-    if diags:
-        return "; ".join(f"{d.location}: {d.message}" for d in diags)
-    return str(error)

@@ -111,29 +111,20 @@ _OPCODE = re.compile(r"`([a-z][a-z0-9-]*)`|\bopcode:? ([a-z][a-z0-9-]*)|\b([a-z]
 _TARGET = re.compile(r"custom[ -]call (?:to|target) `?([\w.$-]+)")
 
 
-def _walk(op):
-    yield op
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                yield from _walk(inner.operation)
-
-
 def op_locations(module, message: str, limit: int = 5) -> list:
     """Best effort: "op at location" for the module's ops that ``message`` names."""
     names = {"stablehlo." + n.replace("-", "_") for m in _OPCODE.findall(message) for n in m if n}
     targets = set(_TARGET.findall(message))
     found = []
-    for top in module.mlir.body.operations:
-        for op in _walk(top.operation):
-            hit = op.name in names
-            if not hit and targets and op.name == "stablehlo.custom_call":
-                hit = str(op.attributes["call_target_name"]).strip('"') in targets
-            if hit:
-                loc = str(op.location)
-                found.append(f"{op.name} at {loc[4:-1] if loc.startswith('loc(') else loc}")
-                if len(found) == limit:
-                    return found
+    for op in module.walk():
+        hit = op.name in names
+        if not hit and targets and op.name == "stablehlo.custom_call":
+            hit = str(op.attributes["call_target_name"]).strip('"') in targets
+        if hit:
+            loc = str(op.location)
+            found.append(f"{op.name} at {loc[4:-1] if loc.startswith('loc(') else loc}")
+            if len(found) == limit:
+                return found
     return found
 
 
