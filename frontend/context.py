@@ -6,8 +6,10 @@ jaxlib upgrade touches this file and ``runtime/pjrt.py`` only.
 """
 from __future__ import annotations
 
+import io
 import threading
 
+import ml_dtypes
 import numpy as np
 
 from jaxlib.mlir import ir
@@ -19,7 +21,7 @@ from jaxlib.mlir._mlir_libs._mlir import rewrite
 __all__ = [
     "ir", "func", "stablehlo", "chlo", "rewrite", "passmanager",
     "make_context", "inline_call", "dense_elements", "i64_array", "parse_attr",
-    "tensor_type", "element_type", "enter_multi_threaded", "exit_multi_threaded",
+    "tensor_type", "element_type", "diagnostics",
 ]
 
 _registry_lock = threading.Lock()
@@ -56,12 +58,12 @@ def inline_call(callee, args) -> list:
     return list(_jax_mlir_ext.inlined_func_call(getattr(callee, "operation", callee), list(args)))
 
 
-def enter_multi_threaded(ctx: ir.Context) -> None:
-    _jax_mlir_ext.enter_multi_threaded_execution(ctx)
-
-
-def exit_multi_threaded(ctx: ir.Context) -> None:
-    _jax_mlir_ext.exit_multi_threaded_execution(ctx)
+def diagnostics(error) -> str:
+    """The messages of an ``ir.MLIRError`` with their locations, on one line."""
+    diags = getattr(error, "error_diagnostics", None)
+    if diags:
+        return "; ".join(f"{d.location}: {d.message}" for d in diags)
+    return str(error)
 
 
 # ---- types and attributes (need an active context) ----
@@ -114,7 +116,6 @@ def shape_dtype_of(t: ir.Type):
     name = _DTYPE_OF_ELEMENT.get(str(rt.element_type))
     if name is None:
         raise TypeError(f"unsupported element type {rt.element_type}")
-    import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
     return tuple(rt.shape), np.dtype(name) if name != "bfloat16" else np.dtype(ml_dtypes.bfloat16)
 
 
@@ -149,7 +150,6 @@ def deserialize_portable(ctx: ir.Context, data: bytes) -> ir.Module:
 
 
 def write_bytecode(module: ir.Module) -> bytes:
-    import io
     buffer = io.BytesIO()
     module.operation.write_bytecode(buffer)
     return buffer.getvalue()

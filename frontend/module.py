@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import collections
-
 import os
 
+from hloforge.frontend import dtypes
 from hloforge.frontend.context import (
-    deserialize_portable, func, ir, make_context, serialize_portable, shape_dtype_of, write_bytecode)
+    deserialize_portable, diagnostics, func, ir, make_context, serialize_portable, shape_dtype_of,
+    write_bytecode)
+from hloforge.frontend.inspection import graph, save_graph, summary
 
 BYTECODE_MAGIC = b"ML\xefR"
 
@@ -19,7 +21,6 @@ class ShapeDtype:
     __slots__ = ("shape", "dtype")
 
     def __init__(self, shape, dtype):
-        from hloforge.frontend import dtypes
         self.shape = tuple(int(s) for s in shape)
         if any(s < 0 for s in self.shape):
             raise ValueError(f"ShapeDtype: shape {self.shape} has a negative dimension")
@@ -39,7 +40,11 @@ class ShapeDtype:
 
 
 class Module:
-    """A StableHLO module in its own MLIR context, with an entry function (``main`` by default)."""
+    """A StableHLO module in its own MLIR context, with an entry function (``main`` by default).
+
+    The layers above this one add ``optimize`` (``hloforge.passes``) and ``compile``
+    (``hloforge.runtime``) as methods, so that this core class imports neither.
+    """
 
     def __init__(self, module: ir.Module, entry: str = "main", out_tree=None):
         self.mlir = module
@@ -170,17 +175,14 @@ class Module:
 
     def summary(self) -> str:
         """A short table: functions and signatures, op counts, each fft and pad with its parameters."""
-        from hloforge.frontend.inspection import summary
         return summary(self)
 
     def graph(self) -> str:
         """Graphviz DOT of the entry function (ops as nodes labelled with their result shapes)."""
-        from hloforge.frontend.inspection import graph
         return graph(self)
 
     def save_graph(self, path) -> None:
         """Write the graph as ``.dot``, or ``.svg``/``.png`` through Graphviz's ``dot`` program."""
-        from hloforge.frontend.inspection import save_graph
         save_graph(self, path)
 
     def verify(self) -> None:
@@ -190,48 +192,7 @@ class Module:
         except ir.MLIRError as e:
             raise ValueError(f"invalid module: {diagnostics(e)}") from None
 
-    # ---------------------------------------------------------------- optimization
-
-    def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir=None,
-                 print_ir_after_change: bool = False):
-        """Rewrite this module in place with a pass pipeline; returns a ``PassReport``.
-
-        Args:
-          pipeline: comma-separated pass names (``hloforge.passes.pass_names()``), e.g.
-            ``"default"``, ``"inline,symbol-dce"`` or ``"pattern:pad_of_pad"``.
-          finite_math: assume no Inf/NaN, which allows removing FFT round trips (an Inf
-            in x becomes NaN everywhere through ``irfft(rfft(x))``) and reassociating
-            float scales; False keeps FFT pairs.
-          dump_dir: write ``NN_<pass>.mlir`` there after each pass that changed the module
-            (NN: the pass's position in the run).
-          print_ir_after_change: print the module after each pass that changed it.
-        Raises:
-          ValueError: an unknown pass name, or a pass left an invalid module (the
-            message names the pass and carries MLIR's diagnostic).
-        Example:
-          >>> report = m.optimize(); print(report)
-        """
-        from hloforge.passes import run
-        return run(self, pipeline, finite_math=finite_math, dump_dir=dump_dir,
-                   print_ir_after_change=print_ir_after_change)
-
     # ---------------------------------------------------------------- compilation
-
-    def compile(self, device=None, *, in_shardings=None, out_shardings=None, mesh=None):
-        """Compile with XLA through hloforge's executable caches; returns an Executable.
-
-        Args:
-          device: None (``hf.config.device``, "cpu" unless HLOFORGE_DEVICE says otherwise),
-            "cpu", "gpu" or a jax Device.
-          in_shardings, out_shardings: for SPMD over a jax Mesh: a NamedSharding, PartitionSpec
-            or None (replicated) per argument/result (a single one applies to all);
-            ``out_shardings=None`` lets XLA choose. This module is left unchanged.
-          mesh: the Mesh for PartitionSpecs (default: a NamedSharding's mesh or ``jax.set_mesh``).
-        Example:
-          >>> exe = m.compile(in_shardings=hf.NamedSharding(mesh, hf.P("batch")))
-        """
-        from hloforge.runtime.compiler import compile_module
-        return compile_module(self, device, in_shardings, out_shardings, mesh)
 
     def _code_for_compile(self) -> str:
         if self.entry == "main":
@@ -263,9 +224,3 @@ def _default_entry(module: ir.Module) -> str:
         raise ValueError("module has no public function to use as the entry point")
     return names[0]
 
-
-def diagnostics(error) -> str:
-    diags = getattr(error, "error_diagnostics", None)
-    if diags:
-        return "; ".join(f"{d.location}: {d.message}" for d in diags)
-    return str(error)

@@ -1,32 +1,142 @@
-"""The op registry: one entry per StableHLO op hloforge can emit.
+"""The op registry: one ``OpInfo`` per StableHLO op hloforge can emit, and the one ``bind`` path.
 
-Each entry ties the public builder to its shape/dtype rule; later work (reverse-mode
-differentiation) attaches a derivative rule to the same entry.
+An entry holds everything about one op, in the op family's module (``frontend/ops/*``):
+
+- ``builder``: the public ``hloforge.ops`` function;
+- ``rule(*operand_specs, **params)``: result (shape, dtype) pairs from operand (shape, dtype)
+  pairs; validates and raises TypeError/ValueError with the actual values; no IR;
+- ``decode(op)``: the builder's keyword arguments read back from an ``ir.Operation``, so that
+  ``reemit(op, operands)`` (``builder(*operands, **decode(op))``) builds the same op;
+- ``evaluate(*arrays, **params)``: the op on numpy arrays, or None where the result would differ
+  from what XLA computes on this backend (constant folding folds only what it evaluates);
+- ``jvp``, ``vjp``: derivative rules (filled in by the AD work).
+
+Builders convert their operands to Tensors and call ``bind(name, operands, **params)``, which
+normalizes the parameters once, applies the rule, encodes the attributes, traces region bodies
+(``Builder.region``) and emits the op. Passes ask ``names(trait)`` for op sets.
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
+
+import numpy as np
+
+from hloforge.frontend import dtypes
+from hloforge.frontend.tracing import Tensor, current_builder
 
 
-@dataclasses.dataclass
+class Spec(NamedTuple):
+    """The abstract value of an operand: a static shape and a numpy dtype."""
+    shape: tuple
+    dtype: np.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __repr__(self):  # (as a Tensor prints: rules name operands in their messages)
+        return f"Tensor(shape={self.shape}, dtype={self.dtype.name})"
+
+    @classmethod
+    def of(cls, x) -> "Spec":
+        if isinstance(x, Spec):
+            return x
+        if isinstance(x, Tensor):
+            return cls(x.shape, x.dtype)
+        shape, dtype = x
+        return cls(tuple(int(s) for s in shape), dtypes.canonical(dtype))
+
+
+class Region(NamedTuple):
+    """A region body ``bind`` traces: block argument specs, the Python body, and what it must
+    return (a list of Specs). ``isolated``: the body may not use values from outside it."""
+    arguments: list
+    body: Callable
+    results: list
+    what: str
+    isolated: bool = True
+    describe: Optional[str] = None
+
+
+def _no_params(**params) -> dict:
+    return params
+
+
+def _no_attributes(**params) -> dict:
+    return {}
+
+
+def _no_regions(operands, **params) -> list:
+    return []
+
+
+def _positional(operands) -> tuple:
+    return tuple(operands)
+
+
+@dataclasses.dataclass(eq=False)
 class OpInfo:
-    name: str                      # the StableHLO op, e.g. "stablehlo.add"
-    builder: Callable              # the public hloforge.ops function
-    rule: Optional[Callable]       # shape/dtype rule: (operands..., params) -> [(shape, dtype)]
-    vjp: Optional[Callable] = None  # derivative rule, filled in by the AD work
+    name: str                               # the StableHLO op, e.g. "stablehlo.add"
+    builder: Callable                       # the public hloforge.ops function
+    rule: Callable                          # rule(*operand_specs, **params) -> [(shape, dtype), ...]
+    decode: Callable                        # decode(op) -> builder keyword arguments
+    evaluate: Optional[Callable] = None     # evaluate(*arrays, **params) -> array(s) or None
+    jvp: Optional[Callable] = None          # forward-mode rule (the AD work)
+    vjp: Optional[Callable] = None          # reverse-mode rule (the AD work)
+    params: Callable = _no_params           # normalize(**params) -> canonical params (validated)
+    attributes: Callable = _no_attributes   # canonical params -> {MLIR attribute name: Attribute}
+    regions: Callable = _no_regions         # (operand specs, **params) -> [Region]
+    arrange: Callable = _positional         # flat operand list -> the builder's positional arguments
+    traits: frozenset = frozenset()         # "elementwise", "unary", "binary", "reducer", ...
+
+    def abstract(self, *operand_specs, **params) -> list:
+        """The rule on canonical params: [Spec] of the results."""
+        out = self._rule(*(Spec.of(s) for s in operand_specs), **params)
+        return [Spec.of(r) for r in out]
+
+    def reemit(self, operands, op):
+        """Build a copy of ``op`` over ``operands`` (Tensors of the current trace)."""
+        return self.builder(*self.arrange(list(operands)), **self.decode(op))
 
 
 OPS: dict[str, OpInfo] = {}
+_INT64_MAX = (1 << 63) - 1
 
 
-def register(name: str, rule: Optional[Callable] = None):
-    """Decorator: record ``builder`` as the hloforge.ops function that emits ``name``."""
+def register(name: str, *, rule, decode=None, evaluate=None, params=None, attributes=None,
+             regions=None, arrange=None, traits=()):
+    """Decorator: record ``builder`` as the hloforge.ops function that emits ``name``.
+
+    ``rule`` takes Specs and canonical params and returns one (shape, dtype) or a list of them.
+    """
+    normalize = params or _no_params
+
     def wrap(builder):
-        OPS[name] = OpInfo(name, builder, rule)
+        def public_rule(*operand_specs, **raw):
+            return info.abstract(*operand_specs, **normalize(**raw))
+
+        public_rule.__name__ = public_rule.__qualname__ = f"{builder.__name__}_rule"
+        public_rule.__doc__ = rule.__doc__
+        info = OpInfo(name, builder, public_rule, decode or (lambda op: {}), evaluate, None, None,
+                      normalize, attributes or _no_attributes, regions or _no_regions,
+                      arrange or _positional, frozenset(traits))
+        info._rule = _as_list(rule)
+        OPS[name] = info
         builder.stablehlo_op = name
         return builder
     return wrap
+
+
+def _as_list(rule):
+    def listed(*specs, **params):
+        out = rule(*specs, **params)
+        return out if isinstance(out, list) else [out]
+    return listed
 
 
 def lookup(name: str) -> OpInfo:
@@ -34,3 +144,64 @@ def lookup(name: str) -> OpInfo:
         return OPS[name]
     except KeyError:
         raise KeyError(f"no hloforge builder for {name!r}; known: {', '.join(sorted(OPS))}") from None
+
+
+def names(*traits: str) -> tuple:
+    """The registered op names that have every trait in ``traits``, sorted."""
+    want = set(traits)
+    return tuple(sorted(n for n, info in OPS.items() if want <= info.traits))
+
+
+def bind(name: str, operands, *, loc=None, **params):
+    """Emit op ``name`` over ``operands`` (Tensors of the current trace); returns its result
+    Tensor, or a list of Tensors for ops with several results.
+
+    Normalizes ``params`` once, applies the rule, traces region bodies, then emits; nothing is
+    emitted when any of that fails.
+    """
+    info = OPS[name]
+    b = current_builder(name)
+    params = info.params(**params)
+    results = info.abstract(*operands, **params)
+    for shape, _ in results:
+        if any(d > _INT64_MAX for d in shape):
+            raise ValueError(f"{name}: result shape {shape} has a dimension larger than int64 holds")
+    regions = info.regions([Spec.of(o) for o in operands], **params)
+    with b.ctx:
+        attrs = info.attributes(**params)
+    op = b.emit(name, operands, results, attrs, loc=loc, regions=len(regions))
+    try:
+        for index, r in enumerate(regions):
+            b.region(op, index, r.arguments, r.body, r.results, r.what, isolated=r.isolated,
+                     describe=r.describe, loc=loc)
+    except BaseException:
+        op.erase()
+        raise
+    tensors = [Tensor(r, s, d, b) for r, (s, d) in zip(op.results, results)]
+    return tensors if "variadic" in info.traits else tensors[0]
+
+
+def body_of(region) -> Callable:
+    """A Python body that re-emits the ops of ``region``'s block through the registry (for
+    ``decode`` of ops with regions): it takes Tensors for the block arguments and returns the
+    terminator's operands as Tensors."""
+    block = region.blocks[0]
+
+    def body(*args):
+        b = current_builder("region body")
+        values = {arg: t for arg, t in zip(block.arguments, args)}
+        outputs = None
+        for inner in block.operations:
+            inner = inner.operation
+            operands = [values[v] for v in inner.operands]
+            if inner.name in ("stablehlo.return", "func.return"):
+                outputs = operands
+                break
+            out = lookup(inner.name).reemit(operands, inner)
+            out = out if isinstance(out, (list, tuple)) else [out]
+            for r, t in zip(inner.results, out):
+                values[r] = t
+        del b
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    return body

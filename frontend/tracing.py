@@ -7,25 +7,37 @@ import threading
 import numpy as np
 
 from hloforge.frontend import dtypes
-from hloforge.frontend.context import dense_elements, ir, make_context, tensor_type
+from jax import tree_util
+
+from hloforge.frontend.attributes import dense
+from hloforge.frontend.context import ir, make_context, shape_dtype_of, tensor_type
 from hloforge.frontend.location import user_location
 
 _state = threading.local()
 
 
 class Builder:
-    """Holds the MLIR context, module and insertion block of one trace.
+    """Holds the MLIR context, module and insertion point of one trace.
 
     ``spmd``: the module will be partitioned over a mesh; lowerings that have a choice prefer
     forms XLA's SPMD partitioner shards well over the fastest single-device form.
+    ``module``/``ip``: emit into an existing ``ir.Module`` at an insertion point (a parsed module
+    being extended, as AD does) instead of a fresh one.
     """
 
-    def __init__(self, spmd: bool = False):
+    def __init__(self, spmd: bool = False, *, module: ir.Module | None = None,
+                 ip: ir.InsertionPoint | None = None):
         self.spmd = spmd
-        self.ctx = make_context()
-        with self.ctx, ir.Location.unknown():
-            self.module = ir.Module.create()
-        self.block = self.module.body
+        if module is None:
+            self.ctx = make_context()
+            with self.ctx, ir.Location.unknown():
+                module = ir.Module.create()
+        else:
+            self.ctx = module.context
+        self.module = module
+        self.ip = ip if ip is not None else ir.InsertionPoint(module.body)
+        self.scope = _Scope("the trace")
+        self.visible = {self.scope}
         self._types: dict = {}
 
     def type(self, shape, dtype) -> ir.RankedTensorType:
@@ -36,17 +48,29 @@ class Builder:
                 t = self._types[key] = tensor_type(shape, dtype)
         return t
 
+    def tensor(self, value: ir.Value) -> "Tensor":
+        """A Tensor for an existing SSA value (its shape and dtype read from its type)."""
+        shape, dtype = shape_dtype_of(value.type)
+        return Tensor(value, shape, dtype, self)
+
     @contextlib.contextmanager
-    def at(self, block: ir.Block):
-        """Emit into ``block`` (a region body) for the duration."""
-        saved, self.block = self.block, block
+    def at(self, block: ir.Block, scope: "_Scope | None" = None, isolated: bool = False):
+        """Emit at the end of ``block`` for the duration. With ``scope``, Tensors made meanwhile
+        belong to it; ``isolated`` hides the Tensors of every enclosing scope."""
+        saved = self.ip, self.scope, self.visible
+        self.ip = ir.InsertionPoint(block)
+        if scope is not None:
+            self.scope = scope
+            self.visible = {scope} if isolated else self.visible | {scope}
         try:
             yield
         finally:
-            self.block = saved
+            self.ip, self.scope, self.visible = saved
+            if scope is not None:
+                scope.closed = True
 
     def emit(self, name, operands, results, attributes=None, loc=None, regions=0) -> ir.Operation:
-        """Create one op ``name`` at the end of the current block.
+        """Create one op ``name`` at the insertion point.
 
         ``results`` is a list of (shape, dtype); ``loc`` is a builder's ``loc`` argument.
         """
@@ -58,9 +82,57 @@ class Builder:
                 attributes=attributes,
                 regions=regions,
                 loc=user_location(loc),
-                ip=ir.InsertionPoint(self.block),
+                ip=self.ip,
             )
         return op
+
+    def region(self, op: ir.Operation, index: int, arguments, body, results, what: str, *,
+               isolated: bool = True, describe: str | None = None, loc=None) -> None:
+        """Trace ``body`` into region ``index`` of ``op`` and end it with ``stablehlo.return``.
+
+        ``arguments``: (shape, dtype) of each block argument, passed to ``body`` as Tensors.
+        ``results``: the (shape, dtype) each returned leaf must have (a pytree of Tensors or
+        scalars; scalars become constants of the expected dtype). ``isolated``: the body may not
+        use Tensors from outside it (StableHLO reduce/sort bodies cannot capture values).
+        ``describe``: the expected results in words, for the error message.
+        Raises TypeError naming the leaf, the expected and the actual type; the caller erases
+        ``op`` when this raises.
+        """
+        arg_types = [self.type(s, d) for s, d in arguments]
+        block = op.regions[index].blocks.append(*arg_types)
+        scope = _Scope(what)
+        with self.at(block, scope, isolated):
+            args = [Tensor(v, s, d, self) for v, (s, d) in zip(block.arguments, arguments)]
+            out = body(*args)
+            leaves = tree_util.tree_leaves(out)
+            expected = describe or f"{len(results)} value(s) of types {_types_str(results)}"
+            if len(leaves) != len(results):
+                raise TypeError(f"{what} must return {expected}, got {len(leaves)} value(s): {out!r}")
+            outs = []
+            for i, (leaf, (shape, dtype)) in enumerate(zip(leaves, results)):
+                t = as_tensor(leaf, dtype if not isinstance(leaf, Tensor) else None,
+                              what=f"{what} output {i}")
+                if t.shape != tuple(shape) or t.dtype != dtype:
+                    raise TypeError(f"{what} must return {expected}, got {out!r}; output {i} has type "
+                                    f"{_type_str(t.shape, t.dtype)}, expected {_type_str(shape, dtype)}")
+                outs.append(t)
+            self.emit("stablehlo.return", outs, [], loc=loc)
+
+
+class _Scope:
+    """Where Tensors were made: a trace's function body or one region body."""
+    __slots__ = ("what", "closed")
+
+    def __init__(self, what: str):
+        self.what, self.closed = what, False
+
+
+def _type_str(shape, dtype) -> str:
+    return f"{np.dtype(dtype).name}[{', '.join(map(str, shape))}]"
+
+
+def _types_str(specs) -> str:
+    return "(" + ", ".join(_type_str(s, d) for s, d in specs) + ")"
 
 
 def current_builder(what: str = "this op") -> Builder:
@@ -70,10 +142,6 @@ def current_builder(what: str = "this op") -> Builder:
             f"{what} builds IR and needs an active trace: call it inside a function "
             "passed to hloforge.trace or hloforge.jit")
     return stack[-1]
-
-
-def has_builder() -> bool:
-    return bool(getattr(_state, "stack", None))
 
 
 @contextlib.contextmanager
@@ -94,7 +162,7 @@ class Tensor:
     Operators follow numpy (``+ - * / // % ** @``, comparisons, indexing) and
     emit StableHLO through :mod:`hloforge.numpy`.
     """
-    __slots__ = ("value", "shape", "dtype", "builder")
+    __slots__ = ("value", "shape", "dtype", "builder", "scope")
     __array_ufunc__ = None  # so that ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, value: ir.Value, shape, dtype, builder: Builder):
@@ -102,6 +170,7 @@ class Tensor:
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
         self.builder = builder
+        self.scope = builder.scope
 
     @property
     def ndim(self) -> int:
@@ -131,21 +200,13 @@ class Tensor:
     __hash__ = object.__hash__
 
 
-def result(op: ir.Operation, index: int, shape, dtype, builder: Builder) -> Tensor:
-    return Tensor(op.results[index], shape, dtype, builder)
-
-
 def constant(value, dtype=None, *, loc=None) -> Tensor:
     """Emit ``stablehlo.constant`` for an array-like ``value`` (splats stay compact)."""
     b = current_builder("constant")
     array = np.asarray(value, dtype=None if dtype is None else dtypes.canonical(dtype))
     d = dtypes.canonical(array.dtype)
-    flat = array.reshape(-1)
     with b.ctx:
-        if flat.size > 1 and (flat == flat[0]).all():
-            attr = dense_elements(flat[:1], shape=array.shape)
-        else:
-            attr = dense_elements(array)
+        attr = dense(array, array.shape)
     op = b.emit("stablehlo.constant", [], [(array.shape, d)], {"value": attr}, loc=loc)
     return Tensor(op.result, array.shape, d, b)
 
@@ -153,8 +214,13 @@ def constant(value, dtype=None, *, loc=None) -> Tensor:
 def as_tensor(x, dtype=None, *, what="operand", loc=None) -> Tensor:
     """``x`` if it is a Tensor of this trace; array-likes become constants (of ``dtype`` if given)."""
     if isinstance(x, Tensor):
-        if x.builder is not current_builder(what):
+        b = current_builder(what)
+        if x.builder is not b:
             raise ValueError(f"{what}: Tensor {x} belongs to another trace (a leaked tracer)")
+        if x.scope not in b.visible:
+            where = "has ended" if x.scope.closed else "is not visible here"
+            raise ValueError(f"{what}: Tensor {x} was made in {x.scope.what}, which {where}; pass it "
+                             "in as an operand or return it from that body instead (a leaked tracer)")
         return x
     w = dtypes.weak_type(x)
     if w is not None and dtype is not None:

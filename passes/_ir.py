@@ -9,12 +9,13 @@ import contextlib
 import math
 import threading
 
-import ml_dtypes
 import numpy as np
 
-from hloforge.frontend.context import dense_elements, i64_array, ir, shape_dtype_of
+from hloforge.frontend.attributes import constant_array, dense, read_ints
+from hloforge.frontend.context import ir, shape_dtype_of
+import hloforge.frontend.ops  # noqa: F401  (registers every op)
+from hloforge.frontend.registry import OPS, lookup
 
-_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 NO_MATCH = True  # a pattern callback returns a truthy value when it did not rewrite
 MAX_FOLD = 1024  # largest non-splat result a folding pattern materializes
 
@@ -42,7 +43,7 @@ class Unsupported(Exception):
 
 def ints(op, name: str) -> list:
     """A DenseI64ArrayAttr attribute of ``op`` as a list of Python ints."""
-    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+    return list(read_ints(op, name))
 
 
 def producer(value: ir.Value, name: str | None = None):
@@ -102,110 +103,50 @@ def constant(array, result_type: ir.Type, loc) -> ir.Value:
     """A ``stablehlo.constant`` of ``result_type`` holding ``array`` (cast to its dtype; a 0-d
     array, or one whose elements all have the same bits, becomes a splat)."""
     shape, dtype = shape_dtype_of(result_type)
-    flat = np.ascontiguousarray(np.asarray(array).astype(dtype, copy=False)).reshape(-1)
-    if flat.size > 1 and _same_bits(flat):
-        flat = flat[:1]
-    attr = dense_elements(flat if flat.size == 1 else flat.reshape(shape), shape=shape)
-    return emit("stablehlo.constant", [], result_type, {"value": attr}, loc)
-
-
-def _same_bits(flat: np.ndarray) -> bool:
-    raw = flat.view(np.uint8).reshape(flat.size, -1)
-    return bool((raw == raw[0]).all())
+    array = np.asarray(array).astype(dtype, copy=False)
+    return emit("stablehlo.constant", [], result_type, {"value": dense(array, shape)}, loc)
 
 
 def broadcast_scalar(scalar: ir.Value, result_type: ir.Type, loc) -> ir.Value:
     """``stablehlo.broadcast_in_dim`` of a 0-d value to ``result_type``."""
     return emit("stablehlo.broadcast_in_dim", [scalar], result_type,
-                {"broadcast_dimensions": i64_array([])}, loc)
+                {"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}, loc)
+
+
+def evaluate(name: str, *arrays, **params):
+    """The registry's numpy semantics of op ``name`` (None where it declines)."""
+    return lookup(name).evaluate(*arrays, **params)
+
+
+def params_of(op) -> dict:
+    """The canonical builder parameters of ``op`` (its registry entry's decode)."""
+    info = OPS[op.name]
+    return info.params(**info.decode(op))
 
 
 # ---------------------------------------------------------------- reading constants
 
 def splat_value(value: ir.Value):
     """The single value (a 0-d numpy array) of a splat or one-element constant, else None."""
-    c = _constant_of(value, splat_only=True)
-    return None if c is None else c[0]
+    c = _constant_of(value, limit=0)
+    return c[0] if c is not None and c[1] else None
 
 
 def constant_value(value: ir.Value, limit: int = MAX_FOLD):
     """The numpy value of a ``stablehlo.constant`` result (splats of any size; others up to
     ``limit`` elements), else None. Splats come back as read-only broadcast views."""
-    c = _constant_of(value, splat_only=False, limit=limit)
+    c = _constant_of(value, limit=limit)
     if c is None:
         return None
-    array, splat, shape = c
-    return np.broadcast_to(array, shape) if splat else array
+    array, splat = c
+    return np.broadcast_to(array, shape_of(value)) if splat else array
 
 
-def _constant_of(value: ir.Value, splat_only: bool, limit: int = MAX_FOLD):
+def _constant_of(value: ir.Value, limit: int):
     owner = value.owner
     if isinstance(owner, ir.Block) or owner.name != "stablehlo.constant":
         return None
-    shape, dtype = shape_of(value), dtype_of(value)
-    size = math.prod(shape)
-    if dtype.kind == "c" or dtype == _BFLOAT16:
-        return _parse_constant(owner, shape, dtype, size, splat_only, limit)
-    attr = owner.attributes["value"]
-    if not isinstance(attr, ir.DenseElementsAttr):
+    shape_of(value), dtype_of(value)  # Unsupported for dynamic shapes and element types numpy lacks
+    if math.prod(shape_of(value)) == 0:
         return None
-    if attr.is_splat or size == 1:
-        if size == 0:
-            return None
-        if attr.is_splat:
-            return _scalar(attr.get_splat_value().value, dtype), True, shape
-        return np.asarray(np.array(attr), dtype).reshape(()), True, shape
-    if splat_only or size > limit:
-        return None
-    return np.array(attr).astype(dtype, copy=False).reshape(shape), False, shape
-
-
-def _scalar(v, dtype) -> np.ndarray:
-    if dtype.kind in "iu":
-        bits = dtype.itemsize * 8
-        v = int(v) % (1 << bits)
-        if dtype.kind == "i" and v >= 1 << (bits - 1):
-            v -= 1 << bits
-    return np.asarray(v, dtype=dtype)
-
-
-def _parse_constant(op, shape, dtype, size, splat_only, limit):
-    """Complex and bfloat16 DenseElementsAttrs cannot be read through the Python API: parse the text."""
-    if size == 0:
-        return None
-    detached = op.operation.clone(ip=False)  # printing an op in place numbers its whole function
-    text = detached.get_asm(large_elements_limit=1 if splat_only else max(limit, 1))  # (never elides splats)
-    detached.erase()
-    start = text.find("dense<")
-    if start < 0:
-        return None
-    body = text[start + 6:text.index(">", start)]
-    part = {"complex64": np.dtype(np.float32), "complex128": np.dtype(np.float64)}.get(dtype.name, dtype)
-    if body.startswith('"0x'):
-        raw = bytes.fromhex(body[3:-1])
-        flat = np.frombuffer(raw, dtype=dtype)
-    else:
-        tokens = body.replace("[", "").replace("]", "").replace("(", "").replace(")", "").split(",")
-        flat = np.array([_token(t.strip(), part) for t in tokens], dtype=part)
-        if dtype.kind == "c":
-            flat = _pairs(flat, dtype)
-    if flat.size == 1:
-        return flat.reshape(()).copy(), True, shape
-    if splat_only or size > limit or flat.size != size:
-        return None
-    return flat.reshape(shape).copy(), False, shape
-
-
-def _pairs(flat: np.ndarray, dtype) -> np.ndarray:
-    out = np.empty(flat.size // 2, dtype)
-    out.real, out.imag = flat[0::2], flat[1::2]
-    return out
-
-
-_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def _token(token: str, part: np.dtype):
-    if token.startswith("0x"):  # a bit pattern (NaN, Inf, or a value decimal would not round-trip)
-        return np.array(int(token, 16), _UINT[part.itemsize]).view(part)
-    return np.asarray(float(token)).astype(part)
+    return constant_array(owner, limit=limit)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from hloforge.frontend.context import i64_array, ir, parse_attr, stablehlo
-from hloforge.passes import _eval
+from hloforge.frontend import attributes as attr
+from hloforge.frontend.context import ir
 from hloforge.passes._ir import (
-    MAX_FOLD, NO_MATCH, constant, constant_value, dtype_of, element_type, emit, ints,
+    MAX_FOLD, NO_MATCH, constant, evaluate, constant_value, dtype_of, element_type, emit, ints,
     producer, shape_of, splat_value, tensor)
 
 FFT = "stablehlo.fft"
@@ -20,18 +20,17 @@ TRANSPOSE = "stablehlo.transpose"
 
 
 def fft_type(op) -> str:
-    """"FFT", "IFFT", "RFFT" or "IRFFT" (from ``#stablehlo<fft_type RFFT>``)."""
-    text = str(op.attributes["fft_type"])
-    return text[text.rindex(" ") + 1:-1]
+    """"FFT", "IFFT", "RFFT" or "IRFFT"."""
+    return attr.read_fft_type(op)
 
 
 def _fft(x, kind, lengths, result_type, loc):
-    attrs = {"fft_type": parse_attr(f"#stablehlo<fft_type {kind}>"), "fft_length": i64_array(lengths)}
+    attrs = {"fft_type": attr.fft_type(kind), "fft_length": attr.i64s(lengths)}
     return emit(FFT, [x], result_type, attrs, loc)
 
 
 def _transpose(x, perm, result_type, loc):
-    return emit(TRANSPOSE, [x], result_type, {"permutation": i64_array(perm)}, loc)
+    return emit(TRANSPOSE, [x], result_type, {"permutation": attr.i64s(perm)}, loc)
 
 
 # ---------------------------------------------------------------- canonicalization
@@ -60,7 +59,9 @@ def fft_of_constant(op, rewriter):
     c = constant_value(x)
     if c is None:
         return NO_MATCH
-    value = _eval.fft(np.asarray(c), fft_type(op), ints(op, "fft_length"), dtype_of(op.result))
+    value = evaluate(FFT, np.asarray(c), fft_type=fft_type(op), fft_length=tuple(ints(op, "fft_length")))
+    if value is None:
+        return NO_MATCH
     with rewriter.ip:
         out = constant(value, op.result.type, op.location)
     rewriter.replace_op(op, [out])
@@ -130,11 +131,11 @@ def noop_transpose(op, rewriter):
 
 
 CANONICALIZE = {
-    "fft_of_zero": (stablehlo.FftOp, fft_of_zero),
-    "fft_of_constant": (stablehlo.FftOp, fft_of_constant),
-    "fft_of_transpose": (stablehlo.FftOp, fft_of_transpose),
-    "transpose_of_transpose": (stablehlo.TransposeOp, transpose_of_transpose),
-    "noop_transpose": (stablehlo.TransposeOp, noop_transpose),
+    "fft_of_zero": ((FFT,), fft_of_zero),
+    "fft_of_constant": ((FFT,), fft_of_constant),
+    "fft_of_transpose": ((FFT,), fft_of_transpose),
+    "transpose_of_transpose": ((TRANSPOSE,), transpose_of_transpose),
+    "noop_transpose": ((TRANSPOSE,), noop_transpose),
 }
 
 
@@ -232,7 +233,7 @@ def _real_scale(s, x_type):
     else:
         return None
     return lambda loc: emit("stablehlo.broadcast_in_dim", [real(loc)], x_type,
-                            {"broadcast_dimensions": i64_array(dims)}, loc)
+                            {"broadcast_dimensions": attr.i64s(dims)}, loc)
 
 
 def _is_zero(value) -> bool:
@@ -293,10 +294,10 @@ def fft_of_scaled_ifft(op, rewriter):
 
 
 INVERSE = {
-    "irfft_of_rfft": (stablehlo.FftOp, irfft_of_rfft),
-    "ifft_of_fft": (stablehlo.FftOp, ifft_of_fft),
-    "fft_of_ifft": (stablehlo.FftOp, fft_of_ifft),
-    "irfft_of_scaled_rfft": (stablehlo.FftOp, irfft_of_scaled_rfft),
-    "ifft_of_scaled_fft": (stablehlo.FftOp, ifft_of_scaled_fft),
-    "fft_of_scaled_ifft": (stablehlo.FftOp, fft_of_scaled_ifft),
+    "irfft_of_rfft": ((FFT,), irfft_of_rfft),
+    "ifft_of_fft": ((FFT,), ifft_of_fft),
+    "fft_of_ifft": ((FFT,), fft_of_ifft),
+    "irfft_of_scaled_rfft": ((FFT,), irfft_of_scaled_rfft),
+    "ifft_of_scaled_fft": ((FFT,), ifft_of_scaled_fft),
+    "fft_of_scaled_ifft": ((FFT,), fft_of_scaled_ifft),
 }

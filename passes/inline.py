@@ -46,5 +46,5 @@ def call_of_function(op, rewriter):
 
 
 PATTERNS = {
-    "call_of_function": (func.CallOp, call_of_function),
+    "call_of_function": (("func.call",), call_of_function),
 }

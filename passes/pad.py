@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from hloforge.frontend.context import i64_array, stablehlo
-from hloforge.passes import _eval
+from hloforge.frontend.attributes import i64s
+from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
-    MAX_FOLD, NO_MATCH, broadcast_scalar, constant, constant_value, dtype_of, element_type, emit, has_one_use,
+    MAX_FOLD, NO_MATCH, broadcast_scalar, evaluate, constant, constant_value, dtype_of, element_type, emit, has_one_use,
     ints, producer, shape_of, splat_value, tensor)
 
 PAD = "stablehlo.pad"
@@ -20,15 +20,15 @@ def _paddings(op):
 
 
 def _pad(x, value, low, high, interior, result_type, loc):
-    attrs = {"edge_padding_low": i64_array(low), "edge_padding_high": i64_array(high),
-             "interior_padding": i64_array(interior)}
+    attrs = {"edge_padding_low": i64s(low), "edge_padding_high": i64s(high),
+             "interior_padding": i64s(interior)}
     return emit(PAD, [x, value], result_type, attrs, loc)
 
 
 def _slice(x, start, limit, strides, loc):
     shape = [-(-(l - s) // st) for s, l, st in zip(start, limit, strides)]
-    attrs = {"start_indices": i64_array(start), "limit_indices": i64_array(limit),
-             "strides": i64_array(strides)}
+    attrs = {"start_indices": i64s(start), "limit_indices": i64s(limit),
+             "strides": i64s(strides)}
     return emit("stablehlo.slice", [x], tensor(shape, element_type(x)), attrs, loc)
 
 
@@ -41,7 +41,7 @@ def scalar_constant(value):
     if conv is None:
         return None
     inner = scalar_constant(conv.operands[0])
-    return None if inner is None else _eval.convert(inner, dtype_of(value))
+    return None if inner is None else evaluate("stablehlo.convert", inner, dtype=dtype_of(value))
 
 
 def same_value(a, b) -> bool:
@@ -104,7 +104,8 @@ def pad_of_constant(op, rewriter):
     if c is None or v is None:
         return NO_MATCH
     with rewriter.ip:
-        out = constant(_eval.pad(np.asarray(c), v, *_paddings(op)), op.result.type, op.location)
+        out = constant(evaluate(PAD, np.asarray(c), v, **dict(zip(("low", "high", "interior"), _paddings(op)))),
+                       op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -222,19 +223,15 @@ def unary_of_pad(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
-UNARY_OPS = tuple(f"stablehlo.{n}" for n in (
-    "abs", "cbrt", "ceil", "convert", "cosine", "count_leading_zeros", "exponential",
-    "exponential_minus_one", "floor", "imag", "is_finite", "log", "log_plus_one", "logistic",
-    "negate", "not", "popcnt", "real", "round_nearest_afz", "round_nearest_even", "rsqrt", "sign",
-    "sine", "sqrt", "tan", "tanh"))
+UNARY_OPS = names("elementwise", "unary")
 
 PATTERNS = {
-    "noop_pad": (stablehlo.PadOp, noop_pad),
-    "pad_of_empty": (stablehlo.PadOp, pad_of_empty),
-    "pad_of_splat": (stablehlo.PadOp, pad_of_splat),
-    "pad_of_constant": (stablehlo.PadOp, pad_of_constant),
-    "pad_of_pad": (stablehlo.PadOp, pad_of_pad),
-    "negative_pad": (stablehlo.PadOp, negative_pad),
-    "slice_of_pad": (stablehlo.SliceOp, slice_of_pad),
+    "noop_pad": ((PAD,), noop_pad),
+    "pad_of_empty": ((PAD,), pad_of_empty),
+    "pad_of_splat": ((PAD,), pad_of_splat),
+    "pad_of_constant": ((PAD,), pad_of_constant),
+    "pad_of_pad": ((PAD,), pad_of_pad),
+    "negative_pad": ((PAD,), negative_pad),
+    "slice_of_pad": (("stablehlo.slice",), slice_of_pad),
     "unary_of_pad": (UNARY_OPS, unary_of_pad),
 }

@@ -1,7 +1,7 @@
 """The pass registry and the pipeline runner behind ``Module.optimize``.
 
-A pass is either a family of patterns (a ``PATTERNS``-style table: name -> (root op
-class or names, callback)) applied by MLIR's greedy driver, one pattern of any family
+A pass is either a family of patterns (a ``PATTERNS`` table: name -> (tuple of root op
+names, callback returning NO_MATCH when it did not rewrite)) applied by MLIR's greedy driver, one pattern of any family
 (``pattern:NAME``), or one of MLIR's own passes (``canonicalize``, ``cse``, ``symbol-dce``).
 A pipeline is a comma-separated list of pass names; ``default`` is
 ``inline, symbol-dce, canonicalize, cse`` followed by ``constant-fold,
@@ -16,7 +16,8 @@ import re
 import time
 
 from hloforge.frontend.context import ir, passmanager, rewrite
-from hloforge.frontend.module import diagnostics
+from hloforge.frontend.context import diagnostics
+from hloforge.frontend.module import Module
 from hloforge.passes import fft, fold, inline, pad
 from hloforge.passes._ir import Unsupported, assume_finite
 from hloforge.passes.report import PassReport
@@ -37,7 +38,7 @@ MAX_ITERATIONS = 64  # the greedy driver's sweeps per pass
 
 
 def patterns() -> dict:
-    """Every pattern: name -> (family, root, callback). Read from the family tables on each call."""
+    """Every pattern: name -> (family, roots, callback), read from the family tables."""
     table = {}
     for family, entries in FAMILIES.items():
         for name, (root, fn) in entries.items():
@@ -51,11 +52,11 @@ def pass_names() -> list:
     return ["default", *FAMILIES, *MLIR_PASSES, *(f"pattern:{p}" for p in patterns())]
 
 
-def parse(pipeline: str) -> list:
+def parse(pipeline: str, table: dict | None = None) -> list:
     """The steps of ``pipeline``: pass names, and tuples for groups repeated to a fixpoint."""
     if not isinstance(pipeline, str):
         raise TypeError(f"pipeline must be a comma-separated string of pass names, got {pipeline!r}")
-    steps, known = [], patterns()
+    steps, known = [], patterns() if table is None else table
     for name in (p.strip() for p in pipeline.split(",")):
         if name == "default":
             steps.extend(DEFAULT)
@@ -79,11 +80,12 @@ def run(module, pipeline: str = "default", finite_math: bool = True, dump_dir=No
     ``dump_dir`` receives ``NN_<pass>.mlir`` (NN: the pass's position in the run) after each pass
     that changed the module; ``print_ir_after_change`` prints the same text to stdout.
     """
-    steps = parse(pipeline)
+    table = patterns()
+    steps = parse(pipeline, table)
     report = PassReport(ops_before=module.op_counts())
     start = time.perf_counter()
     watcher = _ChangeWatcher(module, dump_dir, print_ir_after_change) if dump_dir or print_ir_after_change else None
-    runner = _Runner(module, report, finite_math, watcher)
+    runner = _Runner(module, report, finite_math, table, watcher)
     with module.context, ir.Location.unknown(), assume_finite(finite_math):
         for step in steps:
             if isinstance(step, tuple):
@@ -100,14 +102,14 @@ def run(module, pipeline: str = "default", finite_math: bool = True, dump_dir=No
 class _Runner:
     """Runs single passes on one module, caching the frozen pattern sets."""
 
-    def __init__(self, module, report: PassReport, finite_math: bool, watcher=None):
+    def __init__(self, module, report: PassReport, finite_math: bool, table: dict, watcher=None):
         self.module, self.report, self.finite_math = module, report, finite_math
-        self.watcher = watcher
+        self.table, self.watcher = table, watcher
         self.frozen: dict = {}
 
     def run(self, name: str) -> int:
         """Run pass ``name`` and verify; returns how many patterns fired."""
-        family = patterns()[name[8:]][0] if name.startswith("pattern:") else name
+        family = self.table[name[8:]][0] if name.startswith("pattern:") else name
         if family in FINITE_MATH_ONLY and not self.finite_math:
             if name not in self.report.skipped:
                 self.report.skipped.append(name)
@@ -140,7 +142,7 @@ class _Runner:
         frozen = self.frozen.get(name)
         if frozen is None:
             if name.startswith("pattern:"):
-                _, root, fn = patterns()[name[8:]]
+                _, root, fn = self.table[name[8:]]
                 entries = {name[8:]: (root, fn)}
             else:
                 entries = FAMILIES[name]
@@ -188,10 +190,10 @@ class _ChangeWatcher:
 
 def _pattern_set(entries: dict, fired: collections.Counter):
     patterns = rewrite.RewritePatternSet()
-    for name, (root, fn) in entries.items():
+    for name, (roots, fn) in entries.items():
         counted = _counted(name, fn, fired)
-        for r in root if isinstance(root, tuple) else (root,):
-            patterns.add(r, counted)
+        for root in roots if isinstance(roots, tuple) else (roots,):
+            patterns.add(root, counted)
     return patterns.freeze()
 
 
@@ -207,3 +209,29 @@ def _counted(name: str, fn, fired: collections.Counter):
     pattern.__name__ = pattern.__qualname__ = name
     pattern.__doc__ = fn.__doc__
     return pattern
+
+
+def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir=None,
+             print_ir_after_change: bool = False):
+    """Rewrite this module in place with a pass pipeline; returns a ``PassReport``.
+
+    Args:
+      pipeline: comma-separated pass names (``hloforge.passes.pass_names()``), e.g.
+        ``"default"``, ``"inline,symbol-dce"`` or ``"pattern:pad_of_pad"``.
+      finite_math: assume no Inf/NaN, which allows removing FFT round trips (an Inf
+        in x becomes NaN everywhere through ``irfft(rfft(x))``) and reassociating
+        float scales; False keeps FFT pairs.
+      dump_dir: write ``NN_<pass>.mlir`` there after each pass that changed the module
+        (NN: the pass's position in the run).
+      print_ir_after_change: print the module after each pass that changed it.
+    Raises:
+      ValueError: an unknown pass name, or a pass left an invalid module (the
+        message names the pass and carries MLIR's diagnostic).
+    Example:
+      >>> report = m.optimize(); print(report)
+    """
+    return run(self, pipeline, finite_math=finite_math, dump_dir=dump_dir,
+               print_ir_after_change=print_ir_after_change)
+
+
+Module.optimize = optimize

@@ -1,5 +1,6 @@
 """Compile and run StableHLO modules through jaxlib's PJRT runtime."""
 from hloforge.runtime.settings import Config, config
+from hloforge.runtime import compiler  # noqa: F401  (adds Module.compile)
 from hloforge.runtime.executable import Executable
 from hloforge.runtime.pjrt import (
     CompileError, DeviceNotFoundError, ExecutionError, Mesh, NamedSharding, PartitionSpec, devices)

@@ -5,6 +5,7 @@ import re
 import threading
 import time
 
+from hloforge.frontend.module import Module
 from hloforge.runtime import cache, pjrt
 from hloforge.runtime.settings import config
 from hloforge.runtime.executable import Executable
@@ -138,3 +139,22 @@ def describe_error(name: str, message: str, module=None) -> str:
         if where:
             text += "\n  the op(s) it names: " + "; ".join(where)
     return text
+
+
+def compile(self, device=None, *, in_shardings=None, out_shardings=None, mesh=None):
+    """Compile with XLA through hloforge's executable caches; returns an Executable.
+
+    Args:
+      device: None (``hf.config.device``, "cpu" unless HLOFORGE_DEVICE says otherwise),
+        "cpu", "gpu" or a jax Device.
+      in_shardings, out_shardings: for SPMD over a jax Mesh: a NamedSharding, PartitionSpec
+        or None (replicated) per argument/result (a single one applies to all);
+        ``out_shardings=None`` lets XLA choose. This module is left unchanged.
+      mesh: the Mesh for PartitionSpecs (default: a NamedSharding's mesh or ``jax.set_mesh``).
+    Example:
+      >>> exe = m.compile(in_shardings=hf.NamedSharding(mesh, hf.P("batch")))
+    """
+    return compile_module(self, device, in_shardings, out_shardings, mesh)
+
+
+Module.compile = compile

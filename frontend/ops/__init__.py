@@ -4,11 +4,13 @@ Operands must agree in shape and dtype as the StableHLO spec requires; every
 builder checks that in Python and raises ``TypeError``/``ValueError`` before MLIR
 sees the op. For numpy-style broadcasting and promotion use ``hloforge.numpy``.
 """
+from hloforge.frontend.ops.compare import clamp, compare, select
+from hloforge.frontend.ops.convert import convert
 from hloforge.frontend.ops.elementwise import (
-    abs, add, and_, atan2, cbrt, ceil, clamp, compare, complex, convert, cos, divide, erf, exp, expm1,
-    floor, imag, is_finite, log, log1p, logistic, maximum, minimum, multiply, neg, not_, or_, power,
-    real, remainder, round, round_nearest_afz, rsqrt, select, shift_left, shift_right_arithmetic,
-    shift_right_logical, sign, sin, sqrt, subtract, tan, tanh, xor)
+    abs, add, and_, atan2, cbrt, ceil, complex, cos, divide, erf, exp, expm1, floor, imag, is_finite,
+    log, log1p, logistic, maximum, minimum, multiply, neg, not_, or_, power, real, remainder, round,
+    round_nearest_afz, rsqrt, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sqrt,
+    subtract, tan, tanh, xor)
 from hloforge.frontend.ops.fft import fft
 from hloforge.frontend.ops.linalg import dot_general, reduce
 from hloforge.frontend.ops.pad import pad

@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from hloforge.frontend import dtypes
-from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
+from hloforge.frontend.tracing import Tensor, as_tensor
 
 # dtype categories as the StableHLO spec names them
 BOOL, SINT, UINT, FLOAT, COMPLEX = "bool", "signed integer", "unsigned integer", "float", "complex"
@@ -68,10 +68,3 @@ def check_axes(op: str, name: str, axes, ndim: int, unique=True) -> tuple:
         raise ValueError(f"{op}: {name} {list(axes)} repeat a dimension")
     return axes
 
-
-def builder():
-    return current_builder()
-
-
-def scalar_dtype(value) -> np.dtype:
-    return dtypes.result_type(value)

@@ -1,136 +1,100 @@
-"""Elementwise StableHLO ops: unary math, binary arithmetic, compare, select, clamp, convert,
-complex/real/imag. Operands must already agree in shape and dtype (StableHLO semantics);
-:mod:`hloforge.numpy` adds broadcasting and promotion on top."""
+"""Elementwise unary and binary StableHLO ops, table-driven: each row is one registry entry
+(builder, rule, evaluate). Operands must already agree in shape and dtype (StableHLO semantics);
+:mod:`hloforge.frontend.numpy` adds broadcasting and promotion on top."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from hloforge.frontend import dtypes
-from hloforge.frontend.context import ir, parse_attr
+from hloforge.frontend.attributes import constant_array
+from hloforge.frontend.ops import _evaluate as ev
 from hloforge.frontend.ops._common import (
-    ALL, BOOL, COMPLEX, FLOAT, INT, NUMERIC, SINT, UINT, builder, category, check_dtype, operand,
+    ALL, BOOL, COMPLEX, FLOAT, INT, NUMERIC, SINT, UINT, category, check_dtype, operand,
     same_shape_and_dtype)
-from hloforge.frontend.registry import register
+from hloforge.frontend.registry import bind, register
 from hloforge.frontend.tracing import Tensor
 
 
-def _emit_same(name, operands, shape, dtype, loc, attributes=None) -> Tensor:
-    b = builder()
-    op = b.emit(name, operands, [(shape, dtype)], attributes, loc=loc)
-    return Tensor(op.result, shape, dtype, b)
+
+# the result dtype of an elementwise op from its first operand's dtype
+def SAME(dtype):
+    return dtype
 
 
-# ---------------------------------------------------------------- unary
+def REAL(dtype):
+    return dtypes.real_dtype(dtype)
 
-def _unary(pyname, opname, allowed, summary, real_result=False, example="ops.{py}(x)"):
-    def rule(x):
-        check_dtype(pyname, x, allowed)
-        return x.shape, (dtypes.real_dtype(x.dtype) if real_result else x.dtype)
 
-    def build(x, *, loc=None):
-        x = operand(pyname, x)
-        shape, dtype = rule(x)
-        return _emit_same(opname, [x], shape, dtype, loc)
+def BOOLEAN(dtype):
+    return np.dtype(bool)
 
-    build.__name__ = build.__qualname__ = pyname
-    kinds = " or ".join(allowed)
-    out = "real tensor of the operand's precision" if real_result else "tensor of the operand's shape and dtype"
-    build.__doc__ = f"""{summary} elementwise; emits ``{opname}``.
+
+def COMPLEX_OF(dtype):
+    return dtypes.complex_dtype(dtype)
+
+
+_RESULT_WORDS = {SAME: "tensor of the operand's shape and dtype", REAL: "real tensor of the operand's precision",
+                 BOOLEAN: "bool tensor of the operand's shape", COMPLEX_OF: "complex tensor of the operands' precision"}
+
+
+def _elementwise_evaluate(fn, kinds: str, result, exact_complex: bool):
+    """``evaluate`` for an elementwise op computing ``fn`` with numpy (see ``_evaluate``)."""
+    def evaluate(*xs):
+        if ev.kind(xs[0]) not in kinds or not ev.safe_inputs(xs, exact_complex):
+            return None
+        with np.errstate(all="ignore"):
+            out = fn(*(ev.wide(x) for x in xs))
+        return None if out is None else ev.finish(out, result(xs[0].dtype))
+    return evaluate
+
+
+def _docstring(pyname, opname, summary, args, out):
+    return f"""{summary} elementwise; emits ``{opname}``.
 
     Args:
-      x: Tensor of {kinds} dtype.
+      {args}
       loc: source location (default: the caller's line).
 
     Returns:
       A {out}.
 
     Example:
-      >>> y = {example.format(py=pyname)}
+      >>> y = ops.{pyname}({'x' if 'x:' in args else 'x, y'})
     """
-    build.__module__ = __name__
-    return register(opname, rule)(build)
 
 
-neg = _unary("neg", "stablehlo.negate", (SINT, UINT, FLOAT, COMPLEX), "Negation")
-abs = _unary("abs", "stablehlo.abs", (SINT, FLOAT, COMPLEX), "Absolute value", real_result=True)
-exp = _unary("exp", "stablehlo.exponential", (FLOAT, COMPLEX), "e**x")
-log = _unary("log", "stablehlo.log", (FLOAT, COMPLEX), "Natural logarithm")
-log1p = _unary("log1p", "stablehlo.log_plus_one", (FLOAT, COMPLEX), "log(1 + x)")
-expm1 = _unary("expm1", "stablehlo.exponential_minus_one", (FLOAT, COMPLEX), "e**x - 1")
-sin = _unary("sin", "stablehlo.sine", (FLOAT, COMPLEX), "Sine")
-cos = _unary("cos", "stablehlo.cosine", (FLOAT, COMPLEX), "Cosine")
-tan = _unary("tan", "stablehlo.tan", (FLOAT, COMPLEX), "Tangent")
-tanh = _unary("tanh", "stablehlo.tanh", (FLOAT, COMPLEX), "Hyperbolic tangent")
-sqrt = _unary("sqrt", "stablehlo.sqrt", (FLOAT, COMPLEX), "Square root")
-rsqrt = _unary("rsqrt", "stablehlo.rsqrt", (FLOAT, COMPLEX), "1 / sqrt(x)")
-# The spec also allows complex cbrt, which XLA does not compile.
-cbrt = _unary("cbrt", "stablehlo.cbrt", (FLOAT,), "Cube root")
-logistic = _unary("logistic", "stablehlo.logistic", (FLOAT, COMPLEX), "1 / (1 + e**-x)")
-floor = _unary("floor", "stablehlo.floor", (FLOAT,), "Floor")
-ceil = _unary("ceil", "stablehlo.ceil", (FLOAT,), "Ceiling")
-round = _unary("round", "stablehlo.round_nearest_even", (FLOAT,),
-               "Round half to even (numpy's rounding)")
-round_nearest_afz = _unary("round_nearest_afz", "stablehlo.round_nearest_afz", (FLOAT,),
-                           "Round half away from zero")
-sign = _unary("sign", "stablehlo.sign", (SINT, FLOAT, COMPLEX), "Sign (-1, 0, 1; x/|x| for complex)")
-not_ = _unary("not_", "stablehlo.not", (BOOL, SINT, UINT), "Logical (bool) or bitwise (integer) not")
-
-
-def _is_finite_rule(x):
-    check_dtype("is_finite", x, (FLOAT,))
-    return x.shape, np.dtype(bool)
-
-
-@register("stablehlo.is_finite", _is_finite_rule)
-def is_finite(x, *, loc=None) -> Tensor:
-    """True where ``x`` is neither infinite nor NaN; emits ``stablehlo.is_finite``.
-
-    Args:
-      x: float Tensor.
-    Returns:
-      bool Tensor of x's shape.
-    Example:
-      >>> ok = ops.is_finite(x)
-    """
-    x = operand("is_finite", x)
-    shape, dtype = _is_finite_rule(x)
-    return _emit_same("stablehlo.is_finite", [x], shape, dtype, loc)
-
-
-# ---------------------------------------------------------------- binary
-
-def _binary(pyname, opname, allowed, summary, check=None):
-    def rule(lhs, rhs):
-        same_shape_and_dtype(pyname, lhs, rhs)
-        check_dtype(pyname, lhs, allowed)
+def _define(pyname, opname, arity, allowed, summary, fn, kinds, result, exact_complex, check=None):
+    def rule(*xs):
+        same_shape_and_dtype(pyname, *xs)
+        check_dtype(pyname, xs[0], allowed)
         if check is not None:
-            check(pyname, lhs, rhs)
-        return lhs.shape, lhs.dtype
+            check(pyname, *xs)
+        return xs[0].shape, result(xs[0].dtype)
 
-    def build(lhs, rhs, *, loc=None):
-        lhs, rhs = _binary_operands(pyname, lhs, rhs)
-        shape, dtype = rule(lhs, rhs)
-        return _emit_same(opname, [lhs, rhs], shape, dtype, loc)
-
+    if arity == 1:
+        def build(x, *, loc=None):
+            return bind(opname, [operand(pyname, x)], loc=loc)
+        args = f"x: Tensor of {' or '.join(allowed)} dtype."
+    else:
+        def build(lhs, rhs, *, loc=None):
+            lhs, rhs = binary_operands(pyname, lhs, rhs)
+            if opname in _DIVISIONS:
+                _no_constant_integer_zero(pyname, rhs)
+            return bind(opname, [lhs, rhs], loc=loc)
+        args = (f"lhs, rhs: Tensors of one shape and one {' or '.join(allowed)} dtype (a Python\n"
+                "        scalar or array is turned into a constant of the other operand's dtype).")
+    out = _RESULT_WORDS[result]
     build.__name__ = build.__qualname__ = pyname
-    build.__doc__ = f"""{summary} elementwise; emits ``{opname}``.
-
-    Args:
-      lhs, rhs: Tensors of one shape and one {' or '.join(allowed)} dtype (a Python
-        scalar or array is turned into a constant of the other operand's dtype).
-      loc: source location (default: the caller's line).
-
-    Returns:
-      A tensor of the operands' shape and dtype.
-
-    Example:
-      >>> z = ops.{pyname}(x, y)
-    """
+    build.__doc__ = _docstring(pyname, opname, summary, args, out)
     build.__module__ = __name__
-    return register(opname, rule)(build)
+    traits = {"elementwise", "unary" if arity == 1 else "binary"}
+    evaluate = None if fn is None else _elementwise_evaluate(fn, kinds, result, exact_complex)
+    return register(opname, rule=rule, evaluate=evaluate, traits=traits)(build)
 
 
-def _binary_operands(op, lhs, rhs):
+def binary_operands(op, lhs, rhs):
     """Tensors pass through; a non-Tensor side becomes a constant of the Tensor side's dtype."""
     if not isinstance(lhs, Tensor) and isinstance(rhs, Tensor):
         lhs = operand(op, lhs, "lhs", dtype=rhs.dtype)
@@ -139,225 +103,167 @@ def _binary_operands(op, lhs, rhs):
     return operand(op, lhs, "lhs"), operand(op, rhs, "rhs")
 
 
-def _no_constant_integer_zero(op, lhs, rhs):
+_DIVISIONS = ("stablehlo.divide", "stablehlo.remainder")
+
+
+def _no_constant_integer_zero(op, rhs):
     """XLA's constant folder kills the process (SIGFPE) on an integer division by a constant 0."""
     if category(rhs.dtype) not in INT:
         return
     owner = rhs.value.owner
     if getattr(owner, "name", None) != "stablehlo.constant":
         return
-    attr = ir.DenseIntElementsAttr(owner.attributes["value"])
-    values = [attr.get_splat_value().value] if attr.is_splat else list(attr)
-    if 0 in values:
+    value = constant_array(owner)
+    if value is not None and (value[0] == 0).any():
         raise ZeroDivisionError(f"{op}: integer division by a constant zero (XLA aborts on it); "
                                 "divisor values include 0")
 
 
-add = _binary("add", "stablehlo.add", ALL, "Addition (logical or for bool)")
-subtract = _binary("subtract", "stablehlo.subtract", NUMERIC, "Subtraction")
-multiply = _binary("multiply", "stablehlo.multiply", ALL, "Multiplication (logical and for bool)")
-divide = _binary("divide", "stablehlo.divide", NUMERIC, "Division (truncating for integers)",
-                 _no_constant_integer_zero)
-remainder = _binary("remainder", "stablehlo.remainder", (SINT, UINT, FLOAT),
-                    "Remainder with the dividend's sign (C fmod)", _no_constant_integer_zero)
-power = _binary("power", "stablehlo.power", NUMERIC, "lhs ** rhs")
-maximum = _binary("maximum", "stablehlo.maximum", (BOOL, SINT, UINT, FLOAT), "Maximum (NaN-propagating)")
-minimum = _binary("minimum", "stablehlo.minimum", (BOOL, SINT, UINT, FLOAT), "Minimum (NaN-propagating)")
-atan2 = _binary("atan2", "stablehlo.atan2", (FLOAT, COMPLEX), "atan2(lhs, rhs)")
-and_ = _binary("and_", "stablehlo.and", (BOOL, SINT, UINT), "Logical/bitwise and")
-or_ = _binary("or_", "stablehlo.or", (BOOL, SINT, UINT), "Logical/bitwise or")
-xor = _binary("xor", "stablehlo.xor", (BOOL, SINT, UINT), "Logical/bitwise xor")
-shift_left = _binary("shift_left", "stablehlo.shift_left", INT, "Bit shift left")
-shift_right_arithmetic = _binary("shift_right_arithmetic", "stablehlo.shift_right_arithmetic", INT,
-                                 "Arithmetic bit shift right")
-shift_right_logical = _binary("shift_right_logical", "stablehlo.shift_right_logical", INT,
-                              "Logical bit shift right")
+# ---------------------------------------------------------------- numpy semantics
 
-# ---------------------------------------------------------------- compare
-
-DIRECTIONS = ("EQ", "NE", "GE", "GT", "LE", "LT")
-_COMPARE_TYPE = {BOOL: "UNSIGNED", SINT: "SIGNED", UINT: "UNSIGNED", FLOAT: "FLOAT", COMPLEX: "FLOAT"}
+def _round_afz(x):
+    r = np.trunc(x)
+    return r + np.where(np.abs(x - r) >= 0.5, np.sign(x), 0).astype(x.dtype)
 
 
-def _compare_rule(lhs, rhs, direction):
-    same_shape_and_dtype("compare", lhs, rhs)
-    if direction not in DIRECTIONS:
-        raise ValueError(f"compare: direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
-    if category(lhs.dtype) == COMPLEX and direction not in ("EQ", "NE"):
-        raise TypeError(f"compare: complex operands support only EQ and NE, got {direction}")
-    return lhs.shape, np.dtype(bool)
+def _sign(x):
+    return np.where(x == 0, x, np.sign(x)).astype(x.dtype) if x.dtype.kind == "f" else np.sign(x)
 
 
-@register("stablehlo.compare", _compare_rule)
-def compare(lhs, rhs, direction: str, *, loc=None) -> Tensor:
-    """Elementwise comparison; emits ``stablehlo.compare``.
-
-    Args:
-      lhs, rhs: Tensors of one shape and dtype.
-      direction: one of "EQ", "NE", "GE", "GT", "LE", "LT". The comparison type
-        (FLOAT, SIGNED, UNSIGNED) follows the dtype.
-    Returns:
-      A bool Tensor of the operands' shape.
-    Example:
-      >>> mask = ops.compare(x, y, "LT")
-    """
-    lhs, rhs = _binary_operands("compare", lhs, rhs)
-    if isinstance(direction, str):
-        direction = direction.upper()
-    shape, dtype = _compare_rule(lhs, rhs, direction)
-    attrs = {
-        "comparison_direction": parse_attr(f"#stablehlo<comparison_direction {direction}>"),
-        "compare_type": parse_attr(f"#stablehlo<comparison_type {_COMPARE_TYPE[category(lhs.dtype)]}>"),
-    }
-    return _emit_same("stablehlo.compare", [lhs, rhs], shape, dtype, loc, attrs)
+def _not(x):
+    return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
 
 
-# ---------------------------------------------------------------- select, clamp
-
-def _select_rule(pred, on_true, on_false):
-    same_shape_and_dtype("select", on_true, on_false)
-    if pred.dtype != np.bool_:
-        raise TypeError(f"select: pred dtype must be bool, got {pred.dtype}")
-    if pred.shape not in ((), on_true.shape):
-        raise ValueError(f"select: pred shape {pred.shape} must be () or {on_true.shape}")
-    return on_true.shape, on_true.dtype
+def _real(x):
+    return x.real if x.dtype.kind == "c" else x
 
 
-@register("stablehlo.select", _select_rule)
-def select(pred, on_true, on_false, *, loc=None) -> Tensor:
-    """``on_true`` where ``pred`` else ``on_false``; emits ``stablehlo.select``.
-
-    Args:
-      pred: bool Tensor of the branches' shape, or a 0-d bool Tensor.
-      on_true, on_false: Tensors of one shape and dtype.
-    Returns:
-      A Tensor of the branches' shape and dtype.
-    Example:
-      >>> y = ops.select(ops.compare(x, 0.0, "GT"), x, 0.0 * x)
-    """
-    pred = operand("select", pred, "pred")
-    on_true, on_false = _binary_operands("select", on_true, on_false)
-    shape, dtype = _select_rule(pred, on_true, on_false)
-    return _emit_same("stablehlo.select", [pred, on_true, on_false], shape, dtype, loc)
+def _imag(x):
+    return x.imag if x.dtype.kind == "c" else np.zeros_like(x)
 
 
-def _clamp_rule(lo, x, hi):
-    for name, bound in (("min", lo), ("max", hi)):
-        if bound.dtype != x.dtype:
-            raise TypeError(f"clamp: {name} dtype {bound.dtype} differs from operand dtype {x.dtype}")
-        if bound.shape not in ((), x.shape):
-            raise ValueError(f"clamp: {name} shape {bound.shape} must be () or {x.shape}")
-    check_dtype("clamp", x, (SINT, UINT, FLOAT))
-    return x.shape, x.dtype
+def _bool_or_int(bool_fn, int_fn):
+    return lambda a, b: bool_fn(a, b) if a.dtype == np.bool_ else int_fn(a, b)
 
 
-@register("stablehlo.clamp", _clamp_rule)
-def clamp(min, x, max, *, loc=None) -> Tensor:
-    """``minimum(maximum(x, min), max)``; emits ``stablehlo.clamp``.
-
-    Args:
-      min, max: bounds of x's dtype, 0-d or of x's shape (Python scalars become constants).
-      x: Tensor.
-    Returns:
-      A Tensor of x's shape and dtype.
-    Example:
-      >>> y = ops.clamp(0.0, x, 1.0)
-    """
-    x = operand("clamp", x)
-    lo = operand("clamp", min, "min", dtype=x.dtype)
-    hi = operand("clamp", max, "max", dtype=x.dtype)
-    shape, dtype = _clamp_rule(lo, x, hi)
-    return _emit_same("stablehlo.clamp", [lo, x, hi], shape, dtype, loc)
+def _int_or_float(int_fn, float_fn):
+    return lambda a, b: int_fn(a, b) if a.dtype.kind in "iu" else float_fn(a, b)
 
 
-# ---------------------------------------------------------------- convert, complex
-
-@register("stablehlo.convert")
-def convert(x, dtype, *, loc=None) -> Tensor:
-    """Cast elementwise to ``dtype``; emits ``stablehlo.convert``.
-
-    Float to integer truncates toward zero; complex to real keeps the real part.
-
-    Args:
-      x: Tensor.
-      dtype: any supported dtype.
-    Returns:
-      A Tensor of x's shape and the new dtype.
-    Example:
-      >>> y = ops.convert(x, np.float64)
-    """
-    x = operand("convert", x)
-    dtype = dtypes.canonical(dtype)
-    return _emit_same("stablehlo.convert", [x], x.shape, dtype, loc)
+def _minmax(fn):
+    def run(a, b):
+        if a.dtype.kind == "f" and ((a == 0) & (b == 0) & (np.signbit(a) != np.signbit(b))).any():
+            return None  # max(-0, +0) is not pinned down
+        return fn(a, b)
+    return run
 
 
-def _complex_rule(re, im):
-    same_shape_and_dtype("complex", re, im)
+def _shift(direction):
+    def run(a, b):
+        bits = a.dtype.itemsize * 8
+        count = b.astype(np.uint64) if b.dtype.kind == "i" else b
+        big = count >= bits
+        small = np.where(big, 0, count).astype(a.dtype)
+        if direction == "left":
+            return np.where(big, 0, np.left_shift(a, small)).astype(a.dtype)
+        if direction == "logical":
+            u = a.view(np.dtype(f"u{a.dtype.itemsize}"))
+            out = np.where(big, 0, np.right_shift(u, small.view(u.dtype))).astype(u.dtype)
+            return out.view(a.dtype)
+        fill = np.where(a < 0, -1, 0).astype(a.dtype)
+        return np.where(big, fill, np.right_shift(a, small)).astype(a.dtype)
+    return run
+
+
+def _complex(a, b):
+    out = np.empty(a.shape, dtypes.complex_dtype(a.dtype))
+    out.real, out.imag = a, b
+    return out
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+# ---------------------------------------------------------------- the tables
+
+# pyname, StableHLO op, operand dtypes, summary, numpy function (None: not evaluated),
+# operand kinds it evaluates, result dtype, exact for complex special values
+UNARY = [
+    ("neg", "stablehlo.negate", (SINT, UINT, FLOAT, COMPLEX), "Negation", np.negative, "iufc", SAME, True),
+    ("abs", "stablehlo.abs", (SINT, FLOAT, COMPLEX), "Absolute value", np.abs, "ifc", REAL, False),
+    ("exp", "stablehlo.exponential", (FLOAT, COMPLEX), "e**x", np.exp, "fc", SAME, False),
+    ("log", "stablehlo.log", (FLOAT, COMPLEX), "Natural logarithm", np.log, "fc", SAME, False),
+    ("log1p", "stablehlo.log_plus_one", (FLOAT, COMPLEX), "log(1 + x)", np.log1p, "fc", SAME, False),
+    ("expm1", "stablehlo.exponential_minus_one", (FLOAT, COMPLEX), "e**x - 1", np.expm1, "fc", SAME, False),
+    ("sin", "stablehlo.sine", (FLOAT, COMPLEX), "Sine", np.sin, "fc", SAME, False),
+    ("cos", "stablehlo.cosine", (FLOAT, COMPLEX), "Cosine", np.cos, "fc", SAME, False),
+    ("tan", "stablehlo.tan", (FLOAT, COMPLEX), "Tangent", np.tan, "fc", SAME, False),
+    ("tanh", "stablehlo.tanh", (FLOAT, COMPLEX), "Hyperbolic tangent", np.tanh, "fc", SAME, False),
+    ("sqrt", "stablehlo.sqrt", (FLOAT, COMPLEX), "Square root", np.sqrt, "fc", SAME, False),
+    ("rsqrt", "stablehlo.rsqrt", (FLOAT, COMPLEX), "1 / sqrt(x)", lambda x: 1 / np.sqrt(x), "f", SAME, False),
+    # The spec also allows complex cbrt, which XLA does not compile.
+    ("cbrt", "stablehlo.cbrt", (FLOAT,), "Cube root", np.cbrt, "f", SAME, False),
+    ("logistic", "stablehlo.logistic", (FLOAT, COMPLEX), "1 / (1 + e**-x)", lambda x: 1 / (1 + np.exp(-x)),
+     "f", SAME, False),
+    ("floor", "stablehlo.floor", (FLOAT,), "Floor", np.floor, "f", SAME, False),
+    ("ceil", "stablehlo.ceil", (FLOAT,), "Ceiling", np.ceil, "f", SAME, False),
+    ("round", "stablehlo.round_nearest_even", (FLOAT,), "Round half to even (numpy's rounding)", np.rint,
+     "f", SAME, False),
+    ("round_nearest_afz", "stablehlo.round_nearest_afz", (FLOAT,), "Round half away from zero", _round_afz,
+     "f", SAME, False),
+    ("sign", "stablehlo.sign", (SINT, FLOAT, COMPLEX), "Sign (-1, 0, 1; x/|x| for complex)", _sign, "if",
+     SAME, False),
+    ("not_", "stablehlo.not", (BOOL, SINT, UINT), "Logical (bool) or bitwise (integer) not", _not, "biu",
+     SAME, True),
+    ("is_finite", "stablehlo.is_finite", (FLOAT,), "True where x is neither infinite nor NaN", np.isfinite,
+     "f", BOOLEAN, False),
+    ("real", "stablehlo.real", (FLOAT, COMPLEX), "The real part", _real, "fc", REAL, True),
+    ("imag", "stablehlo.imag", (FLOAT, COMPLEX), "The imaginary part", _imag, "fc", REAL, True),
+    # StableHLO has no erf op; XLA expands CHLO.
+    ("erf", "chlo.erf", (FLOAT,), "The error function", _erf, "f", SAME, False),
+]
+
+BINARY = [
+    # bool add is logical or in the spec but xor in XLA's CPU backend: not evaluated for bool
+    ("add", "stablehlo.add", ALL, "Addition (logical or for bool)", np.add, "iufc", SAME, False),
+    ("subtract", "stablehlo.subtract", NUMERIC, "Subtraction", np.subtract, "iufc", SAME, False),
+    ("multiply", "stablehlo.multiply", ALL, "Multiplication (logical and for bool)",
+     _bool_or_int(np.logical_and, np.multiply), "biufc", SAME, False),
+    ("divide", "stablehlo.divide", NUMERIC, "Division (truncating for integers)",
+     _int_or_float(ev.trunc_div, np.divide), "iufc", SAME, False),
+    ("remainder", "stablehlo.remainder", (SINT, UINT, FLOAT), "Remainder with the dividend's sign (C fmod)",
+     _int_or_float(ev.trunc_rem, np.fmod), "iuf", SAME, False),
+    ("power", "stablehlo.power", NUMERIC, "lhs ** rhs", np.power, "f", SAME, False),
+    ("maximum", "stablehlo.maximum", (BOOL, SINT, UINT, FLOAT), "Maximum (NaN-propagating)",
+     _minmax(np.maximum), "biuf", SAME, False),
+    ("minimum", "stablehlo.minimum", (BOOL, SINT, UINT, FLOAT), "Minimum (NaN-propagating)",
+     _minmax(np.minimum), "biuf", SAME, False),
+    ("atan2", "stablehlo.atan2", (FLOAT, COMPLEX), "atan2(lhs, rhs)", np.arctan2, "f", SAME, False),
+    ("and_", "stablehlo.and", (BOOL, SINT, UINT), "Logical/bitwise and", np.bitwise_and, "biu", SAME, True),
+    ("or_", "stablehlo.or", (BOOL, SINT, UINT), "Logical/bitwise or", np.bitwise_or, "biu", SAME, True),
+    ("xor", "stablehlo.xor", (BOOL, SINT, UINT), "Logical/bitwise xor", np.bitwise_xor, "biu", SAME, True),
+    ("shift_left", "stablehlo.shift_left", INT, "Bit shift left", _shift("left"), "iu", SAME, True),
+    ("shift_right_arithmetic", "stablehlo.shift_right_arithmetic", INT, "Arithmetic bit shift right",
+     _shift("arithmetic"), "iu", SAME, True),
+    ("shift_right_logical", "stablehlo.shift_right_logical", INT, "Logical bit shift right",
+     _shift("logical"), "iu", SAME, True),
+    ("complex", "stablehlo.complex", ALL, "real + 1j * imag", _complex, "f", COMPLEX_OF, True),
+]
+
+
+def _complex_check(op, re, im):
     if re.dtype not in (np.float32, np.float64):
         raise TypeError(f"complex: operand dtype must be float32 or float64, got {re.dtype}")
-    return re.shape, dtypes.complex_dtype(re.dtype)
 
 
-@register("stablehlo.complex", _complex_rule)
-def complex(real, imag, *, loc=None) -> Tensor:
-    """``real + 1j * imag``; emits ``stablehlo.complex``.
+_CHECKS = {"complex": _complex_check}
 
-    Args:
-      real, imag: float32 or float64 Tensors of one shape and dtype.
-    Returns:
-      complex64 or complex128 Tensor.
-    Example:
-      >>> z = ops.complex(x, y)
-    """
-    real, imag = _binary_operands("complex", real, imag)
-    shape, dtype = _complex_rule(real, imag)
-    return _emit_same("stablehlo.complex", [real, imag], shape, dtype, loc)
+_defined = {}
+for _row in UNARY:
+    _defined[_row[0]] = _define(_row[0], _row[1], 1, *_row[2:])
+for _row in BINARY:
+    _defined[_row[0]] = _define(_row[0], _row[1], 2, *_row[2:], check=_CHECKS.get(_row[0]))
 
-
-def _part(pyname, opname):
-    def rule(x):
-        check_dtype(pyname, x, (FLOAT, COMPLEX))
-        return x.shape, dtypes.real_dtype(x.dtype)
-
-    def build(x, *, loc=None):
-        x = operand(pyname, x)
-        shape, dtype = rule(x)
-        return _emit_same(opname, [x], shape, dtype, loc)
-
-    build.__name__ = build.__qualname__ = pyname
-    build.__doc__ = f"""The {pyname} part of a complex tensor; emits ``{opname}``.
-
-    Args:
-      x: complex (or float) Tensor.
-    Returns:
-      A float Tensor of x's shape and precision.
-    Example:
-      >>> r = ops.{pyname}(z)
-    """
-    build.__module__ = __name__
-    return register(opname, rule)(build)
-
-
-real = _part("real", "stablehlo.real")
-imag = _part("imag", "stablehlo.imag")
-
-
-def _erf_rule(x):
-    check_dtype("erf", x, (FLOAT,))
-    return x.shape, x.dtype
-
-
-@register("chlo.erf", _erf_rule)
-def erf(x, *, loc=None) -> Tensor:
-    """The error function; emits ``chlo.erf`` (StableHLO has no erf op; XLA expands CHLO).
-
-    Args:
-      x: float Tensor.
-    Returns:
-      A Tensor of x's shape and dtype.
-    Example:
-      >>> y = ops.erf(x)
-    """
-    x = operand("erf", x)
-    shape, dtype = _erf_rule(x)
-    return _emit_same("chlo.erf", [x], shape, dtype, loc)
+(neg, abs, exp, log, log1p, expm1, sin, cos, tan, tanh, sqrt, rsqrt, cbrt, logistic, floor, ceil, round,
+ round_nearest_afz, sign, not_, is_finite, real, imag, erf) = (_defined[r[0]] for r in UNARY)
+(add, subtract, multiply, divide, remainder, power, maximum, minimum, atan2, and_, or_, xor, shift_left,
+ shift_right_arithmetic, shift_right_logical, complex) = (_defined[r[0]] for r in BINARY)

@@ -3,19 +3,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from hloforge.frontend import attributes as attr
 from hloforge.frontend import dtypes
-from hloforge.frontend.context import i64_array, parse_attr
-from hloforge.frontend.ops._common import builder, int_tuple, operand
-from hloforge.frontend.registry import register
+from hloforge.frontend.ops import _evaluate as ev
+from hloforge.frontend.ops._common import int_tuple, operand
+from hloforge.frontend.registry import bind, register
 from hloforge.frontend.tracing import Tensor
 
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
 
 
-def _fft_rule(x, fft_type, fft_length):
+def _fft_params(fft_type, fft_length):
+    if isinstance(fft_type, str):
+        fft_type = fft_type.upper()
     if fft_type not in FFT_TYPES:
         raise ValueError(f"fft: fft_type {fft_type!r} is not one of {', '.join(FFT_TYPES)}")
-    lengths = int_tuple("fft", "fft_length", fft_length)
+    return {"fft_type": fft_type, "fft_length": int_tuple("fft", "fft_length", fft_length)}
+
+
+def _fft_rule(x, fft_type, fft_length):
+    lengths = fft_length
     if not 1 <= len(lengths) <= 3:
         raise ValueError(f"fft: fft_length {list(lengths)} must have 1 to 3 entries")
     if any(n <= 0 for n in lengths):
@@ -47,7 +54,26 @@ def _fft_rule(x, fft_type, fft_length):
     return out, out_dtype
 
 
-@register("stablehlo.fft", _fft_rule)
+_NUMPY_FFT = {"FFT": np.fft.fftn, "IFFT": np.fft.ifftn, "RFFT": np.fft.rfftn, "IRFFT": np.fft.irfftn}
+
+
+def _fft_evaluate(x, fft_type, fft_length):
+    """numpy in double precision over the trailing ``len(fft_length)`` dims, rounded to the
+    result dtype; None for non-finite or subnormal inputs."""
+    if not ev.safe_inputs([x]) or (ev.kind(x) == "f" and not np.isfinite(x).all()):
+        return None
+    axes = tuple(range(x.ndim - len(fft_length), x.ndim))
+    result = _fft_rule(x, fft_type, fft_length)[1]
+    wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+    with np.errstate(all="ignore"):
+        return ev.finish(_NUMPY_FFT[fft_type](wide, s=list(fft_length), axes=axes), result)
+
+
+@register("stablehlo.fft", rule=_fft_rule, params=_fft_params,
+          attributes=lambda fft_type, fft_length: {"fft_type": attr.fft_type(fft_type),
+                                                   "fft_length": attr.i64s(fft_length)},
+          decode=lambda op: {"fft_type": attr.read_fft_type(op), "fft_length": attr.read_ints(op, "fft_length")},
+          evaluate=_fft_evaluate)
 def fft(x, fft_type: str, fft_length, *, loc=None) -> Tensor:
     """Fourier transform over the trailing ``len(fft_length)`` dims; emits one ``stablehlo.fft``.
 
@@ -65,12 +91,4 @@ def fft(x, fft_type: str, fft_length, *, loc=None) -> Tensor:
     Example:
       >>> y = ops.fft(x, "RFFT", (64,))
     """
-    x = operand("fft", x)
-    if isinstance(fft_type, str):
-        fft_type = fft_type.upper()
-    shape, dtype = _fft_rule(x, fft_type, fft_length)
-    attrs = {"fft_type": parse_attr(f"#stablehlo<fft_type {fft_type}>"),
-             "fft_length": i64_array(int_tuple("fft", "fft_length", fft_length))}
-    b = builder()
-    op = b.emit("stablehlo.fft", [x], [(shape, dtype)], attrs, loc=loc)
-    return Tensor(op.result, shape, dtype, b)
+    return bind("stablehlo.fft", [operand("fft", x)], fft_type=fft_type, fft_length=fft_length, loc=loc)

@@ -1,22 +1,40 @@
 """Contractions and reductions: dot_general and reduce."""
 from __future__ import annotations
 
+import string
 
-from hloforge.frontend.context import i64_array, parse_attr
-from hloforge.frontend.ops._common import COMPLEX, builder, category, check_axes, int_tuple, operand
-from hloforge.frontend.registry import register
+import numpy as np
+
+from hloforge.frontend import attributes as attr
+from hloforge.frontend.ops import _evaluate as ev
+from hloforge.frontend.ops._common import COMPLEX, category, check_axes, int_tuple, operand
+from hloforge.frontend.registry import Region, bind, body_of, register
 from hloforge.frontend.tracing import Tensor
 
 PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
+_DOT_DIMS = ("lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
+             "rhs_contracting_dimensions")
 
 
-def _dot_rule(lhs, rhs, lb, rb, lc, rc):
+def _dot_params(lhs_batching_dimensions=(), rhs_batching_dimensions=(), lhs_contracting_dimensions=(),
+                rhs_contracting_dimensions=(), precision=None):
+    dims = {name: int_tuple("dot_general", name, value) for name, value in zip(_DOT_DIMS, (
+        lhs_batching_dimensions, rhs_batching_dimensions, lhs_contracting_dimensions, rhs_contracting_dimensions))}
+    pair = (precision, precision) if precision is None or isinstance(precision, str) else tuple(precision)
+    if len(pair) != 2 or any(p is not None and p not in PRECISIONS for p in pair) or (None in pair and pair[0] != pair[1]):
+        raise ValueError(f"dot_general: precision {precision!r} is not one of {', '.join(PRECISIONS)}, "
+                         "an (lhs, rhs) pair of them, or None")
+    return {**dims, "precision": pair[0] if pair[0] == pair[1] else pair}
+
+
+def _dot_rule(lhs, rhs, lhs_batching_dimensions, rhs_batching_dimensions, lhs_contracting_dimensions,
+              rhs_contracting_dimensions, precision):
     if lhs.dtype != rhs.dtype:
         raise TypeError(f"dot_general: operand dtypes {lhs.dtype} and {rhs.dtype} differ; convert one first")
-    lb = check_axes("dot_general", "lhs_batching_dimensions", lb, lhs.ndim)
-    rb = check_axes("dot_general", "rhs_batching_dimensions", rb, rhs.ndim)
-    lc = check_axes("dot_general", "lhs_contracting_dimensions", lc, lhs.ndim)
-    rc = check_axes("dot_general", "rhs_contracting_dimensions", rc, rhs.ndim)
+    lb = check_axes("dot_general", "lhs_batching_dimensions", lhs_batching_dimensions, lhs.ndim)
+    rb = check_axes("dot_general", "rhs_batching_dimensions", rhs_batching_dimensions, rhs.ndim)
+    lc = check_axes("dot_general", "lhs_contracting_dimensions", lhs_contracting_dimensions, lhs.ndim)
+    rc = check_axes("dot_general", "rhs_contracting_dimensions", rhs_contracting_dimensions, rhs.ndim)
     if len(lb) != len(rb) or len(lc) != len(rc):
         raise ValueError(f"dot_general: batching {list(lb)}/{list(rb)} or contracting {list(lc)}/{list(rc)} "
                          "dimension lists differ in length")
@@ -34,7 +52,41 @@ def _dot_rule(lhs, rhs, lb, rb, lc, rc):
     return shape, lhs.dtype
 
 
-@register("stablehlo.dot_general", _dot_rule)
+def _dot_attributes(precision, **dims):
+    out = {"dot_dimension_numbers": attr.dot_dimensions(*(dims[n] for n in _DOT_DIMS))}
+    if precision is not None:
+        out["precision_config"] = attr.precision_config(
+            (precision, precision) if isinstance(precision, str) else precision)
+    return out
+
+
+def _dot_decode(op):
+    return {**dict(zip(_DOT_DIMS, attr.read_dot_dimensions(op))), "precision": attr.read_precision(op)}
+
+
+def _dot_evaluate(lhs, rhs, lhs_batching_dimensions, rhs_batching_dimensions, lhs_contracting_dimensions,
+                  rhs_contracting_dimensions, precision=None):
+    """numpy's einsum; None for 16-bit floats (the accumulation precision is the backend's)."""
+    if ev.is_half(lhs.dtype) or not ev.safe_inputs([lhs, rhs]):
+        return None
+    letters = iter(string.ascii_letters)
+    lsub, rsub = [None] * lhs.ndim, [None] * rhs.ndim
+    for a, b in zip(lhs_batching_dimensions, rhs_batching_dimensions):
+        lsub[a] = rsub[b] = next(letters)
+    for a, b in zip(lhs_contracting_dimensions, rhs_contracting_dimensions):
+        lsub[a] = rsub[b] = next(letters)
+    lsub = [s or next(letters) for s in lsub]
+    rsub = [s or next(letters) for s in rsub]
+    batch = [lsub[a] for a in lhs_batching_dimensions]
+    free = ([s for d, s in enumerate(lsub) if d not in lhs_batching_dimensions + lhs_contracting_dimensions]
+            + [s for d, s in enumerate(rsub) if d not in rhs_batching_dimensions + rhs_contracting_dimensions])
+    spec = f"{''.join(lsub)},{''.join(rsub)}->{''.join(batch + free)}"
+    with np.errstate(all="ignore"):
+        return ev.finish(np.einsum(spec, lhs, rhs), lhs.dtype)
+
+
+@register("stablehlo.dot_general", rule=_dot_rule, params=_dot_params, attributes=_dot_attributes,
+          decode=_dot_decode, evaluate=_dot_evaluate)
 def dot_general(lhs, rhs, lhs_batching_dimensions=(), rhs_batching_dimensions=(),
                 lhs_contracting_dimensions=(), rhs_contracting_dimensions=(), *,
                 precision=None, loc=None) -> Tensor:
@@ -46,41 +98,44 @@ def dot_general(lhs, rhs, lhs_batching_dimensions=(), rhs_batching_dimensions=()
       lhs, rhs: Tensors of one dtype.
       lhs_batching_dimensions, rhs_batching_dimensions: paired batch dims.
       lhs_contracting_dimensions, rhs_contracting_dimensions: paired summed dims.
-      precision: None, "DEFAULT", "HIGH" or "HIGHEST" (both operands).
+      precision: None, "DEFAULT", "HIGH" or "HIGHEST" (both operands), or an (lhs, rhs) pair.
     Returns:
       The contracted Tensor.
     Example:
       >>> y = ops.dot_general(a, b, (), (), (1,), (0,))   # a @ b for matrices
     """
     lhs, rhs = operand("dot_general", lhs, "lhs"), operand("dot_general", rhs, "rhs")
-    shape, dtype = _dot_rule(lhs, rhs, lhs_batching_dimensions, rhs_batching_dimensions,
-                             lhs_contracting_dimensions, rhs_contracting_dimensions)
-    dims = parse_attr(
-        "#stablehlo.dot<lhs_batching_dimensions = {}, rhs_batching_dimensions = {}, "
-        "lhs_contracting_dimensions = {}, rhs_contracting_dimensions = {}>".format(
-            *(list(int_tuple("dot_general", "dims", d)) for d in (
-                lhs_batching_dimensions, rhs_batching_dimensions,
-                lhs_contracting_dimensions, rhs_contracting_dimensions))))
-    attrs = {"dot_dimension_numbers": dims}
-    if precision is not None:
-        if precision not in PRECISIONS:
-            raise ValueError(f"dot_general: precision {precision!r} is not one of {', '.join(PRECISIONS)}")
-        p = f"#stablehlo<precision {precision}>"
-        attrs["precision_config"] = parse_attr(f"[{p}, {p}]")
-    b = builder()
-    op = b.emit("stablehlo.dot_general", [lhs, rhs], [(shape, dtype)], attrs, loc=loc)
-    return Tensor(op.result, shape, dtype, b)
+    return bind("stablehlo.dot_general", [lhs, rhs], lhs_batching_dimensions=lhs_batching_dimensions,
+                rhs_batching_dimensions=rhs_batching_dimensions,
+                lhs_contracting_dimensions=lhs_contracting_dimensions,
+                rhs_contracting_dimensions=rhs_contracting_dimensions, precision=precision, loc=loc)
 
 
 # ---------------------------------------------------------------- reduce
 
 REDUCERS = {"add": "stablehlo.add", "mul": "stablehlo.multiply", "max": "stablehlo.maximum",
             "min": "stablehlo.minimum", "and": "stablehlo.and", "or": "stablehlo.or"}
+_REDUCER_NAMES = {v: k for k, v in REDUCERS.items()}
 
 
-def _reduce_rule(xs, inits, dimensions, body):
-    if not xs or len(xs) != len(inits):
-        raise ValueError(f"reduce: needs as many init values as operands, got {len(xs)} and {len(inits)}")
+def _reduce_params(dimensions, body="add"):
+    if isinstance(body, str):
+        if body not in REDUCERS:
+            raise ValueError(f"reduce: body {body!r} is not one of {', '.join(REDUCERS)} or a callable")
+    elif not callable(body):
+        raise TypeError(f"reduce: body must be a name or a callable, got {type(body).__name__}")
+    return {"dimensions": int_tuple("reduce", "dimensions", dimensions), "body": body}
+
+
+def _split(operands):
+    n = len(operands) // 2
+    return list(operands[:n]), list(operands[n:])
+
+
+def _reduce_rule(*operands, dimensions, body):
+    xs, inits = _split(operands)
+    if not xs or len(operands) % 2:
+        raise ValueError(f"reduce: needs as many init values as operands, got {len(operands)} tensors")
     for i, (x, init) in enumerate(zip(xs, inits)):
         if x.shape != xs[0].shape:
             raise ValueError(f"reduce: operand {i} shape {x.shape} differs from {xs[0].shape}")
@@ -88,8 +143,6 @@ def _reduce_rule(xs, inits, dimensions, body):
             raise TypeError(f"reduce: init value {i} must be a 0-d {x.dtype} tensor, got {init}")
     dims = check_axes("reduce", "dimensions", dimensions, xs[0].ndim)
     if isinstance(body, str):
-        if body not in REDUCERS:
-            raise ValueError(f"reduce: body {body!r} is not one of {', '.join(REDUCERS)} or a callable")
         if len(xs) != 1:
             raise ValueError("reduce: a named body reduces one operand; pass a callable for several")
         cat = category(xs[0].dtype)
@@ -97,13 +150,73 @@ def _reduce_rule(xs, inits, dimensions, body):
             raise TypeError(f"reduce: body {body!r} needs bool or integer operands, got {xs[0].dtype}")
         if body in ("max", "min") and cat == COMPLEX:
             raise TypeError(f"reduce: body {body!r} does not order complex operands")
-    elif not callable(body):
-        raise TypeError(f"reduce: body must be a name or a callable, got {type(body).__name__}")
     shape = tuple(s for d, s in enumerate(xs[0].shape) if d not in dims)
     return [(shape, x.dtype) for x in xs]
 
 
-@register("stablehlo.reduce", _reduce_rule)
+def _named_body(name):
+    def body(acc, elem):
+        return bind(REDUCERS[name], [acc, elem])
+    return body
+
+
+def _reduce_regions(operands, dimensions, body):
+    xs, _ = _split(operands)
+    scalars = [((), x.dtype) for x in xs]
+    fn = _named_body(body) if isinstance(body, str) else body
+    return [Region(scalars + scalars, fn, scalars, "reduce: body")]
+
+
+def _reduce_decode(op):
+    return {"dimensions": attr.read_ints(op, "dimensions"), "body": reducer_name(op) or body_of(op.regions[0])}
+
+
+def reducer_name(op):
+    """"add", "mul", ... when ``op``'s body is ``return f(arg0, arg1)`` for a named reducer f, else None."""
+    block = op.regions[0].blocks[0]
+    ops = list(block.operations)
+    if len(ops) != 2 or ops[1].name != "stablehlo.return" or ops[0].name not in _REDUCER_NAMES:
+        return None
+    if list(ops[0].operands) != list(block.arguments) or ops[1].operands[0] != ops[0].result:
+        return None
+    return _REDUCER_NAMES[ops[0].name]
+
+
+_UFUNCS = {"add": (np.add, None), "mul": (np.multiply, np.logical_and), "max": (np.maximum, np.logical_or),
+           "min": (np.minimum, np.logical_and), "and": (np.bitwise_and, np.logical_and),
+           "or": (np.bitwise_or, np.logical_or)}
+
+
+def _reduce_evaluate(*operands, dimensions, body):
+    """One operand and a named body; 16-bit floats only when at most one element is reduced per
+    result (the rounding of a 16-bit accumulation is the backend's choice)."""
+    if len(operands) != 2 or not isinstance(body, str):
+        return None
+    x, init = operands
+    k = ev.kind(x)
+    if k not in "biuf" + ("c" if body in ("add", "mul") else "") or not ev.safe_inputs([x, init]):
+        return None
+    count = int(np.prod([x.shape[d] for d in dimensions], dtype=np.int64))
+    if ev.is_half(x.dtype) and count > 1:
+        return None
+    if body in ("max", "min") and k == "f" and ((x == 0).any() or init == 0):
+        return None  # which zero max(-0, +0) keeps is not pinned down
+    shape = [n for d, n in enumerate(x.shape) if d not in dimensions]
+    if count == 0:
+        return [np.broadcast_to(init, shape).copy()]
+    ufunc = _UFUNCS[body][1 if x.dtype == np.bool_ else 0]
+    if ufunc is None:
+        return None  # bool add: logical or in the spec, xor in XLA:CPU
+    with np.errstate(all="ignore"):
+        acc = ufunc.reduce(ev.wide(x), axis=tuple(dimensions))
+        out = ev.finish(ufunc(ev.wide(init), acc), x.dtype)
+    return None if out is None else [out]
+
+
+@register("stablehlo.reduce", rule=_reduce_rule, params=_reduce_params,
+          attributes=lambda dimensions, body: {"dimensions": attr.i64s(dimensions)},
+          regions=_reduce_regions, decode=_reduce_decode, evaluate=_reduce_evaluate,
+          arrange=lambda operands: tuple(_split(operands)), traits={"variadic"})
 def reduce(operands, init_values, dimensions, body="add", *, loc=None):
     """Reduce ``dimensions`` away with ``body``; emits ``stablehlo.reduce``.
 
@@ -113,7 +226,8 @@ def reduce(operands, init_values, dimensions, body="add", *, loc=None):
       dimensions: dims to reduce.
       body: "add", "mul", "max", "min", "and", "or", or a callable that takes
         ``2 * len(operands)`` 0-d Tensors (accumulators, then elements) and returns
-        ``len(operands)`` 0-d Tensors, built with hloforge.ops.
+        ``len(operands)`` 0-d Tensors, built with hloforge.ops; it may not use Tensors from
+        outside the body.
     Returns:
       A Tensor (one operand) or a tuple of Tensors.
     Example:
@@ -122,28 +236,8 @@ def reduce(operands, init_values, dimensions, body="add", *, loc=None):
     single = isinstance(operands, Tensor) or not isinstance(operands, (list, tuple))
     xs = [operand("reduce", x) for x in ([operands] if single else operands)]
     inits = init_values if isinstance(init_values, (list, tuple)) else [init_values]
+    if len(inits) != len(xs):
+        raise ValueError(f"reduce: needs as many init values as operands, got {len(xs)} and {len(inits)}")
     inits = [operand("reduce", v, "init value", dtype=x.dtype) for v, x in zip(inits, xs)]
-    results = _reduce_rule(xs, inits, dimensions, body)
-    b = builder()
-    op = b.emit("stablehlo.reduce", [*xs, *inits], results, {"dimensions": i64_array(dimensions)},
-                loc=loc, regions=1)
-    scalar_types = [b.type((), x.dtype) for x in xs]
-    block = op.regions[0].blocks.append(*scalar_types, *scalar_types)
-    args = [Tensor(a, (), x.dtype, b) for a, x in zip(block.arguments, xs + xs)]
-    with b.at(block):
-        if isinstance(body, str):
-            acc, elem = args
-            r = b.emit(REDUCERS[body], [acc, elem], [((), acc.dtype)], loc=loc)
-            outs = [Tensor(r.result, (), acc.dtype, b)]
-        else:
-            outs = body(*args)
-            outs = [outs] if isinstance(outs, Tensor) else list(outs)
-            if len(outs) != len(xs) or any(not isinstance(o, Tensor) or o.shape != () or o.dtype != x.dtype
-                                           for o, x in zip(outs, xs)):
-                raise TypeError(f"reduce: body must return {len(xs)} 0-d tensor(s) of dtypes "
-                                f"{[str(x.dtype) for x in xs]}, got {outs}")
-        b.emit("stablehlo.return", outs, [], loc=loc)
-    tensors = [Tensor(op.results[i], s, d, b) for i, (s, d) in enumerate(results)]
-    return tensors[0] if single else tuple(tensors)
-
-
+    out = bind("stablehlo.reduce", [*xs, *inits], dimensions=dimensions, body=body, loc=loc)
+    return out[0] if single else tuple(out)

@@ -5,21 +5,39 @@ import warnings
 
 import numpy as np
 
+from hloforge.frontend import attributes as attr
 from hloforge.frontend import dtypes
-from hloforge.frontend.context import i64_array
-from hloforge.frontend.ops._common import builder, int_tuple, operand
-from hloforge.frontend.registry import register
+from hloforge.frontend.ops._common import int_tuple, operand
+from hloforge.frontend.registry import bind, register
 from hloforge.frontend.tracing import Tensor, as_tensor
+
+_ATTRIBUTES = {"low": "edge_padding_low", "high": "edge_padding_high", "interior": "interior_padding"}
 
 
 def padded_size(n: int, lo: int, hi: int, interior: int) -> int:
     return lo + hi + n + max(n - 1, 0) * interior
 
 
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _pad_params(low, high, interior=None):
+    out = {}
+    for name, value in (("low", low), ("high", high), ("interior", interior)):
+        if value is not None:
+            value = int_tuple("pad", _ATTRIBUTES[name], value)
+            if any(not _INT64[0] <= v <= _INT64[1] for v in value):
+                raise ValueError(f"pad: {_ATTRIBUTES[name]} {list(value)} does not fit in int64")
+        out[name] = value
+    if out["interior"] is None:
+        out["interior"] = (0,) * len(out["low"])
+    return out
+
+
 def _pad_rule(x, value, low, high, interior):
-    low = int_tuple("pad", "edge_padding_low", low, x.ndim)
-    high = int_tuple("pad", "edge_padding_high", high, x.ndim)
-    interior = int_tuple("pad", "interior_padding", interior, x.ndim)
+    for name, v in (("edge_padding_low", low), ("edge_padding_high", high), ("interior_padding", interior)):
+        if len(v) != x.ndim:
+            raise ValueError(f"pad: {name} {list(v)} must have {x.ndim} entries, one per dimension")
     if any(i < 0 for i in interior):
         raise ValueError(f"pad: interior_padding {list(interior)} must be >= 0")
     if value.shape != () or value.dtype != x.dtype:
@@ -57,7 +75,20 @@ def _same_number(a: np.ndarray, b: np.ndarray) -> bool:
     return all(p == q or (p != p and q != q) for p, q in ((a.real, b.real), (a.imag, b.imag)))
 
 
-@register("stablehlo.pad", _pad_rule)
+def pad_evaluate(x: np.ndarray, value, low, high, interior) -> np.ndarray:
+    """numpy reference of ``stablehlo.pad`` (negative edges crop)."""
+    big = [max(lo, 0) + n + max(n - 1, 0) * it + max(hi, 0)
+           for n, lo, hi, it in zip(x.shape, low, high, interior)]
+    out = np.full(big, value, dtype=x.dtype)
+    out[tuple(slice(max(lo, 0), max(lo, 0) + n + max(n - 1, 0) * it, it + 1)
+              for n, lo, it in zip(x.shape, low, interior))] = x
+    return out[tuple(slice(max(-lo, 0), b - max(-hi, 0)) for b, lo, hi in zip(big, low, high))]
+
+
+@register("stablehlo.pad", rule=_pad_rule, params=_pad_params,
+          attributes=lambda **p: {_ATTRIBUTES[k]: attr.i64s(v) for k, v in p.items()},
+          decode=lambda op: {k: attr.read_ints(op, a) for k, a in _ATTRIBUTES.items()},
+          evaluate=pad_evaluate)
 def pad(x, padding_value, low, high, interior=None, *, loc=None) -> Tensor:
     """Edge and interior padding; emits one ``stablehlo.pad``.
 
@@ -75,13 +106,6 @@ def pad(x, padding_value, low, high, interior=None, *, loc=None) -> Tensor:
       >>> y = ops.pad(x, 0.0, (1, 0), (2, -1))
     """
     x = operand("pad", x)
-    interior = (0,) * x.ndim if interior is None else interior
-    low, high, interior = (int_tuple("pad", name, v) for name, v in (
-        ("edge_padding_low", low), ("edge_padding_high", high), ("interior_padding", interior)))
     value = _padding_value(x, padding_value)
-    shape, dtype = _pad_rule(x, value, low, high, interior)
-    attrs = {"edge_padding_low": i64_array(low), "edge_padding_high": i64_array(high),
-             "interior_padding": i64_array(interior)}
-    b = builder()
-    op = b.emit("stablehlo.pad", [x, value], [(shape, dtype)], attrs, loc=loc)
-    return Tensor(op.result, shape, dtype, b)
+    return bind("stablehlo.pad", [x, value], low=low, high=high,
+                interior=(0,) * x.ndim if interior is None else interior, loc=loc)

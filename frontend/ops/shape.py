@@ -2,26 +2,37 @@
 dynamic_slice, concatenate, reverse."""
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
 
+from hloforge.frontend import attributes as attr
 from hloforge.frontend import dtypes
-from hloforge.frontend.context import i64_array, ir
-from hloforge.frontend.ops._common import (
-    builder, check_axes, int_tuple, operand)
-from hloforge.frontend.registry import register
+from hloforge.frontend.context import shape_dtype_of
+from hloforge.frontend.ops._common import check_axes, int_tuple, operand
+from hloforge.frontend.registry import bind, register
 from hloforge.frontend.tracing import Tensor
 from hloforge.frontend.tracing import constant as _constant
 
 
-def _emit(name, operands, shape, dtype, attributes, loc) -> Tensor:
-    b = builder()
-    op = b.emit(name, operands, [(shape, dtype)], attributes, loc=loc)
-    return Tensor(op.result, shape, dtype, b)
+def _constant_params(value, dtype=None):
+    array = np.asarray(value, None if dtype is None else dtypes.canonical(dtype))
+    return {"value": array, "dtype": dtypes.canonical(array.dtype)}
 
 
-@register("stablehlo.constant")
+def _constant_decode(op):
+    value = attr.constant_array(op)
+    shape, dtype = shape_dtype_of(op.results[0].type)
+    return {"value": np.broadcast_to(value[0], shape) if value[1] else value[0], "dtype": dtype}
+
+
+def _constant_evaluate(value, dtype=None):
+    return np.asarray(value, dtype)
+
+
+@register("stablehlo.constant", rule=lambda value, dtype: (value.shape, dtype), params=_constant_params,
+          decode=_constant_decode, evaluate=_constant_evaluate)
 def constant(value, dtype=None, *, loc=None) -> Tensor:
     """A constant tensor; emits ``stablehlo.constant`` (splat values stay compact).
 
@@ -40,7 +51,9 @@ def constant(value, dtype=None, *, loc=None) -> Tensor:
     return _constant(value, dtype, loc=loc)
 
 
-def _iota_rule(shape, dtype, dimension):
+# ---------------------------------------------------------------- iota
+
+def _iota_params(shape, dtype, dimension=0):
     shape = int_tuple("iota", "shape", shape)
     if any(s < 0 for s in shape):
         raise ValueError(f"iota: shape {shape} has a negative dimension")
@@ -49,10 +62,19 @@ def _iota_rule(shape, dtype, dimension):
     dtype = dtypes.canonical(dtype)
     if dtypes.is_bool(dtype):
         raise TypeError("iota: dtype bool is not supported")
-    return shape, dtype
+    return {"shape": shape, "dtype": dtype, "dimension": int(dimension)}
 
 
-@register("stablehlo.iota", _iota_rule)
+def _iota_evaluate(shape, dtype, dimension):
+    index = np.arange(shape[dimension]).reshape([-1 if d == dimension else 1 for d in range(len(shape))])
+    return np.broadcast_to(index, shape).astype(dtype)
+
+
+@register("stablehlo.iota", rule=lambda shape, dtype, dimension: (shape, dtype), params=_iota_params,
+          attributes=lambda shape, dtype, dimension: {"iota_dimension": attr.i64(dimension)},
+          decode=lambda op: dict(zip(("shape", "dtype"), shape_dtype_of(op.results[0].type)),
+                                 dimension=attr.read_int(op, "iota_dimension")),
+          evaluate=_iota_evaluate)
 def iota(shape, dtype, dimension: int = 0, *, loc=None) -> Tensor:
     """0, 1, 2, ... along ``dimension``, broadcast over the others; emits ``stablehlo.iota``.
 
@@ -65,22 +87,21 @@ def iota(shape, dtype, dimension: int = 0, *, loc=None) -> Tensor:
     Example:
       >>> i = ops.iota((3, 4), np.int32, 1)
     """
-    shape, dtype = _iota_rule(shape, dtype, dimension)
-    return _emit("stablehlo.iota", [], shape, dtype, {"iota_dimension": _i64(dimension)}, loc)
+    return bind("stablehlo.iota", [], shape=shape, dtype=dtype, dimension=dimension, loc=loc)
 
 
-def _i64(value) -> ir.IntegerAttr:
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
-
+# ---------------------------------------------------------------- reshape, transpose, broadcast
 
 def _reshape_rule(x, shape):
-    shape = int_tuple("reshape", "shape", shape)
     if any(s < 0 for s in shape) or math.prod(shape) != x.size:
         raise ValueError(f"reshape: cannot reshape {x.shape} ({x.size} elements) into {shape}")
     return shape, x.dtype
 
 
-@register("stablehlo.reshape", _reshape_rule)
+@register("stablehlo.reshape", rule=_reshape_rule,
+          params=lambda shape: {"shape": int_tuple("reshape", "shape", shape)},
+          decode=lambda op: {"shape": shape_dtype_of(op.results[0].type)[0]},
+          evaluate=lambda x, shape: np.reshape(x, shape), traits={"movement"})
 def reshape(x, shape, *, loc=None) -> Tensor:
     """Same elements in row-major order, new shape; emits ``stablehlo.reshape``.
 
@@ -92,9 +113,7 @@ def reshape(x, shape, *, loc=None) -> Tensor:
     Example:
       >>> y = ops.reshape(x, (2, 6))
     """
-    x = operand("reshape", x)
-    shape, dtype = _reshape_rule(x, shape)
-    return _emit("stablehlo.reshape", [x], shape, dtype, None, loc)
+    return bind("stablehlo.reshape", [operand("reshape", x)], shape=shape, loc=loc)
 
 
 def _transpose_rule(x, permutation):
@@ -104,7 +123,11 @@ def _transpose_rule(x, permutation):
     return tuple(x.shape[p] for p in perm), x.dtype
 
 
-@register("stablehlo.transpose", _transpose_rule)
+@register("stablehlo.transpose", rule=_transpose_rule,
+          params=lambda permutation: {"permutation": int_tuple("transpose", "permutation", permutation)},
+          attributes=lambda permutation: {"permutation": attr.i64s(permutation)},
+          decode=lambda op: {"permutation": attr.read_ints(op, "permutation")},
+          evaluate=lambda x, permutation: np.transpose(x, permutation), traits={"movement"})
 def transpose(x, permutation, *, loc=None) -> Tensor:
     """Permute dimensions: result dim i is operand dim ``permutation[i]``; emits ``stablehlo.transpose``.
 
@@ -116,14 +139,16 @@ def transpose(x, permutation, *, loc=None) -> Tensor:
     Example:
       >>> y = ops.transpose(x, (1, 0))
     """
-    x = operand("transpose", x)
-    shape, dtype = _transpose_rule(x, permutation)
-    return _emit("stablehlo.transpose", [x], shape, dtype, {"permutation": i64_array(permutation)}, loc)
+    return bind("stablehlo.transpose", [operand("transpose", x)], permutation=permutation, loc=loc)
 
 
-def _broadcast_rule(x, shape, dims):
-    shape = int_tuple("broadcast_in_dim", "shape", shape)
-    dims = int_tuple("broadcast_in_dim", "broadcast_dimensions", dims)
+def _broadcast_params(shape, broadcast_dimensions):
+    return {"shape": int_tuple("broadcast_in_dim", "shape", shape),
+            "broadcast_dimensions": int_tuple("broadcast_in_dim", "broadcast_dimensions", broadcast_dimensions)}
+
+
+def _broadcast_rule(x, shape, broadcast_dimensions):
+    dims = broadcast_dimensions
     if len(dims) != x.ndim:
         raise ValueError(f"broadcast_in_dim: broadcast_dimensions {list(dims)} must have one entry per "
                          f"operand dimension ({x.ndim})")
@@ -137,7 +162,21 @@ def _broadcast_rule(x, shape, dims):
     return shape, x.dtype
 
 
-@register("stablehlo.broadcast_in_dim", _broadcast_rule)
+def broadcast_evaluate(x: np.ndarray, shape, broadcast_dimensions) -> np.ndarray:
+    dims = broadcast_dimensions
+    order = np.argsort(dims)
+    x = np.transpose(x, order) if x.ndim else x
+    expanded = [1] * len(shape)
+    for i, d in enumerate(np.asarray(dims, dtype=np.int64)[order]):
+        expanded[d] = x.shape[i]
+    return np.broadcast_to(x.reshape(expanded), tuple(shape))
+
+
+@register("stablehlo.broadcast_in_dim", rule=_broadcast_rule, params=_broadcast_params,
+          attributes=lambda shape, broadcast_dimensions: {"broadcast_dimensions": attr.i64s(broadcast_dimensions)},
+          decode=lambda op: {"shape": shape_dtype_of(op.results[0].type)[0],
+                             "broadcast_dimensions": attr.read_ints(op, "broadcast_dimensions")},
+          evaluate=broadcast_evaluate, traits={"movement"})
 def broadcast_in_dim(x, shape, broadcast_dimensions, *, loc=None) -> Tensor:
     """Broadcast ``x`` into ``shape``: operand dim i maps to result dim ``broadcast_dimensions[i]``;
     emits ``stablehlo.broadcast_in_dim``.
@@ -151,27 +190,44 @@ def broadcast_in_dim(x, shape, broadcast_dimensions, *, loc=None) -> Tensor:
     Example:
       >>> y = ops.broadcast_in_dim(row, (4, 3), (1,))
     """
-    x = operand("broadcast_in_dim", x)
-    shape, dtype = _broadcast_rule(x, shape, broadcast_dimensions)
-    attrs = {"broadcast_dimensions": i64_array(broadcast_dimensions)}
-    return _emit("stablehlo.broadcast_in_dim", [x], shape, dtype, attrs, loc)
+    return bind("stablehlo.broadcast_in_dim", [operand("broadcast_in_dim", x)], shape=shape,
+                broadcast_dimensions=broadcast_dimensions, loc=loc)
 
 
-def _slice_rule(x, start, limit, strides):
-    start = int_tuple("slice", "start_indices", start, x.ndim)
-    limit = int_tuple("slice", "limit_indices", limit, x.ndim)
-    strides = int_tuple("slice", "strides", strides, x.ndim)
-    for d, (s, l, st, n) in enumerate(zip(start, limit, strides, x.shape)):
+# ---------------------------------------------------------------- slices
+
+def _slice_params(start_indices, limit_indices, strides=None):
+    start = int_tuple("slice", "start_indices", start_indices)
+    limit = int_tuple("slice", "limit_indices", limit_indices)
+    strides = (1,) * len(start) if strides is None else int_tuple("slice", "strides", strides)
+    return {"start_indices": start, "limit_indices": limit, "strides": strides}
+
+
+def _slice_rule(x, start_indices, limit_indices, strides):
+    for name, v in (("start_indices", start_indices), ("limit_indices", limit_indices), ("strides", strides)):
+        if len(v) != x.ndim:
+            raise ValueError(f"slice: {name} {list(v)} must have {x.ndim} entries, one per dimension")
+    for d, (s, l, st, n) in enumerate(zip(start_indices, limit_indices, strides, x.shape)):
         if st < 1:
             raise ValueError(f"slice: strides {list(strides)} must be >= 1")
         if not 0 <= s <= l <= n:
             raise ValueError(f"slice: dim {d}: need 0 <= start <= limit <= size, got start {s}, "
                              f"limit {l}, size {n}")
-    shape = tuple(-(-(l - s) // st) for s, l, st in zip(start, limit, strides))
+    shape = tuple(-(-(l - s) // st) for s, l, st in zip(start_indices, limit_indices, strides))
     return shape, x.dtype
 
 
-@register("stablehlo.slice", _slice_rule)
+def _slice_evaluate(x, start_indices, limit_indices, strides):
+    return x[tuple(builtins.slice(s, l, st) for s, l, st in zip(start_indices, limit_indices, strides))]
+
+
+_SLICE_ATTRS = ("start_indices", "limit_indices", "strides")
+
+
+@register("stablehlo.slice", rule=_slice_rule, params=_slice_params,
+          attributes=lambda **p: {k: attr.i64s(p[k]) for k in _SLICE_ATTRS},
+          decode=lambda op: {k: attr.read_ints(op, k) for k in _SLICE_ATTRS},
+          evaluate=_slice_evaluate, traits={"movement"})
 def slice(x, start_indices, limit_indices, strides=None, *, loc=None) -> Tensor:
     """Static strided slice ``x[start:limit:stride]`` per dimension; emits ``stablehlo.slice``.
 
@@ -184,30 +240,42 @@ def slice(x, start_indices, limit_indices, strides=None, *, loc=None) -> Tensor:
     Example:
       >>> y = ops.slice(x, (0, 1), (4, 3))
     """
-    x = operand("slice", x)
-    strides = (1,) * x.ndim if strides is None else strides
-    shape, dtype = _slice_rule(x, start_indices, limit_indices, strides)
-    attrs = {"start_indices": i64_array(start_indices), "limit_indices": i64_array(limit_indices),
-             "strides": i64_array(strides)}
-    return _emit("stablehlo.slice", [x], shape, dtype, attrs, loc)
+    return bind("stablehlo.slice", [operand("slice", x)], start_indices=start_indices,
+                limit_indices=limit_indices, strides=strides, loc=loc)
 
 
-def _dynamic_slice_rule(x, starts, sizes):
-    sizes = int_tuple("dynamic_slice", "slice_sizes", sizes, x.ndim)
+def _dynamic_slice_rule(x, *starts, slice_sizes):
+    if len(slice_sizes) != x.ndim:
+        raise ValueError(f"dynamic_slice: slice_sizes {list(slice_sizes)} must have {x.ndim} entries, "
+                         "one per dimension")
     if len(starts) != x.ndim:
         raise ValueError(f"dynamic_slice: got {len(starts)} start indices for rank {x.ndim}")
-    for d, (s, n) in enumerate(zip(sizes, x.shape)):
+    for d, (s, n) in enumerate(zip(slice_sizes, x.shape)):
         if not 0 <= s <= n:
-            raise ValueError(f"dynamic_slice: slice_sizes {list(sizes)} exceed shape {x.shape} at dim {d}")
+            raise ValueError(f"dynamic_slice: slice_sizes {list(slice_sizes)} exceed shape {x.shape} at dim {d}")
     for i, s in enumerate(starts):
         if s.shape != () or s.dtype.kind not in "iu":
             raise TypeError(f"dynamic_slice: start index {i} must be a 0-d integer tensor, got {s}")
         if s.dtype != starts[0].dtype:
             raise TypeError(f"dynamic_slice: start indices mix dtypes {starts[0].dtype} and {s.dtype}")
-    return sizes, x.dtype
+    return slice_sizes, x.dtype
 
 
-@register("stablehlo.dynamic_slice", _dynamic_slice_rule)
+def _dynamic_slice_evaluate(x, *starts, slice_sizes):
+    """Start indices are clamped into [0, size - slice_size], as the spec says."""
+    index = []
+    for s, size, n in zip(starts, slice_sizes, x.shape):
+        begin = int(np.clip(int(s), 0, n - size))
+        index.append(builtins.slice(begin, begin + size))
+    return x[tuple(index)]
+
+
+@register("stablehlo.dynamic_slice", rule=_dynamic_slice_rule,
+          params=lambda slice_sizes: {"slice_sizes": int_tuple("dynamic_slice", "slice_sizes", slice_sizes)},
+          attributes=lambda slice_sizes: {"slice_sizes": attr.i64s(slice_sizes)},
+          decode=lambda op: {"slice_sizes": attr.read_ints(op, "slice_sizes")},
+          evaluate=_dynamic_slice_evaluate,
+          arrange=lambda operands: (operands[0], operands[1:]))
 def dynamic_slice(x, start_indices, slice_sizes, *, loc=None) -> Tensor:
     """Slice of static ``slice_sizes`` at run-time ``start_indices`` (clamped into range);
     emits ``stablehlo.dynamic_slice``.
@@ -224,12 +292,12 @@ def dynamic_slice(x, start_indices, slice_sizes, *, loc=None) -> Tensor:
     x = operand("dynamic_slice", x)
     starts = [operand("dynamic_slice", s, "start index",
                       dtype=np.int64 if not hasattr(s, "dtype") else None) for s in start_indices]
-    shape, dtype = _dynamic_slice_rule(x, starts, slice_sizes)
-    return _emit("stablehlo.dynamic_slice", [x, *starts], shape, dtype,
-                 {"slice_sizes": i64_array(slice_sizes)}, loc)
+    return bind("stablehlo.dynamic_slice", [x, *starts], slice_sizes=slice_sizes, loc=loc)
 
 
-def _concatenate_rule(xs, dimension):
+# ---------------------------------------------------------------- concatenate, reverse
+
+def _concatenate_rule(*xs, dimension):
     if not xs:
         raise ValueError("concatenate: needs at least one operand")
     first = xs[0]
@@ -247,7 +315,15 @@ def _concatenate_rule(xs, dimension):
     return tuple(shape), first.dtype
 
 
-@register("stablehlo.concatenate", _concatenate_rule)
+def _concatenate_params(dimension):
+    return {"dimension": int_tuple("concatenate", "dimension", (dimension,))[0]}
+
+
+@register("stablehlo.concatenate", rule=_concatenate_rule, params=_concatenate_params,
+          attributes=lambda dimension: {"dimension": attr.i64(dimension)},
+          decode=lambda op: {"dimension": attr.read_int(op, "dimension")},
+          evaluate=lambda *xs, dimension: np.concatenate(xs, axis=dimension),
+          arrange=lambda operands: (list(operands),), traits={"movement"})
 def concatenate(xs, dimension: int, *, loc=None) -> Tensor:
     """Join tensors along ``dimension``; emits ``stablehlo.concatenate``.
 
@@ -260,8 +336,7 @@ def concatenate(xs, dimension: int, *, loc=None) -> Tensor:
       >>> y = ops.concatenate([a, b], 0)
     """
     xs = [operand("concatenate", x) for x in xs]
-    shape, dtype = _concatenate_rule(xs, dimension)
-    return _emit("stablehlo.concatenate", xs, shape, dtype, {"dimension": _i64(dimension)}, loc)
+    return bind("stablehlo.concatenate", xs, dimension=dimension, loc=loc)
 
 
 def _reverse_rule(x, dimensions):
@@ -269,7 +344,11 @@ def _reverse_rule(x, dimensions):
     return x.shape, x.dtype
 
 
-@register("stablehlo.reverse", _reverse_rule)
+@register("stablehlo.reverse", rule=_reverse_rule,
+          params=lambda dimensions: {"dimensions": int_tuple("reverse", "dimensions", dimensions)},
+          attributes=lambda dimensions: {"dimensions": attr.i64s(dimensions)},
+          decode=lambda op: {"dimensions": attr.read_ints(op, "dimensions")},
+          evaluate=lambda x, dimensions: np.flip(x, dimensions) if dimensions else x, traits={"movement"})
 def reverse(x, dimensions, *, loc=None) -> Tensor:
     """Reverse the order of elements along ``dimensions``; emits ``stablehlo.reverse``.
 
@@ -281,9 +360,7 @@ def reverse(x, dimensions, *, loc=None) -> Tensor:
     Example:
       >>> y = ops.reverse(x, (0,))
     """
-    x = operand("reverse", x)
-    shape, dtype = _reverse_rule(x, dimensions)
-    return _emit("stablehlo.reverse", [x], shape, dtype, {"dimensions": i64_array(dimensions)}, loc)
+    return bind("stablehlo.reverse", [operand("reverse", x)], dimensions=dimensions, loc=loc)
 
 
 __all__ = ["constant", "iota", "reshape", "transpose", "broadcast_in_dim", "slice", "dynamic_slice",

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from hloforge.frontend import attributes as attr
 from hloforge.frontend import dtypes
-from hloforge.frontend.context import ir
-from hloforge.frontend.ops._common import builder, check_axes, operand
-from hloforge.frontend.ops.elementwise import and_, compare, imag, or_, real
-from hloforge.frontend.registry import register
+from hloforge.frontend.ops import _evaluate as ev
+from hloforge.frontend.ops._common import check_axes, int_tuple, operand
+from hloforge.frontend.ops.compare import compare
+from hloforge.frontend.ops.elementwise import and_, imag, or_, real
+from hloforge.frontend.registry import Region, bind, body_of, register
 from hloforge.frontend.tracing import Tensor
 
 DIRECTIONS = ("LT", "GT")
@@ -25,7 +27,18 @@ def _numpy_less(a: Tensor, b: Tensor) -> Tensor:
     return compare(a, b, "LT")
 
 
-def _sort_rule(xs, dimension, comparator):
+def _sort_params(dimension, comparator="LT", is_stable=False):
+    if isinstance(comparator, str):
+        if comparator not in DIRECTIONS:
+            raise ValueError(f"sort: comparator {comparator!r} is not one of {', '.join(DIRECTIONS)} "
+                             "or a callable")
+    elif not callable(comparator):
+        raise TypeError(f"sort: comparator must be 'LT', 'GT' or a callable, got {type(comparator).__name__}")
+    return {"dimension": int_tuple("sort", "dimension", (dimension,))[0], "comparator": comparator,
+            "is_stable": bool(is_stable)}
+
+
+def _sort_rule(*xs, dimension, comparator, is_stable):
     if not xs:
         raise ValueError("sort: needs at least one operand")
     for i, x in enumerate(xs):
@@ -34,16 +47,49 @@ def _sort_rule(xs, dimension, comparator):
     if xs[0].ndim == 0:
         raise ValueError("sort: operands must have rank >= 1, got a 0-d tensor")
     check_axes("sort", "dimension", (dimension,), xs[0].ndim)
-    if isinstance(comparator, str):
-        if comparator not in DIRECTIONS:
-            raise ValueError(f"sort: comparator {comparator!r} is not one of {', '.join(DIRECTIONS)} "
-                             "or a callable")
-    elif not callable(comparator):
-        raise TypeError(f"sort: comparator must be 'LT', 'GT' or a callable, got {type(comparator).__name__}")
     return [(x.shape, x.dtype) for x in xs]
 
 
-@register("stablehlo.sort", _sort_rule)
+def _direction_body(direction):
+    def body(lhs, rhs, *others):
+        return _numpy_less(lhs, rhs) if direction == "LT" else _numpy_less(rhs, lhs)
+    return body
+
+
+def _sort_regions(xs, dimension, comparator, is_stable):
+    fn = _direction_body(comparator) if isinstance(comparator, str) else comparator
+    arguments = [((), x.dtype) for x in xs for _ in (0, 1)]
+    return [Region(arguments, fn, [((), np.dtype(bool))], "sort: comparator", describe="a 0-d bool Tensor")]
+
+
+def _sort_decode(op):
+    return {"dimension": attr.read_int(op, "dimension"), "comparator": body_of(op.regions[0]),
+            "is_stable": attr.read_bool(op, "is_stable")}
+
+
+def _sort_evaluate(*xs, dimension, comparator, is_stable):
+    """Named comparators on real keys; ties (equal keys, -0 and +0 included) only when stable or
+    with a single operand without zeros (the order of equal elements is the backend's choice)."""
+    key = xs[0]
+    if not isinstance(comparator, str) or ev.kind(key) == "c" or not ev.safe_inputs(xs, exact_complex=True):
+        return None
+    if not is_stable and (len(xs) > 1 or (ev.kind(key) == "f" and (key == 0).any())):
+        return None
+    moved = np.moveaxis(ev.wide(key), dimension, -1)
+    if comparator == "LT":
+        order = np.argsort(moved, axis=-1, kind="stable")
+    else:  # descending, NaN first, equal keys in their original order
+        n = moved.shape[-1]
+        order = n - 1 - np.flip(np.argsort(np.flip(moved, -1), axis=-1, kind="stable"), -1)
+    return [np.moveaxis(np.take_along_axis(np.moveaxis(x, dimension, -1), order, -1), -1, dimension)
+            for x in xs]
+
+
+@register("stablehlo.sort", rule=_sort_rule, params=_sort_params,
+          attributes=lambda dimension, comparator, is_stable: {"dimension": attr.i64(dimension),
+                                                               "is_stable": attr.boolean(is_stable)},
+          regions=_sort_regions, decode=_sort_decode, evaluate=_sort_evaluate,
+          arrange=lambda operands: (list(operands),), traits={"variadic"})
 def sort(operands, dimension: int, comparator="LT", *, is_stable: bool = False, loc=None):
     """Sort along ``dimension``; emits one ``stablehlo.sort`` with a comparator region.
 
@@ -64,26 +110,8 @@ def sort(operands, dimension: int, comparator="LT", *, is_stable: bool = False, 
     """
     single = isinstance(operands, Tensor) or not isinstance(operands, (list, tuple))
     xs = [operand("sort", x) for x in ([operands] if single else operands)]
-    results = _sort_rule(xs, dimension, comparator)
-    b = builder()
-    i64 = ir.IntegerType.get_signless(64, context=b.ctx)
-    attrs = {"dimension": ir.IntegerAttr.get(i64, int(dimension)),
-             "is_stable": ir.BoolAttr.get(bool(is_stable), context=b.ctx)}
-    op = b.emit("stablehlo.sort", xs, results, attrs, loc=loc, regions=1)
-    scalar_types = [t for x in xs for t in (b.type((), x.dtype),) * 2]
-    block = op.regions[0].blocks.append(*scalar_types)
-    args = [Tensor(a, (), x.dtype, b) for a, x in zip(block.arguments, [x for x in xs for _ in (0, 1)])]
-    with b.at(block):
-        if isinstance(comparator, str):
-            lhs, rhs = args[:2]
-            out = _numpy_less(lhs, rhs) if comparator == "LT" else _numpy_less(rhs, lhs)
-        else:
-            out = comparator(*args)
-            if not isinstance(out, Tensor) or out.shape != () or out.dtype != np.bool_:
-                raise TypeError(f"sort: comparator must return a 0-d bool Tensor, got {out!r}")
-        b.emit("stablehlo.return", [out], [], loc=loc)
-    tensors = [Tensor(op.results[i], s, d, b) for i, (s, d) in enumerate(results)]
-    return tensors[0] if single else tuple(tensors)
+    out = bind("stablehlo.sort", xs, dimension=dimension, comparator=comparator, is_stable=is_stable, loc=loc)
+    return out[0] if single else tuple(out)
 
 
 __all__ = ["sort"]

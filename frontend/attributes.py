@@ -1,0 +1,191 @@
+"""Reading and building op attributes with jaxlib's typed StableHLO bindings.
+
+One helper for the op builders, their ``decode`` functions, the passes and inspection, so that
+no code parses printed attribute text. Builders need an active MLIR context.
+"""
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+
+from hloforge.frontend.context import dense_elements, ir, shape_dtype_of, stablehlo
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+# ---------------------------------------------------------------- building
+
+
+def i64(value) -> ir.IntegerAttr:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
+
+
+def i64s(values) -> ir.DenseI64ArrayAttr:
+    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+
+
+def boolean(value) -> ir.BoolAttr:
+    return ir.BoolAttr.get(bool(value))
+
+
+def fft_type(kind: str):
+    return stablehlo.FftTypeAttr.get(kind)
+
+
+def comparison_direction(direction: str):
+    return stablehlo.ComparisonDirectionAttr.get(direction)
+
+
+def comparison_type(kind: str):
+    return stablehlo.ComparisonTypeAttr.get(kind)
+
+
+def dot_dimensions(lhs_batch, rhs_batch, lhs_contract, rhs_contract):
+    return stablehlo.DotDimensionNumbers.get(
+        lhs_batching_dimensions=list(lhs_batch), rhs_batching_dimensions=list(rhs_batch),
+        lhs_contracting_dimensions=list(lhs_contract), rhs_contracting_dimensions=list(rhs_contract))
+
+
+def precision_config(precisions) -> ir.ArrayAttr:
+    return ir.ArrayAttr.get([stablehlo.PrecisionAttr.get(p) for p in precisions])
+
+
+# ---------------------------------------------------------------- reading
+
+
+def has(op, name: str) -> bool:
+    return name in op.attributes
+
+
+def read_ints(op, name: str) -> tuple:
+    """A DenseI64ArrayAttr attribute as a tuple of Python ints (() when absent)."""
+    return tuple(ir.DenseI64ArrayAttr(op.attributes[name])) if name in op.attributes else ()
+
+
+def read_int(op, name: str) -> int:
+    return ir.IntegerAttr(op.attributes[name]).value
+
+
+def read_bool(op, name: str, default=False) -> bool:
+    return ir.BoolAttr(op.attributes[name]).value if name in op.attributes else default
+
+
+def read_fft_type(op) -> str:
+    """"FFT", "IFFT", "RFFT" or "IRFFT"."""
+    return stablehlo.FftTypeAttr(op.attributes["fft_type"]).value
+
+
+def read_comparison_direction(op) -> str:
+    return stablehlo.ComparisonDirectionAttr(op.attributes["comparison_direction"]).value
+
+
+def read_comparison_type(op):
+    """"FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED" or None when the attribute is absent."""
+    if "compare_type" not in op.attributes:
+        return None
+    return stablehlo.ComparisonTypeAttr(op.attributes["compare_type"]).value
+
+
+def read_dot_dimensions(op) -> tuple:
+    """(lhs_batching, rhs_batching, lhs_contracting, rhs_contracting) as tuples of ints."""
+    d = stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
+    return tuple(tuple(x) for x in (d.lhs_batching_dimensions, d.rhs_batching_dimensions,
+                                    d.lhs_contracting_dimensions, d.rhs_contracting_dimensions))
+
+
+def read_precision(op):
+    """None, one precision name for both operands, or an (lhs, rhs) pair when they differ."""
+    if "precision_config" not in op.attributes:
+        return None
+    names = tuple(stablehlo.PrecisionAttr(a).value for a in ir.ArrayAttr(op.attributes["precision_config"]))
+    if not names:
+        return None
+    return names[0] if len(set(names)) == 1 else names
+
+
+# ---------------------------------------------------------------- constants
+
+
+def constant_array(op, limit: int | None = None):
+    """The value of a ``stablehlo.constant`` op as (numpy array, is_splat), else None.
+
+    ``limit``: the largest non-splat size to read. A splat comes back as a 0-d array. Complex and
+    bfloat16 elements cannot be read through the Python API; their text is parsed.
+    """
+    shape, dtype = shape_dtype_of(op.results[0].type)
+    size = math.prod(shape)
+    if size == 0:
+        return np.zeros(shape, dtype), False
+    if dtype.kind == "c" or dtype == _BFLOAT16:
+        return _parse_constant(op, shape, dtype, size, limit)
+    attr = op.attributes["value"]
+    if not isinstance(attr, ir.DenseElementsAttr):
+        return None
+    if attr.is_splat:
+        return _scalar(attr.get_splat_value().value, dtype), True
+    if size == 1:
+        return np.asarray(np.array(attr), dtype).reshape(()), True
+    if limit is not None and size > limit:
+        return None
+    return np.array(attr).astype(dtype, copy=False).reshape(shape), False
+
+
+def _scalar(v, dtype) -> np.ndarray:
+    if dtype.kind in "iu":
+        bits = dtype.itemsize * 8
+        v = int(v) % (1 << bits)
+        if dtype.kind == "i" and v >= 1 << (bits - 1):
+            v -= 1 << bits
+    return np.asarray(v, dtype=dtype)
+
+
+def _parse_constant(op, shape, dtype, size, limit):
+    detached = op.operation.clone(ip=False)  # printing an op in place numbers its whole function
+    text = detached.get_asm(large_elements_limit=max(limit or size, 1))  # (never elides splats)
+    detached.erase()
+    start = text.find("dense<")
+    if start < 0:
+        return None
+    body = text[start + 6:text.index(">", start)]
+    part = {"complex64": np.dtype(np.float32), "complex128": np.dtype(np.float64)}.get(dtype.name, dtype)
+    if body.startswith('"0x'):
+        flat = np.frombuffer(bytes.fromhex(body[3:-1]), dtype=dtype)
+    else:
+        tokens = body.replace("[", "").replace("]", "").replace("(", "").replace(")", "").split(",")
+        flat = np.array([_token(t.strip(), part) for t in tokens], dtype=part)
+        if dtype.kind == "c":
+            flat = _pairs(flat, dtype)
+    if flat.size == 1:
+        return flat.reshape(()).copy(), True
+    if (limit is not None and size > limit) or flat.size != size:
+        return None
+    return flat.reshape(shape).copy(), False
+
+
+def _pairs(flat: np.ndarray, dtype) -> np.ndarray:
+    out = np.empty(flat.size // 2, dtype)
+    out.real, out.imag = flat[0::2], flat[1::2]
+    return out
+
+
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _token(token: str, part: np.dtype):
+    if token.startswith("0x"):  # a bit pattern (NaN, Inf, or a value decimal would not round-trip)
+        return np.array(int(token, 16), _UINT[part.itemsize]).view(part)
+    return np.asarray(float(token)).astype(part)
+
+
+def dense(array: np.ndarray, shape) -> ir.DenseElementsAttr:
+    """A DenseElementsAttr for ``array`` over ``shape``; elements with identical bits become a splat."""
+    flat = np.ascontiguousarray(array).reshape(-1)
+    if flat.size > 1 and _same_bits(flat):
+        flat = flat[:1]
+    return dense_elements(flat if flat.size == 1 else flat.reshape(shape), shape=shape)
+
+
+def _same_bits(flat: np.ndarray) -> bool:
+    raw = flat.view(np.uint8).reshape(flat.size, -1)
+    return bool((raw == raw[0]).all())
