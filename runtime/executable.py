@@ -29,14 +29,6 @@ class Executable:
         self.compile_seconds = compile_seconds
         self.source = source                # "compiled", "memory" or "disk" (the executable caches)
 
-    @classmethod
-    def compile(cls, code, in_specs, out_specs, device=None, name="main") -> "Executable":
-        """Compile StableHLO text or bytecode (with ``@main``) for one device, through the caches."""
-        from hloforge.runtime import compiler
-        device = compiler.default_device(device)
-        loaded, seconds, source = compiler.load_or_compile(code, (device,), name)
-        return cls(loaded, in_specs, out_specs, device, name, seconds, source)
-
     @property
     def from_cache(self) -> bool:
         """True when this executable came from the memory or disk cache (XLA did not compile)."""

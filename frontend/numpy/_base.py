@@ -2,16 +2,13 @@
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.context import dense_elements
 from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
-
-
-def is_tensor(x) -> bool:
-    return isinstance(x, Tensor)
 
 
 def asarray(x, dtype=None) -> Tensor:
@@ -117,7 +114,6 @@ def ufunc_dtypes(ufunc, *in_dtypes):
 
 
 def normalize_axis(axis: int, ndim: int, what="axis") -> int:
-    import operator
     try:
         axis = operator.index(axis)
     except TypeError:

@@ -5,6 +5,8 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_shapes, broadcast_to
+from hloforge.frontend.numpy.math import multiply
+from hloforge.frontend.numpy.reductions import sum as _sum
 from hloforge.frontend.numpy.shape import reshape, transpose
 from hloforge.frontend.tracing import current_builder
 
@@ -51,7 +53,6 @@ def dot(x1, x2):
     """numpy.dot for 0-2-D operands (scalars multiply)."""
     a, b = asarray(x1), asarray(x2)
     if a.ndim == 0 or b.ndim == 0:
-        from hloforge.frontend.numpy.math import multiply
         return multiply(a, b)
     if a.ndim > 2 or b.ndim > 2:
         raise ValueError("dot: operands of rank > 2 are not supported; use matmul or einsum")
@@ -101,7 +102,6 @@ def _parse(subscripts, shapes):
 
 def _sum_unused(x, term, keep):
     """Sum away letters of ``term`` not in ``keep``; returns (tensor, remaining term)."""
-    from hloforge.frontend.numpy.reductions import sum as _sum
     drop = [i for i, c in enumerate(term) if c not in keep]
     if not drop:
         return x, term

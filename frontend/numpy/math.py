@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy._base import asarray, astype, operands, splat, ufunc_dtypes
+from hloforge.frontend.numpy._base import (
+    asarray, astype, broadcast_shapes, broadcast_to, operands, splat, ufunc_dtypes)
 
 
 def _unary(name, ufunc, emit, doc):
@@ -233,7 +234,6 @@ def where(condition, x, y):
     """numpy.where(condition, x, y): broadcast all three, promote x and y. Emits stablehlo.select."""
     cond = astype(asarray(condition), bool)
     a, b = operands("where", x, y)
-    from hloforge.frontend.numpy._base import broadcast_shapes, broadcast_to
     shape = broadcast_shapes(cond.shape, a.shape, what="where")
     return ops.select(broadcast_to(cond, shape), broadcast_to(a, shape), broadcast_to(b, shape))
 

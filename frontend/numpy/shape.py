@@ -9,6 +9,7 @@ import numpy as np
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import (
     asarray, astype, broadcast_to, normalize_axes, normalize_axis)
+from hloforge.frontend.numpy.math import add, less, where
 from hloforge.frontend.tracing import Tensor
 
 
@@ -215,7 +216,6 @@ def getitem(x: Tensor, key):
 
 
 def _dynamic_index(x, dyn, starts, limits):
-    from hloforge.frontend.numpy.math import add, less, where
     # static parts first, then one dynamic_slice over the dynamic dims
     static_limits = [x.shape[d] if any(d == dd for dd, _ in dyn) else limits[d] for d in range(x.ndim)]
     static_starts = [0 if any(d == dd for dd, _ in dyn) else starts[d] for d in range(x.ndim)]

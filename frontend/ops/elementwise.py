@@ -170,8 +170,9 @@ def _shift(direction):
             u = a.view(np.dtype(f"u{a.dtype.itemsize}"))
             out = np.where(big, 0, np.right_shift(u, small.view(u.dtype))).astype(u.dtype)
             return out.view(a.dtype)
-        fill = np.where(a < 0, -1, 0).astype(a.dtype)
-        return np.where(big, fill, np.right_shift(a, small)).astype(a.dtype)
+        s = a.view(np.dtype(f"i{a.dtype.itemsize}"))  # (the bits as a signed number)
+        fill = np.where(s < 0, -1, 0).astype(s.dtype)
+        return np.where(big, fill, np.right_shift(s, small.view(s.dtype))).astype(s.dtype).view(a.dtype)
     return run
 
 

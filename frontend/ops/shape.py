@@ -282,7 +282,8 @@ def dynamic_slice(x, start_indices, slice_sizes, *, loc=None) -> Tensor:
 
     Args:
       x: Tensor.
-      start_indices: one 0-d integer Tensor (or Python int) per dimension.
+      start_indices: one 0-d integer Tensor (or Python int, given the Tensors' dtype, else int64)
+        per dimension.
       slice_sizes: static sizes, 0 <= size <= dim.
     Returns:
       A Tensor of shape ``slice_sizes``.
@@ -290,8 +291,9 @@ def dynamic_slice(x, start_indices, slice_sizes, *, loc=None) -> Tensor:
       >>> y = ops.dynamic_slice(x, (i, 0), (1, 8))
     """
     x = operand("dynamic_slice", x)
+    index_dtype = next((s.dtype for s in start_indices if isinstance(s, Tensor)), np.dtype(np.int64))
     starts = [operand("dynamic_slice", s, "start index",
-                      dtype=np.int64 if not hasattr(s, "dtype") else None) for s in start_indices]
+                      dtype=index_dtype if not hasattr(s, "dtype") else None) for s in start_indices]
     return bind("stablehlo.dynamic_slice", [x, *starts], slice_sizes=slice_sizes, loc=loc)
 
 
