@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 
+from hloforge.frontend.attributes import read_fft_type, read_ints
 from hloforge.frontend.context import ir, shape_dtype_of
 
 
@@ -18,14 +19,13 @@ def _type_str(t) -> str:
 
 
 def _attr_ints(op, name):
-    return list(ir.DenseI64ArrayAttr(op.attributes[name])) if name in op.attributes else []
+    return list(read_ints(op, name))
 
 
 def _details(op) -> str | None:
     name = op.name
     if name == "stablehlo.fft":
-        kind = str(op.attributes["fft_type"]).split()[-1].rstrip(">")
-        return f"{kind} length={_attr_ints(op, 'fft_length')}"
+        return f"{read_fft_type(op)} length={_attr_ints(op, 'fft_length')}"
     if name == "stablehlo.pad":
         return (f"low={_attr_ints(op, 'edge_padding_low')} high={_attr_ints(op, 'edge_padding_high')} "
                 f"interior={_attr_ints(op, 'interior_padding')}")
