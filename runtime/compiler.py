@@ -5,9 +5,11 @@ import re
 import threading
 import time
 
-from hloforge.runtime import cache, pjrt
-from hloforge.runtime.settings import config
+from hloforge.runtime import cache, pjrt, sharding
 from hloforge.runtime.executable import Executable
+from hloforge.runtime.fft_sharding import keep_ffts_local
+from hloforge.runtime.settings import config
+from hloforge.runtime.sharded import ShardedExecutable
 
 _inflight: dict = {}
 _inflight_lock = threading.Lock()
@@ -33,8 +35,6 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
         loaded, seconds, source = load_or_compile(module._code_for_compile(), (dev,), module.entry, module)
         return Executable(loaded, in_specs, out_specs, dev, module.entry, seconds, source)
 
-    from hloforge.runtime import sharding
-    from hloforge.runtime.sharded import ShardedExecutable
     if device is not None:
         raise ValueError(f"compile: pass either device or shardings (the mesh decides the devices), "
                          f"got device={device!r}")
@@ -47,7 +47,6 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
     shardy = pjrt.use_shardy()
     sharding.annotate(target, plan, shardy)
     if config.local_ffts:
-        from hloforge.runtime.fft_sharding import keep_ffts_local
         keep_ffts_local(target, plan, shardy)
     loaded, seconds, source = load_or_compile(target._code_for_compile(), plan.devices, module.entry,
                                               target, shardy)
