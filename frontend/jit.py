@@ -122,6 +122,7 @@ def _refuse_recursion(jitted, active=None) -> None:
                              f"cannot trace recursion (unroll it with a Python loop instead)")
 
 
+_DEVICE_ARRAY = pjrt.DEVICE_ARRAY_TYPE
 _tracing = threading.local()  # .active: the Jitted functions this thread is tracing
 
 
@@ -209,12 +210,17 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         loops = self._loops
         if loops is not None and not kwargs:
-            kind = dispatch.route(args)
+            for a in args:
+                if type(a) is not _DEVICE_ARRAY:
+                    kind = dispatch.route(args)
+                    break
+            else:
+                kind = dispatch.PLAIN  # (all jax arrays: the common case, checked inline)
             try:
                 if kind == dispatch.PLAIN:
                     return loops.plain(*args)
                 if kind == dispatch.WIDE:
-                    return loops.call_wide(args)
+                    return pjrt.call_x64(loops.wide, args)
             except RecursionError:
                 _refuse_recursion(self)  # (our message rather than jax's loop's)
                 raise

@@ -70,8 +70,7 @@ class Loops:
         self.wide = pjrt.fast_dispatcher(name, fn, cache_miss)
 
     def call_wide(self, args):
-        with pjrt.x64_scope():
-            return self.wide(*args)
+        return pjrt.call_x64(self.wide, args)
 
 
 def fastpath_ok(args, in_specs, sharding) -> bool:
