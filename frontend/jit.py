@@ -18,6 +18,9 @@ from hloforge.runtime.compiler import compile_module
 
 def _spec_of(leaf, index: int) -> tuple:
     if isinstance(leaf, ShapeDtype):
+        if not leaf.is_static:
+            raise ValueError(f"trace: argument leaf {index} {leaf}, dimension {leaf.dynamic_dims()[0]} is "
+                             f"dynamic (?): tracing needs static shapes")
         return leaf.shape, leaf.dtype
     if isinstance(leaf, Tensor):
         raise TypeError(f"trace: argument leaf {index} is a traced Tensor; pass ShapeDtype or arrays")

@@ -117,3 +117,8 @@ def test_cli_run_and_inspect_dynamic(tmp_path, capsys):
     assert main(["inspect", str(path)]) == 0
     out = capsys.readouterr().out
     assert "float32[?, 4]" in out and SENTINEL not in out
+
+
+def test_tracing_needs_static_shapes():
+    with pytest.raises(ValueError, match=r"trace: argument leaf 0 float32\[\?, 4\], dimension 0 is dynamic \(\?\)"):
+        hf.trace(lambda x: x, hf.ShapeDtype((None, 4), np.float32))
