@@ -95,9 +95,10 @@ def test_static_arguments_with_dynamic_values_inside_are_refined_at_compile():
 
 def test_check_runs_the_dynamic_test_modules(capsys):
     files = sorted(os.path.join(DATA, f) for f in os.listdir(DATA) if f.startswith("dynamic_"))
-    assert len(files) == 3
+    assert len(files) == 4
     assert main(["check", *files]) == 0
-    assert capsys.readouterr().out.count("PASS ") == 3
+    assert main(["check", "--optimize", *files]) == 0
+    assert capsys.readouterr().out.count("PASS ") == 8
 
 
 def test_cli_run_and_inspect_dynamic(tmp_path, capsys):
