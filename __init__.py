@@ -8,8 +8,8 @@ from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.tracing import Tensor
 from hloforge.passes import PassReport
 from hloforge.runtime import (
-    CompileError, DeviceNotFoundError, Executable, ExecutionError, Mesh, NamedSharding, ShardedExecutable,
-    config, devices)
+    CompileError, DeviceNotFoundError, DynamicExecutable, Executable, ExecutionError, Mesh, NamedSharding,
+    ShardedExecutable, config, devices)
 from hloforge.runtime import PartitionSpec as P
 
 __version__ = "0.1.0"
@@ -20,5 +20,6 @@ for _name, _mod in (("numpy", numpy), ("numpy.fft", numpy.fft), ("ops", ops), ("
     _sys.modules[f"{__name__}.{_name}"] = _mod
 
 __all__ = ["jit", "trace", "Jitted", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
-           "ShardedExecutable", "devices", "config", "Mesh", "NamedSharding", "P", "DeviceNotFoundError",
-           "CompileError", "ExecutionError", "numpy", "ops", "nn", "lax", "bfloat16", "__version__"]
+           "ShardedExecutable", "DynamicExecutable", "devices", "config", "Mesh", "NamedSharding", "P",
+           "DeviceNotFoundError", "CompileError", "ExecutionError", "numpy", "ops", "nn", "lax", "bfloat16",
+           "__version__"]

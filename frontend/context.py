@@ -12,6 +12,8 @@ import threading
 import ml_dtypes
 import numpy as np
 
+# (jaxlib's runtime before its MLIR bindings: the other order makes XLA print INFO lines on stderr)
+import jax  # noqa: F401
 from jaxlib.mlir import ir
 from jaxlib.mlir import passmanager
 from jaxlib.mlir.dialects import chlo, func, sdy, stablehlo
@@ -21,7 +23,7 @@ from jaxlib.mlir._mlir_libs._mlir import rewrite
 __all__ = [
     "ir", "func", "stablehlo", "chlo", "rewrite", "passmanager",
     "make_context", "inline_call", "dense_elements", "i64_array", "parse_attr",
-    "tensor_type", "element_type", "diagnostics",
+    "tensor_type", "element_type", "diagnostics", "refine_shapes",
 ]
 
 _registry_lock = threading.Lock()
@@ -108,15 +110,44 @@ _DTYPE_OF_ELEMENT = {v: k for k, v in _ELEMENT_NAMES.items()}
 
 
 def shape_dtype_of(t: ir.Type):
-    """(shape, numpy dtype) of a ranked tensor type; raises TypeError for anything else."""
+    """(shape, numpy dtype) of a ranked tensor type, None for each dynamic dimension (``?``);
+    raises TypeError for anything else."""
     try:
         rt = ir.RankedTensorType(t)
     except ValueError:
         raise TypeError(f"unsupported type {t}: only ranked tensors are supported") from None
     name = _DTYPE_OF_ELEMENT.get(str(rt.element_type))
     if name is None:
-        raise TypeError(f"unsupported element type {rt.element_type}")
-    return tuple(rt.shape), np.dtype(name) if name != "bfloat16" else np.dtype(ml_dtypes.bfloat16)
+        raise TypeError(f"unsupported element type {rt.element_type} (in {t})")
+    shape = tuple(None if rt.is_dynamic_dim(i) else rt.get_dim_size(i) for i in range(rt.rank))
+    return shape, np.dtype(name) if name != "bfloat16" else np.dtype(ml_dtypes.bfloat16)
+
+
+# ---- shape refinement (StableHLO's passes, which resolve dynamic dimensions from static ones) ----
+
+_passes_registered = []
+
+
+def refine_shapes(module: ir.Module, arg_types=None) -> None:
+    """Refine ``module``'s dynamic shapes in place: with ``arg_types`` (one static tensor type per
+    argument of ``@main``) first give ``@main`` those argument types (stablehlo-refine-arguments),
+    then propagate static shapes through every op and result (stablehlo-refine-shapes). Raises
+    ValueError with MLIR's diagnostics when the argument types do not fit the module."""
+    with _registry_lock:
+        if not _passes_registered:
+            stablehlo.register_stablehlo_passes()
+            _passes_registered.append(True)
+    passes = ["stablehlo-refine-shapes"]
+    if arg_types is not None:
+        types = ",".join(str(t) for t in arg_types)
+        passes.insert(0, f"stablehlo-refine-arguments{{types={types}}}")
+    with module.context:
+        pm = passmanager.PassManager.parse(f"builtin.module({','.join(passes)})")
+        try:
+            pm.run(module.operation)
+        except ir.MLIRError as e:
+            diags = "; ".join(str(d.message) for d in getattr(e, "error_diagnostics", [])) or str(e)
+            raise ValueError(f"shape refinement failed: {diags}") from None
 
 
 # ---- portable artifacts (versioned StableHLO, VHLO inside bytecode) ----

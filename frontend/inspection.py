@@ -13,7 +13,7 @@ from hloforge.frontend.context import ir, shape_dtype_of
 def _type_str(t) -> str:
     try:
         shape, dtype = shape_dtype_of(t)
-        return f"{dtype.name}[{', '.join(map(str, shape))}]"
+        return f"{dtype.name}[{', '.join('?' if d is None else str(d) for d in shape)}]"
     except TypeError:
         return str(t)
 

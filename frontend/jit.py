@@ -1,6 +1,7 @@
 """``trace`` (Python function -> Module) and ``jit`` (trace + compile once per signature + run)."""
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 
@@ -11,11 +12,15 @@ from hloforge.frontend import dtypes
 from hloforge.frontend.context import func, ir
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.tracing import Builder, Tensor, active, as_tensor
-from hloforge.runtime import pjrt
+from hloforge.runtime import dispatch, pjrt, sharding
+from hloforge.runtime.compiler import compile_module
 
 
 def _spec_of(leaf, index: int) -> tuple:
     if isinstance(leaf, ShapeDtype):
+        if not leaf.is_static:
+            raise ValueError(f"trace: argument leaf {index} {leaf}, dimension {leaf.dynamic_dims()[0]} is "
+                             f"dynamic (?): tracing needs static shapes")
         return leaf.shape, leaf.dtype
     if isinstance(leaf, Tensor):
         raise TypeError(f"trace: argument leaf {index} is a traced Tensor; pass ShapeDtype or arrays")
@@ -33,9 +38,18 @@ def _spec_of(leaf, index: int) -> tuple:
                             "scalar or ShapeDtype")
         shape, dtype = array.shape, array.dtype
     try:
-        return tuple(shape), dtypes.canonical(dtype)
+        return tuple(shape), dtypes.canonical(_native(dtype))
     except TypeError as e:
         raise TypeError(f"trace: argument leaf {index}: {e}") from None
+
+
+def _native(dtype) -> np.dtype:
+    """A numpy dtype in native byte order ('>f4' is float32's values, so it traces as float32)."""
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        return dtype
+    return d if d.isnative else d.newbyteorder("=")
 
 
 def _function_location(fn) -> ir.Location:
@@ -99,10 +113,35 @@ def _abstract_key(leaf):
     if t in (bool, int, float, complex):
         return t
     try:
-        return (tuple(leaf.shape), np.dtype(leaf.dtype))
+        return (tuple(leaf.shape), _native(leaf.dtype))
     except AttributeError:
         a = np.asarray(leaf)
-        return (a.shape, a.dtype)
+        return (a.shape, _native(a.dtype))
+
+
+def _refuse_recursion(jitted, active=None) -> None:
+    if id(jitted) in (getattr(_tracing, "active", ()) if active is None else active):
+        raise RecursionError(f"jit: {jitted.__name__} calls itself while it is being traced; hloforge "
+                             f"cannot trace recursion (unroll it with a Python loop instead)")
+
+
+_DEVICE_ARRAY = pjrt.DEVICE_ARRAY_TYPE
+_tracing = threading.local()  # .active: the Jitted functions this thread is tracing
+
+
+@contextlib.contextmanager
+def _tracing_guard(jitted):
+    """Marks ``jitted`` as being traced by this thread; calling it again meanwhile is recursion,
+    which tracing can only unroll forever (and which would wait on its own lock)."""
+    active = getattr(_tracing, "active", None)
+    if active is None:
+        active = _tracing.active = set()
+    _refuse_recursion(jitted, active)
+    active.add(id(jitted))
+    try:
+        yield
+    finally:
+        active.discard(id(jitted))
 
 
 class Jitted:
@@ -123,10 +162,10 @@ class Jitted:
                              f"got device={device!r}")
         self._cache: dict = {}
         self._lock = threading.Lock()
-        # jax's C++ dispatch loop for calls whose arguments are all jax arrays (single device);
-        # it holds its cache-miss callback, so that callback must not hold self (a cycle through
-        # a C++ object is never collected)
-        self._fast = None if self._sharded else pjrt.fast_dispatcher(
+        # jax's C++ dispatch loops for positional jax arrays, numpy arrays and scalars (single
+        # device; runtime/dispatch.py); they hold their cache-miss callback, so that callback must
+        # not hold self (a cycle through a C++ object is never collected)
+        self._loops = None if self._sharded else dispatch.Loops(
             getattr(fn, "__name__", "jitted"), fn, _cache_miss(weakref.ref(self)))
         self.__wrapped__ = fn
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -134,7 +173,8 @@ class Jitted:
 
     def _trace(self, leaves, in_tree) -> Module:
         specs = [_spec_of(l, i) for i, l in enumerate(leaves)]
-        return trace_flat(self.fn, in_tree, specs, self.name, kwargs_tree=True, spmd=self._sharded)
+        with _tracing_guard(self):
+            return trace_flat(self.fn, in_tree, specs, self.name, kwargs_tree=True, spmd=self._sharded)
 
     def lower(self, *args, **kwargs) -> Module:
         """Trace for these arguments' shapes and dtypes; returns the Module (nothing compiled)."""
@@ -145,6 +185,7 @@ class Jitted:
         key = (in_tree, tuple(map(_abstract_key, leaves)))
         entry = self._cache.get(key)
         if entry is None:
+            _refuse_recursion(self)  # (this thread holds the lock: waiting on it would never end)
             with self._lock:
                 entry = self._cache.get(key)
                 if entry is None:
@@ -157,8 +198,6 @@ class Jitted:
     def _compile(self, module: Module, leaves, in_tree):
         if not self._sharded:
             return module.compile(self.device)
-        from hloforge.runtime import sharding
-        from hloforge.runtime.compiler import compile_module
         args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
         # in_shardings is a prefix of the positional arguments (like jax.jit); keyword arguments
         # are replicated.
@@ -172,23 +211,40 @@ class Jitted:
         return compile_module(module, None, in_flat, out_flat, self.mesh, in_place=True)
 
     def __call__(self, *args, **kwargs):
-        if self._fast is not None and not kwargs:
+        loops = self._loops
+        if loops is not None and not kwargs:
             for a in args:
-                if type(a) is not pjrt.DEVICE_ARRAY_TYPE:
+                if type(a) is not _DEVICE_ARRAY:
+                    kind = dispatch.route(args)
                     break
             else:
-                return self._fast(*args)
+                kind = dispatch.PLAIN  # (all jax arrays: the common case, checked inline)
+            try:
+                if kind == dispatch.PLAIN:
+                    return loops.plain(*args)
+                if kind == dispatch.WIDE:
+                    return pjrt.call_x64(loops.wide, args)
+            except RecursionError:
+                _refuse_recursion(self)  # (our message rather than jax's loop's)
+                raise
         return self._call(args, kwargs)
 
     def _call(self, args, kwargs, fast_path=False):
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        if any(isinstance(leaf, Tensor) for leaf in leaves):
+            # called inside another trace: trace the body inline, as jax does
+            with _tracing_guard(self):
+                result = self.fn(*args, **kwargs)
+            return (result, None, False) if fast_path else result
         executable, out_tree = self._compiled(leaves, in_tree)
         outs = executable.call_flat(leaves)
         result = tree_util.tree_unflatten(out_tree, outs)
         if not fast_path:
             return result
-        data = (pjrt.fastpath_data(executable._loaded, executable.device, out_tree, len(leaves), outs)
-                if all(type(o) is pjrt.DEVICE_ARRAY_TYPE for o in outs) else None)
+        data = None
+        if (all(type(o) is pjrt.DEVICE_ARRAY_TYPE for o in outs)
+                and dispatch.fastpath_ok(leaves, executable.in_specs, executable._sharding)):
+            data = pjrt.fastpath_data(executable._loaded, executable.device, out_tree, len(leaves), outs)
         return result, data, False
 
     def cache_size(self) -> int:

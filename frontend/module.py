@@ -6,25 +6,37 @@ import os
 
 from hloforge.frontend import dtypes
 from hloforge.frontend.context import (
-    deserialize_portable, diagnostics, func, ir, make_context, serialize_portable, shape_dtype_of,
-    write_bytecode)
+    deserialize_portable, diagnostics, func, ir, make_context, refine_shapes, serialize_portable,
+    shape_dtype_of, tensor_type, write_bytecode)
 from hloforge.frontend.inspection import graph, save_graph, summary
 
 BYTECODE_MAGIC = b"ML\xefR"
 
 
 class ShapeDtype:
-    """The abstract value of an argument or result: a shape and a dtype.
+    """The abstract value of an argument or result: a shape and a dtype. A dimension is None
+    where a module's type has a dynamic one (``tensor<?x4xf32>``), shown as ``?``.
 
     >>> ShapeDtype((4, 8), np.float32)
     """
     __slots__ = ("shape", "dtype")
 
     def __init__(self, shape, dtype):
-        self.shape = tuple(int(s) for s in shape)
-        if any(s < 0 for s in self.shape):
+        self.shape = tuple(None if s is None else int(s) for s in shape)
+        if any(s is not None and s < 0 for s in self.shape):
             raise ValueError(f"ShapeDtype: shape {self.shape} has a negative dimension")
         self.dtype = dtypes.canonical(dtype)
+
+    @property
+    def is_static(self) -> bool:
+        return None not in self.shape
+
+    def dynamic_dims(self) -> list:
+        """Indices of the dynamic (``?``) dimensions."""
+        return [i for i, s in enumerate(self.shape) if s is None]
+
+    def __str__(self):
+        return f"{self.dtype.name}[{', '.join('?' if s is None else str(s) for s in self.shape)}]"
 
     def __iter__(self):
         return iter((self.shape, self.dtype))
@@ -168,10 +180,11 @@ class Module:
 
     @property
     def signature(self):
-        """(argument ShapeDtypes, result ShapeDtypes) of the entry function."""
+        """(argument ShapeDtypes, result ShapeDtypes) of the entry function (None for a dynamic
+        dimension); TypeError naming the argument or result whose type is not a ranked tensor of
+        a supported dtype (tokens, f8E4M3FN, i4, ...)."""
         ftype = ir.FunctionType(ir.TypeAttr(self.entry_function().attributes["function_type"]).value)
-        return ([ShapeDtype(*shape_dtype_of(t)) for t in ftype.inputs],
-                [ShapeDtype(*shape_dtype_of(t)) for t in ftype.results])
+        return _specs(self.entry, "argument", ftype.inputs), _specs(self.entry, "result", ftype.results)
 
     def summary(self) -> str:
         """A short table: functions and signatures, op counts, each fft and pad with its parameters."""
@@ -194,6 +207,47 @@ class Module:
 
     # ---------------------------------------------------------------- compilation
 
+    def refine(self, arg_specs=None) -> "Module":
+        """A copy whose dynamic dimensions (``tensor<?x4xf32>``) are resolved by StableHLO's shape
+        refinement, from static argument shapes ``arg_specs`` (one ShapeDtype or (shape, dtype) per
+        argument; None: the module's own, which must then be static).
+
+        Raises ValueError when the shapes do not fit the module or a dimension stays dynamic,
+        naming it: "main: result 0, dimension 1 is dynamic (?) after shape refinement".
+        """
+        ins, _ = self.signature
+        if arg_specs is not None:
+            arg_specs = [ShapeDtype(*s) for s in arg_specs]
+            if len(arg_specs) != len(ins):
+                raise ValueError(f"{self.entry}: refine: expected {len(ins)} argument shapes, got {len(arg_specs)}")
+            _check_static(self.entry, "argument", arg_specs, "")
+        else:
+            _check_static(self.entry, "argument", ins, ": give refine() static argument shapes")
+        copy = self.clone()
+        entry = copy.entry_function()
+        with copy.context, ir.Location.unknown():
+            if self.entry != "main":  # (the StableHLO passes refine @main)
+                entry.attributes["sym_name"] = ir.StringAttr.get("main")
+            types = None if arg_specs is None else [tensor_type(s.shape, s.dtype) for s in arg_specs]
+            refine_shapes(copy.mlir, types)
+            if self.entry != "main":
+                copy.entry_function_named("main").attributes["sym_name"] = ir.StringAttr.get(self.entry)
+        ins, outs = copy.signature
+        _check_static(self.entry, "argument", ins, " after shape refinement")
+        _check_static(self.entry, "result", outs, " after shape refinement")
+        return copy
+
+    def dynamic_dims_message(self, what: str, specs) -> str | None:
+        """"main: argument 1, dimension 0 is dynamic (?)" for the first dynamic dimension of
+        ``specs`` (this module's arguments or results: ``what``), or None if all are static."""
+        return dynamic_dims_message(self.entry, what, specs)
+
+    def entry_function_named(self, name: str):
+        for f in self.functions():
+            if ir.StringAttr(f.attributes["sym_name"]).value == name:
+                return f
+        raise ValueError(f"module has no function @{name}")
+
     def _code_for_compile(self) -> str:
         if self.entry == "main":
             return self.to_text(debug_info=True)
@@ -203,6 +257,31 @@ class Module:
         with copy.context:
             f.attributes["sym_name"] = ir.StringAttr.get("main")
         return copy.to_text(debug_info=True)
+
+
+def _specs(entry: str, what: str, types) -> list:
+    out = []
+    for i, t in enumerate(types):
+        try:
+            out.append(ShapeDtype(*shape_dtype_of(t)))
+        except TypeError as e:
+            raise TypeError(f"@{entry} {what} {i}: {e}") from None
+    return out
+
+
+def dynamic_dims_message(entry: str, what: str, specs) -> str | None:
+    """"main: argument 1, dimension 0 is dynamic (?)" for the first dynamic dimension, or None."""
+    for i, spec in enumerate(specs):
+        dims = spec.dynamic_dims()
+        if dims:
+            return f"{entry}: {what} {i}, dimension {dims[0]} is dynamic (?)"
+    return None
+
+
+def _check_static(entry, what, specs, hint) -> None:
+    message = dynamic_dims_message(entry, what, specs)
+    if message:
+        raise ValueError(message + hint)
 
 
 def _is_portable(module: ir.Module) -> bool:

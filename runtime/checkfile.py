@@ -18,6 +18,7 @@ import numpy as np
 
 from hloforge.frontend.context import func, ir
 from hloforge.frontend.module import Module
+from hloforge.runtime.unsupported import quantized_use
 
 _KINDS = {"eq": "eq", "expect_eq": "eq", "expect_eq_const": "eq", "almost_eq": "almost_eq",
           "expect_almost_eq": "almost_eq", "expect_almost_eq_const": "almost_eq", "expect_close": "close"}
@@ -153,12 +154,19 @@ def generic_check_ops(text: str) -> str:
 def run_check_file(path, optimize: bool = False, device=None) -> CheckResult:
     """Run one test file; ``optimize`` runs hloforge's default pipeline before compiling."""
     try:
-        with open(path) as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as e:
         return CheckResult(str(path), False, f"cannot read: {e.strerror}")
     try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return CheckResult(str(path), False, f"not a UTF-8 MLIR text file (byte {e.start} is {data[e.start]:#04x})")
+    try:
         module = Module.parse(generic_check_ops(text), allow_unregistered=True)
+    except ValueError as e:
+        return CheckResult(str(path), False, quantized_use(text) or str(e).splitlines()[0])
+    try:
         if module.signature[0]:
             return CheckResult(str(path), False, "@main takes arguments; test files build inputs from constants")
         checks = instrument(module)
@@ -167,8 +175,9 @@ def run_check_file(path, optimize: bool = False, device=None) -> CheckResult:
         if optimize:
             module.optimize()
         outs = module.compile(device).call_flat([])
-    except (ValueError, TypeError, RuntimeError) as e:
-        return CheckResult(str(path), False, str(e).splitlines()[0])
+    except (ValueError, TypeError, RuntimeError, MemoryError) as e:  # (one file's failure: report it, go on)
+        lines = [line for line in str(e).splitlines() if line.strip()]
+        return CheckResult(str(path), False, lines[0] if lines else type(e).__name__)
     values = [np.asarray(o) for o in outs[len(outs) - 2 * len(checks):]]
     for n, check in enumerate(checks):
         reason = compare(check, values[2 * n], values[2 * n + 1])

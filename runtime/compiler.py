@@ -6,9 +6,15 @@ import threading
 import time
 
 from hloforge.frontend.module import Module
-from hloforge.runtime import cache, pjrt
-from hloforge.runtime.settings import config
+from hloforge.runtime import cache, pjrt, sharding
+from hloforge.runtime.dynamic import DynamicExecutable
 from hloforge.runtime.executable import Executable
+from hloforge.runtime.fft_sharding import keep_ffts_local
+from hloforge.runtime.settings import config
+from hloforge.runtime.sharded import ShardedExecutable
+
+# a dynamic dimension in a tensor type of the module text: tensor<?x4xf32>, tensor<2x?xi32>
+_DYNAMIC_TYPE = re.compile(r"tensor<(?:\d+x)*\?")
 
 _inflight: dict = {}
 _inflight_lock = threading.Lock()
@@ -29,13 +35,25 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
     """
     ins, outs = module.signature
     in_specs, out_specs = [tuple(s) for s in ins], [tuple(s) for s in outs]
-    if in_shardings is None and out_shardings is None and mesh is None:
+    sharded = not (in_shardings is None and out_shardings is None and mesh is None)
+    dynamic_args = module.dynamic_dims_message("argument", ins)
+    if dynamic_args:
+        if sharded:
+            raise ValueError(f"{dynamic_args}: sharded compiles need static argument shapes "
+                             f"(refine them first: module.refine(shapes))")
         dev = default_device(device)
-        loaded, seconds, source = load_or_compile(module._code_for_compile(), (dev,), module.entry, module)
+        return DynamicExecutable(in_specs, out_specs, dev, module.entry,
+                                 lambda specs: compile_module(module.refine(specs), dev), dynamic_args)
+    code = module._code_for_compile()
+    if _DYNAMIC_TYPE.search(code):  # static arguments, dynamic values inside: refine them
+        module = module.refine()
+        code = module._code_for_compile()
+        out_specs = [tuple(s) for s in module.signature[1]]
+    if not sharded:
+        dev = default_device(device)
+        loaded, seconds, source = load_or_compile(code, (dev,), module.entry, module)
         return Executable(loaded, in_specs, out_specs, dev, module.entry, seconds, source)
 
-    from hloforge.runtime import sharding
-    from hloforge.runtime.sharded import ShardedExecutable
     if device is not None:
         raise ValueError(f"compile: pass either device or shardings (the mesh decides the devices), "
                          f"got device={device!r}")
@@ -48,7 +66,6 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
     shardy = pjrt.use_shardy()
     sharding.annotate(target, plan, shardy)
     if config.local_ffts:
-        from hloforge.runtime.fft_sharding import keep_ffts_local
         keep_ffts_local(target, plan, shardy)
     loaded, seconds, source = load_or_compile(target._code_for_compile(), plan.devices, module.entry,
                                               target, shardy)

@@ -1,14 +1,22 @@
 """A compiled module bound to one device: call it with numpy arrays, scalars or jax arrays."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
+from jax import tree_util
 
 from hloforge.frontend import dtypes
-from hloforge.runtime import pjrt
+from hloforge.runtime import dispatch, pjrt
 
 
 def _describe(shape, dtype) -> str:
-    return f"{np.dtype(dtype).name}{list(shape)}"
+    return f"{np.dtype(dtype).name}[{', '.join('?' if d is None else str(d) for d in shape)}]"
+
+
+def native(array: np.ndarray) -> np.ndarray:
+    """``array`` in native byte order ('>f4' on a little-endian host becomes float32)."""
+    return array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
 
 
 class Executable:
@@ -16,7 +24,8 @@ class Executable:
 
     ``exe(*args)`` checks the argument count, shapes and dtypes, places the arguments
     on the device and runs. One result comes back as one ``jax.Array``, several as a
-    tuple.
+    tuple. After a first call, calls with the same kinds of arguments (jax arrays, numpy
+    arrays, Python scalars of the parameters' dtypes) run from jax's C++ dispatch loop.
     """
 
     def __init__(self, loaded, in_specs, out_specs, device, name="main", compile_seconds=0.0,
@@ -28,6 +37,15 @@ class Executable:
         self.name = name
         self.compile_seconds = compile_seconds
         self.source = source                # "compiled", "memory" or "disk" (the executable caches)
+        self._avals = [pjrt.aval(shape, dtype) for shape, dtype in self.in_specs]
+        self._sharding = pjrt.single_device_sharding(device)
+        self._loops = self._make_loops()
+
+    def _make_loops(self):
+        # (the loops hold their cache-miss callback: it must not hold self, a cycle through a C++
+        # object is never collected; jax keeps compiled entries as long as the function object
+        # lives, so each executable needs its own)
+        return dispatch.Loops(self.name, _signature_function(), _executable_miss(weakref.ref(self)))
 
     @property
     def from_cache(self) -> bool:
@@ -54,11 +72,15 @@ class Executable:
     def _place(self, index, arg, shape, dtype):
         if pjrt.is_device_array(arg):
             self._check(index, arg.shape, arg.dtype, shape, dtype)
-            devs = arg.devices()
-            if len(devs) == 1 and next(iter(devs)) == self.device:
+            if arg.sharding == self._sharding:
                 return arg
+            if not arg.is_fully_addressable:
+                raise ValueError(f"{self.name}: argument {index} is a jax.Array sharded over devices of other "
+                                 f"processes ({arg.sharding}); this executable runs on {self.device} only: "
+                                 f"compile over the same global mesh instead")
             return pjrt.put(arg, self.device)
-        return pjrt.put(self._host_value(index, arg, shape, dtype), self.device)
+        return pjrt.put_host(self._host_value(index, arg, shape, dtype), self._avals[index], self._sharding,
+                             self.device)
 
     def _host_value(self, index, arg, shape, dtype) -> np.ndarray:
         """A Python scalar or array-like checked against the signature, as a numpy array."""
@@ -72,7 +94,7 @@ class Executable:
                                 f"got Python {weak.__name__} {arg!r}")
             dtypes.check_scalar_fits(arg, dtype, f"{self.name}: argument {index}")
             return np.asarray(arg, dtype)
-        array = np.asarray(arg)
+        array = native(np.asarray(arg))
         self._check(index, array.shape, array.dtype, shape, dtype)
         return array
 
@@ -92,8 +114,24 @@ class Executable:
             raise pjrt.ExecutionError(f"{self.name}: execution failed: {e}") from None
 
     def __call__(self, *args):
-        outs = self.call_flat(args)
+        kind = dispatch.route(args)
+        if kind == dispatch.PLAIN:
+            return self._loops.plain(*args)
+        if kind == dispatch.WIDE:
+            return self._loops.call_wide(args)
+        return self._result(self.call_flat(args))
+
+    @staticmethod
+    def _result(outs):
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _fastpath_data(self, args, outs):
+        """What jax's C++ loop needs to rerun this call's signature without Python, or None."""
+        if not (dispatch.fastpath_ok(args, self.in_specs, self._sharding)
+                and all(type(o) is pjrt.DEVICE_ARRAY_TYPE for o in outs)):
+            return None
+        tree = tree_util.tree_structure(self._result(list(range(len(outs)))))
+        return pjrt.fastpath_data(self._loaded, self.device, tree, len(args), outs)
 
     @property
     def hlo_text(self) -> str:
@@ -107,3 +145,17 @@ class Executable:
     def memory_stats(self):
         """XLA's compiled memory statistics (argument, output, temp sizes in bytes)."""
         return pjrt.memory_stats(self._loaded)
+
+
+def _signature_function():
+    def signature_only(*args):
+        """(jax's loop needs a Python function; an Executable's is never traced)"""
+    return signature_only
+
+
+def _executable_miss(exe_ref):
+    def cache_miss(*args):
+        exe = exe_ref()
+        outs = exe.call_flat(args)
+        return exe._result(outs), exe._fastpath_data(args, outs), False
+    return cache_miss

@@ -13,13 +13,16 @@ import jax
 import jaxlib
 from jax.extend.backend import get_backend
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax._src import config as _config
 from jax._src import core as _core
 from jax._src import mesh as _mesh
+from jax._src import tree_util as _tree_util
 from jax._src.interpreters import pxla as _pxla
+from jax._src.lib import _jax
+from jax._src.lib import utils as _absl
 from jax._src.lib import xla_client as xc
 from jax._src.sharding_impls import parse_flatten_op_sharding
 
-_PLATFORM_ALIASES = {"cpu": "cpu", "gpu": "gpu", "cuda": "cuda", "rocm": "rocm"}
 _INSTALL_GPU = ("install the CUDA plugin with `pip install 'hloforge[cuda12]'` (jax-cuda12-plugin) "
                 "on a machine with an NVIDIA GPU and driver")
 
@@ -46,7 +49,6 @@ RuntimeFailure = jax.errors.JaxRuntimeError
 
 def client(platform: str = "cpu"):
     """The PJRT client for ``platform`` ("cpu" or "gpu"; GPUs come from JAX's plugin discovery)."""
-    platform = _PLATFORM_ALIASES.get(platform, platform)
     try:
         return get_backend(platform)
     except RuntimeError as e:
@@ -55,26 +57,36 @@ def client(platform: str = "cpu"):
         raise DeviceNotFoundError(f"no {platform!r} devices: {e}") from None
 
 
-def devices(kind: str | None = None) -> list:
-    """PJRT devices of ``kind`` ("cpu" or "gpu"); None: every available platform, CPU first."""
+def devices(kind: str | None = None, *, local: bool = False) -> list:
+    """PJRT devices of ``kind`` ("cpu" or "gpu"); None: every available platform, CPU first.
+
+    In a multi-process run (``jax.distributed``) these are the *global* devices, every
+    process's; ``local=True``: only the ones this process addresses (``jax.local_devices``)."""
+    def of(c):
+        return list(c.local_devices() if local else c.devices())
+
     if kind is not None:
-        return list(client(kind).devices())
-    out = list(client("cpu").devices())
+        return of(client(kind))
+    out = of(client("cpu"))
     try:
-        out += client("gpu").devices()
+        out += of(client("gpu"))
     except DeviceNotFoundError:
         pass
     return out
 
 
 def resolve_device(device=None, default: str = "cpu"):
-    """None -> the first device of kind ``default``; "cpu"/"gpu" -> that kind's first device;
-    a Device as is."""
+    """None -> the first addressable device of kind ``default``; "cpu"/"gpu" -> that kind's first
+    addressable device; a Device as is (it must be one this process addresses)."""
     if device is None:
         device = default
     if isinstance(device, str):
-        return devices(device)[0]
+        return devices(device, local=True)[0]
     if hasattr(device, "platform") and hasattr(device, "client"):
+        if not addressable(device):
+            raise ValueError(f"device {device} belongs to process {device.process_index}; this process "
+                             f"({device.client.process_index()}) can only run on its own devices "
+                             f"(hf.devices(local=True)); use a mesh over hf.devices() for all of them")
         return device
     raise TypeError(f"device must be None, 'cpu', 'gpu' or a jax Device, got {device!r}")
 
@@ -100,9 +112,13 @@ def use_shardy() -> bool:
 
 
 def compile_options(devs, shardy: bool | None = None):
-    """One device: default options. Several: SPMD over ``devs`` (their order = partition ids)."""
+    """One device: that device assigned to the one replica. Several: SPMD over ``devs`` (their
+    order = partition ids)."""
     options = xc.CompileOptions()
     if len(devs) == 1:
+        # (without an assignment PJRT runs replica 0 on the client's first device, whatever
+        # device the executable was loaded for)
+        options.device_assignment = xc.DeviceAssignment.create(np.array([[devs[0].id]]))
         return options
     options.num_replicas = 1
     options.num_partitions = len(devs)
@@ -138,14 +154,58 @@ def deserialize(data: bytes, devs, options):
 # ---------------------------------------------------------------- running
 
 
+def x64_scope():
+    """jax's thread-local ``enable_x64`` (never the user's global flag): inside it jax keeps
+    64-bit dtypes and makes Python floats/ints float64/int64, as hloforge does."""
+    return jax.enable_x64(True)
+
+
+_X64 = _config.enable_x64
+
+
+def call_x64(fn, args):
+    """``fn(*args)`` inside ``x64_scope()``, at a third of the context manager's cost (the
+    per-call path of 64-bit arguments)."""
+    hook = _X64._update_thread_local_hook
+    prev = _X64.swap_local(True)
+    if hook:
+        hook(True)
+    try:
+        return fn(*args)
+    finally:
+        _X64.set_local(prev)
+        if hook:
+            hook(None if prev is _config.config_ext.unset else prev)
+
+
+def single_device_sharding(device):
+    return jax.sharding.SingleDeviceSharding(device)
+
+
+def aval(shape, dtype):
+    return _core.ShapedArray(tuple(shape), np.dtype(dtype))
+
+
+def put_host(array: np.ndarray, aval, sharding, device) -> jax.Array:
+    """One host array -> a committed jax.Array on ``device``, exact in every dtype, through
+    PJRT's C++ buffer creation (no canonicalization: ``enable_x64=True`` applies to this call only)."""
+    return xc.batched_device_put(aval, sharding, [array], [device], True, enable_x64=True)
+
+
 def put(array, target) -> jax.Array:
     """Place a host (or device) array on ``target`` (a Device or a NamedSharding) keeping its dtype
     (f64/c128 too), without touching jax's global x64 flag: the scoped ``enable_x64`` is
     thread-local."""
     if array.dtype.itemsize == 8 or array.dtype == np.complex128:
-        with jax.enable_x64(True):
+        with x64_scope():
             return jax.device_put(array, target)
     return jax.device_put(array, target)
+
+
+def addressable(device) -> bool:
+    """Whether this process can hold buffers on ``device`` (multi-process runs see every
+    process's devices, but address only their own)."""
+    return device.process_index == device.client.process_index()
 
 
 def execute(loaded, arrays) -> list:
@@ -175,6 +235,18 @@ def is_device_array(x) -> bool:
     return isinstance(x, jax.Array)
 
 
+# ---------------------------------------------------------------- logging
+
+# absl's severities: what XLA's C++ logs at or above the level reach stderr
+LOG_LEVELS = {"debug": 0, "info": 0, "warning": 1, "error": 2, "fatal": 3}
+
+
+def set_log_level(name: str) -> None:
+    """Show XLA/PJRT C++ log lines of severity ``name`` ("info", "warning", "error", ...) and up."""
+    level = LOG_LEVELS[name]
+    _absl.absl_set_min_log_level(level)
+    _absl.absl_set_stderr_threshold(level)
+
 # ---------------------------------------------------------------- fast dispatch
 
 DEVICE_ARRAY_TYPE = xc.ArrayImpl
@@ -188,8 +260,6 @@ def fast_dispatcher(name: str, fn, cache_miss, capacity: int = 64):
     Only call it with jax arrays: for numpy arguments it would canonicalize 64-bit dtypes the
     way jax does without x64 (f64 -> f32), which hloforge never does.
     """
-    from jax._src import tree_util as _tree_util
-    from jax._src.lib import _jax
     return _jax.pjit(name, fn, cache_miss, (), (), _pxla.JitGlobalCppCacheKeys(), _tree_util.dispatch_registry,
                      _pxla.cc_shard_arg, _jax.PjitFunctionCache(capacity=capacity))
 

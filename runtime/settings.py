@@ -10,13 +10,15 @@ setting             environment variable      meaning
 ``cache_dir``       ``HLOFORGE_CACHE_DIR``    persistent executable cache directory (default: none)
 ``local_ffts``      ``HLOFORGE_LOCAL_FFTS``   sharded compiles keep batch-sharded FFTs local
                                               (default on; "0" turns it off; docs/runtime.md)
+``log``             ``HLOFORGE_LOG``          XLA's C++ log lines shown: "error" (default: quiet),
+                                              "warning", "info" or "debug"
 ==================  ========================  =========================================
 """
 from __future__ import annotations
 
 import os
 
-from hloforge.runtime import cache
+from hloforge.runtime import cache, pjrt
 
 _DEVICE_KINDS = ("cpu", "gpu")
 
@@ -24,7 +26,7 @@ _DEVICE_KINDS = ("cpu", "gpu")
 class Config:
     """hloforge's runtime settings; change them as attributes: ``hf.config.cache_size = 64``."""
 
-    __slots__ = ("_device", "_cache_size", "_cache_dir", "_local_ffts")
+    __slots__ = ("_device", "_cache_size", "_cache_dir", "_local_ffts", "_log")
 
     def __init__(self, environ=None):
         env = os.environ if environ is None else environ
@@ -40,6 +42,11 @@ class Config:
             raise ValueError(f"HLOFORGE_CACHE_SIZE must be an integer >= 0, got {size!r}") from None
         self.cache_dir = env.get("HLOFORGE_CACHE_DIR") or None
         self.local_ffts = env.get("HLOFORGE_LOCAL_FFTS", "1").strip().lower() not in ("0", "false", "no", "off")
+        log = (env.get("HLOFORGE_LOG") or "error").strip().lower()
+        try:
+            self.log = log
+        except ValueError:
+            raise ValueError(f"HLOFORGE_LOG must be one of {tuple(pjrt.LOG_LEVELS)}, got {log!r}") from None
 
     @property
     def device(self) -> str:
@@ -88,12 +95,27 @@ class Config:
             raise TypeError(f"config.local_ffts must be True or False, got {value!r}")
         self._local_ffts = value
 
+    @property
+    def log(self) -> str:
+        """The least severe XLA/PJRT C++ log lines printed on stderr: "error" (the default, so
+        importing hloforge and its CLI print no INFO/WARNING lines), "warning", "info", "debug"."""
+        return self._log
+
+    @log.setter
+    def log(self, value):
+        if value not in pjrt.LOG_LEVELS:
+            raise ValueError(f"config.log must be one of {tuple(pjrt.LOG_LEVELS)}, got {value!r}")
+        self._log = value
+        if self is _GLOBAL[0]:
+            pjrt.set_log_level(value)
+
     def __repr__(self):
         return (f"Config(device={self.device!r}, cache_size={self.cache_size}, cache_dir={self.cache_dir!r}, "
-                f"local_ffts={self.local_ffts})")
+                f"local_ffts={self.local_ffts}, log={self.log!r})")
 
 
 _GLOBAL = [None]
 config = Config()
 _GLOBAL[0] = config
 cache.MEMORY.resize(config.cache_size)
+pjrt.set_log_level(config.log)

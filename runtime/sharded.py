@@ -24,9 +24,15 @@ class ShardedExecutable(Executable):
         self.out_shardings = tuple(r if r is not None else c for r, c in zip(requested, compiled))
         self._handlers = pjrt.result_handlers(self.out_specs, self.out_shardings)
 
+    def _make_loops(self):
+        return None  # (sharded calls take the Python path)
+
     @property
     def devices(self) -> tuple:
         return pjrt.mesh_devices(self.mesh)
+
+    def __call__(self, *args):
+        return self._result(self.call_flat(args))
 
     def __repr__(self):
         return super().__repr__().rsplit(" on ", 1)[0] + f" on {self.mesh})"

@@ -9,6 +9,7 @@ import pytest
 
 import hloforge as hf
 from hloforge import numpy as hnp
+from hloforge.runtime.cli.main import main
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "check")
 COMMANDS = ["demo", "opt", "run", "inspect", "graph", "convert", "check"]
@@ -115,3 +116,129 @@ def test_check_with_optimize_keeps_results():
                  os.path.join(DATA, "pad_eq_old_style.mlir"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("PASS") == 2
+
+
+# ---------------------------------------------------------------- one error path (issue 18)
+
+_TOKEN = """func.func @main(%t: !stablehlo.token, %x: tensor<2xf32>) -> (!stablehlo.token, tensor<2xf32>) {
+  return %t, %x : !stablehlo.token, tensor<2xf32>
+}"""
+_F8 = """func.func @main(%x: tensor<2xf8E4M3FN>) -> tensor<2xf8E4M3FN> {
+  return %x : tensor<2xf8E4M3FN>
+}"""
+_I4 = """func.func @main() -> tensor<2xi4> {
+  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi4>
+  return %0 : tensor<2xi4>
+}"""
+_DYNAMIC = """func.func @main(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = stablehlo.add %a, %a : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}"""
+_QUANT = """func.func @main() {
+  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %0 = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0.5:3>>
+  %1 = stablehlo.uniform_dequantize %0 : (tensor<2x!quant.uniform<i8:f32, 0.5:3>>) -> tensor<2xf32>
+  check.expect_eq_const %1, dense<[1.0, 2.0]> : tensor<2xf32>
+  return
+}"""
+
+
+@pytest.fixture
+def files(tmp_path, module_file):
+    for name, text in (("token", _TOKEN), ("f8", _F8), ("i4", _I4), ("dyn", _DYNAMIC), ("quant", _QUANT)):
+        (tmp_path / f"{name}.mlir").write_text(text)
+    (tmp_path / "a_file").write_text("")
+    (tmp_path / "garbage.bin").write_bytes(b"\xff\xfe\x00\x01binary")
+    return tmp_path, str(module_file)
+
+
+@pytest.mark.parametrize("argv,what", [
+    (["opt", "{m}", "-o", "/nonexistent/x.mlir"], "cannot write output /nonexistent/x.mlir: directory /nonexistent does not exist"),
+    (["opt", "{m}", "--dump-dir", "{t}/a_file"], "--dump-dir {t}/a_file exists and is not a directory"),
+    (["run", "{m}", "--random-inputs", "--seed", "-5"], "argument --seed: expected an integer >= 0, got -5"),
+    (["run", "{m}", "--random-inputs", "--save-dir", "{t}/a_file"], "--save-dir {t}/a_file exists and is not a directory"),
+    (["run", "{t}/dyn.mlir", "--random-inputs"], "main: argument 0, dimension 0 is dynamic (?)"),
+    (["run", "{t}/token.mlir"], "@main argument 0: unsupported type !stablehlo.token"),
+    (["run", "{t}/f8.mlir", "--random-inputs"], "@main argument 0: unsupported element type f8E4M3FN"),
+    (["run", "{t}/i4.mlir"], "@main result 0: unsupported element type i4"),
+    (["run", "{t}/quant.mlir"], "stablehlo.uniform_quantize uses the quantized type "
+                                "tensor<2x!quant.uniform<i8:f32, 0.5:3>>: quantized modules are not supported"),
+    (["run", "{t}"], "is a directory, not a module file"),
+    (["graph", "{m}", "-o", "/nonexistent/g.dot"], "cannot write output /nonexistent/g.dot"),
+    (["convert", "{m}", "-o", "/nonexistent/c.mlirbc"], "cannot write output /nonexistent/c.mlirbc"),
+    (["demo", "--device", "tpu"], "argument --device: invalid choice: 'tpu'"),
+    (["inspect", "{t}/garbage.bin"], "is neither MLIR text nor MLIR bytecode"),
+])
+def test_every_error_is_one_line_and_exit_2(files, capsys, argv, what):
+    tmp, module = files
+    argv = [a.format(m=module, t=tmp) for a in argv]
+    try:
+        code = main(argv)
+    except SystemExit as e:  # (argparse's errors)
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith(f"hloforge {argv[0]}: error: "), err
+    assert what.format(t=tmp) in err, err
+
+
+def test_inspect_json_takes_dynamic_and_token_modules(files, capsys):
+    tmp, _ = files
+    assert main(["inspect", "--json", str(tmp / "token.mlir")]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["inputs"] == [{"type": "!stablehlo.token"}, {"shape": [2], "dtype": "float32"}]
+    assert main(["inspect", "--json", str(tmp / "dyn.mlir")]) == 0
+    assert json.loads(capsys.readouterr().out)["outputs"] == [{"shape": [None, 4], "dtype": "float32"}]
+
+
+def test_check_reports_bad_files_and_goes_on(files, capsys):
+    tmp, _ = files
+    good = os.path.join(DATA, "add_expect_close.mlir")
+    assert main(["check", str(tmp / "garbage.bin"), str(tmp / "quant.mlir"), good]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"FAIL {tmp / 'garbage.bin'}: not a UTF-8 MLIR text file")
+    assert lines[1].startswith(f"FAIL {tmp / 'quant.mlir'}: stablehlo.uniform_quantize uses the quantized type")
+    assert lines[2] == f"PASS {good}"
+
+
+def test_out_of_memory_is_one_line(tmp_path):
+    path = tmp_path / "huge.mlir"
+    path.write_text("""func.func @main(%a: tensor<f32>) -> tensor<274877906944xf32> {
+      %0 = stablehlo.broadcast_in_dim %a, dims = [] : (tensor<f32>) -> tensor<274877906944xf32>
+      return %0 : tensor<274877906944xf32>
+    }""")
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (16 << 30, resource.RLIM_INFINITY)); "
+            "from hloforge.runtime.cli.main import main; sys.exit(main(sys.argv[1:]))")
+    result = subprocess.run([sys.executable, "-c", code, "run", str(path), "--random-inputs"],
+                            capture_output=True, text=True, timeout=120)
+    _assert_one_line_error(result, "main: execution failed: RESOURCE_EXHAUSTED")
+
+
+def _quiet_env():
+    env = dict(os.environ)
+    for name in ("TF_CPP_MIN_LOG_LEVEL", "HLOFORGE_LOG"):
+        env.pop(name, None)
+    return env
+
+
+def test_quiet_by_default_and_verbose_on_request(module_file):
+    run = [sys.executable, "-m", "hloforge.runtime.cli", "run", str(module_file), "--random-inputs"]
+    quiet = subprocess.run(run, capture_output=True, text=True, env=_quiet_env(), timeout=120)
+    assert quiet.returncode == 0
+    assert not [line for line in quiet.stderr.splitlines() if line[:1] in "IW" and ".cc:" in line], quiet.stderr
+    verbose = subprocess.run(run + ["--verbose"], capture_output=True, text=True, env=_quiet_env(), timeout=120)
+    assert verbose.returncode == 0 and "pjrt_client.cc" in verbose.stderr, verbose.stderr
+    logged = subprocess.run(run, capture_output=True, text=True, env=dict(_quiet_env(), HLOFORGE_LOG="info"),
+                            timeout=120)
+    assert "pjrt_client.cc" in logged.stderr, logged.stderr
+    failing = subprocess.run(run[:4] + ["/nonexistent.mlir"], capture_output=True, text=True,
+                             env=_quiet_env(), timeout=120)
+    assert failing.returncode == 2 and failing.stderr == "hloforge run: error: no such file: /nonexistent.mlir\n"
+
+
+def test_importing_hloforge_prints_nothing():
+    code = ("import numpy as np, hloforge as hf; "
+            "print(np.asarray(hf.jit(lambda x: x + 1.0)(np.ones(2, np.float32))).tolist())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_quiet_env(), timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[2.0, 2.0]"
+    assert out.stderr == "", out.stderr

@@ -88,3 +88,21 @@ def test_config_reads_the_environment_and_validates():
     with pytest.raises(TypeError, match="config.cache_dir must be a path or None, got int 3"):
         d.cache_dir = 3
     assert "Config(device=" in repr(hf.config)
+
+
+def test_log_setting_reads_the_environment_and_validates():
+    assert Config({}).log == "error"
+    assert Config({"HLOFORGE_LOG": "INFO"}).log == "info"
+    with pytest.raises(ValueError, match=r"HLOFORGE_LOG must be one of \('debug', 'info', 'warning', 'error', "
+                                         r"'fatal'\), got 'loud'"):
+        Config({"HLOFORGE_LOG": "loud"})
+    with pytest.raises(ValueError, match="config.log must be one of"):
+        Config({}).log = "chatty"
+
+
+def test_devices_local_and_global():
+    assert hf.devices("cpu", local=True) == hf.devices("cpu")  # one process: the same devices
+    other = type("FakeDevice", (), {"platform": "cpu", "client": hf.devices("cpu")[0].client,
+                                    "process_index": 1, "__str__": lambda self: "cpu:99"})()
+    with pytest.raises(ValueError, match=r"device cpu:99 belongs to process 1; this process \(0\) can only run"):
+        hf.trace(lambda a: a, np.ones(2, np.float32)).compile(device=other)

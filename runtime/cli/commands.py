@@ -1,5 +1,5 @@
 """The ``hloforge`` subcommands. Each takes the parsed arguments and returns an exit code;
-bad input raises ``UsageError`` (exit 2, one line)."""
+bad input raises ``UsageError`` (or any other exception): ``main`` prints one line, exit 2."""
 from __future__ import annotations
 
 import json
@@ -7,27 +7,62 @@ import os
 
 import numpy as np
 
+from hloforge.frontend.context import ir, shape_dtype_of
+from hloforge.frontend.inspection import details
+from hloforge.frontend.module import Module
+from hloforge.runtime.checkfile import run_check_file
+from hloforge.runtime.cli import demo as demo_module
+from hloforge.runtime.unsupported import quantized_use
+
 
 class UsageError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
 
 
-def load_module(path):
-    from hloforge.frontend.module import Module
+def load_module(path) -> Module:
     if not os.path.exists(path):
         raise UsageError(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a directory, not a module file")
     try:
         return Module.load(path)
-    except (ValueError, OSError) as e:
-        raise UsageError(str(e).splitlines()[0]) from None
+    except ValueError as e:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                quantized = quantized_use(f.read())
+        except OSError:
+            quantized = None
+        raise UsageError(quantized or str(e).splitlines()[0]) from None
+
+
+def writable_file(path, what: str = "output") -> str:
+    """``path`` if a file can be created there: its directory exists and it is not a directory."""
+    path = os.fspath(path)
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise UsageError(f"cannot write {what} {path}: directory {parent} does not exist")
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write {what} {path}: it is a directory")
+    return path
+
+
+def directory(path, what: str) -> str:
+    """``path`` if it is a directory or can become one (it is not an existing file)."""
+    path = os.fspath(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{what} {path} exists and is not a directory")
+    return path
 
 
 def demo(args) -> int:
-    from hloforge.runtime.cli import demo as demo_module
     return demo_module.run(device=args.device, quiet=args.quiet)
 
 
 def opt(args) -> int:
+    if args.output:
+        writable_file(args.output)
+    if args.dump_dir:
+        directory(args.dump_dir, "--dump-dir")
     module = load_module(args.input)
     try:
         report = module.optimize(args.pipeline, dump_dir=args.dump_dir,
@@ -44,7 +79,17 @@ def opt(args) -> int:
     return 0
 
 
-def _inputs(args, specs):
+def _random(rng, shape, dtype):
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        return rng.integers(0, 10, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _inputs(args, module, specs):
     if args.arg:
         if len(args.arg) != len(specs):
             raise UsageError(f"@main takes {len(specs)} argument(s), got {len(args.arg)} --arg file(s)")
@@ -57,32 +102,23 @@ def _inputs(args, specs):
         return arrays
     if specs and not args.random_inputs:
         raise UsageError(f"@main takes {len(specs)} argument(s): pass --arg FILE.npy for each, or --random-inputs")
+    dynamic = module.dynamic_dims_message("argument", specs)
+    if dynamic:
+        raise UsageError(f"{dynamic}: --random-inputs needs static shapes; pass --arg FILE.npy for each argument")
     rng = np.random.default_rng(args.seed)
-    out = []
-    for shape, dtype in specs:
-        if dtype.kind == "c":
-            out.append((rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype))
-        elif dtype.kind == "b":
-            out.append(rng.random(shape) < 0.5)
-        elif dtype.kind in "iu":
-            out.append(rng.integers(0, 10, shape).astype(dtype))
-        else:
-            out.append(rng.standard_normal(shape).astype(dtype))
-    return out
+    return [_random(rng, spec.shape, spec.dtype) for spec in specs]
 
 
 def run(args) -> int:
+    if args.save_dir:
+        directory(args.save_dir, "--save-dir")
     module = load_module(args.input)
     if args.optimize:
         module.optimize()
     ins, _ = module.signature
-    inputs = _inputs(args, [tuple(s) for s in ins])
-    from hloforge.runtime.pjrt import CompileError, DeviceNotFoundError
-    try:
-        executable = module.compile(args.device)
-        outs = executable.call_flat(inputs)
-    except (TypeError, ValueError, DeviceNotFoundError, CompileError) as e:
-        raise UsageError(str(e).splitlines()[0]) from None
+    inputs = _inputs(args, module, ins)
+    executable = module.compile(args.device)
+    outs = executable.call_flat(inputs)
     if args.save_dir:
         os.makedirs(args.save_dir, exist_ok=True)
     for i, out in enumerate(outs):
@@ -96,17 +132,26 @@ def run(args) -> int:
     return 0
 
 
+def _type_json(t) -> dict:
+    """{"shape": [...], "dtype": ...} (null for a dynamic dimension), or {"type": "..."} for a type
+    that is not a ranked tensor of a supported dtype (a token, f8E4M3FN, i4, ...)."""
+    try:
+        shape, dtype = shape_dtype_of(t)
+    except TypeError:
+        return {"type": str(t)}
+    return {"shape": list(shape), "dtype": dtype.name}
+
+
 def inspect(args) -> int:
     module = load_module(args.input)
     if not args.json:
         print(module.summary())
         return 0
-    from hloforge.frontend.inspection import details
-    ins, outs = module.signature
+    ftype = ir.FunctionType(ir.TypeAttr(module.entry_function().attributes["function_type"]).value)
     print(json.dumps({
         "entry": module.entry,
-        "inputs": [{"shape": list(s.shape), "dtype": s.dtype.name} for s in ins],
-        "outputs": [{"shape": list(s.shape), "dtype": s.dtype.name} for s in outs],
+        "inputs": [_type_json(t) for t in ftype.inputs],
+        "outputs": [_type_json(t) for t in ftype.results],
         "op_counts": module.op_counts(),
         **details(module),
     }, indent=2))
@@ -114,30 +159,23 @@ def inspect(args) -> int:
 
 
 def graph(args) -> int:
+    writable_file(args.output)
     module = load_module(args.input)
-    try:
-        module.save_graph(args.output)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    except RuntimeError as e:
-        raise UsageError(str(e)) from None
+    module.save_graph(args.output)
     return 0
 
 
 def convert(args) -> int:
-    module = load_module(args.input)
     ext = os.path.splitext(args.output)[1]
     if args.portable is None and ext not in (".mlir", ".mlirbc"):
         raise UsageError(f"unknown output extension {ext!r}; use .mlir or .mlirbc")
-    try:
-        module.save(args.output, portable=args.portable)
-    except ValueError as e:
-        raise UsageError(str(e).splitlines()[0]) from None
+    writable_file(args.output)
+    module = load_module(args.input)
+    module.save(args.output, portable=args.portable)
     return 0
 
 
 def check(args) -> int:
-    from hloforge.runtime.checkfile import run_check_file
     failed = 0
     for path in args.inputs:
         result = run_check_file(path, optimize=args.optimize, device=args.device)

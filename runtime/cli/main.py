@@ -1,30 +1,65 @@
 """Argument parsing and dispatch for the ``hloforge`` command.
 
-Exit codes: 0 ok, 1 a check failed, 2 bad input (one-line message, no traceback).
+Exit codes: 0 ok, 1 a check failed, 2 any error: one line on stderr, no traceback (``--verbose``
+adds the traceback and XLA's INFO log lines).
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 
 from hloforge.runtime.cli import commands
+from hloforge.runtime.settings import config
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on the one error path: one line, exit 2."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
 
 
 def _add(sub, name, fn, help, description=None):
     p = sub.add_parser(name, help=help, description=description or help)
     p.set_defaults(run=fn)
+    p.add_argument("--verbose", action="store_true",
+                   help="show XLA's log lines and a traceback on errors (also: HLOFORGE_LOG=info)")
     return p
 
 
+def describe(error: BaseException) -> str:
+    """One line for any error."""
+    if isinstance(error, OSError) and error.strerror:
+        where = f"{error.filename}: " if error.filename else ""
+        return f"{where}{error.strerror}"
+    if isinstance(error, MemoryError):
+        return f"out of memory{': ' + str(error).splitlines()[0] if str(error) else ''}"
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    text = lines[0].strip("'\"") if lines else ""
+    return text or type(error).__name__
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hloforge",
+    parser = _Parser(prog="hloforge",
                                      description="Build, inspect, rewrite and run StableHLO programs.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = _add(sub, "demo", commands.demo, "trace, print and run an FNO spectral block; check it against numpy",
              "Trace an FNO spectral block with hloforge.ops, print its MLIR, run it and compare with numpy "
              "(exit 1 if the max abs error exceeds 1e-4).")
-    p.add_argument("--device", default="cpu", help="cpu (default) or gpu")
+    p.add_argument("--device", default="cpu", choices=("cpu", "gpu"), help="cpu (default) or gpu")
     p.add_argument("--quiet", action="store_true", help="do not print the MLIR")
 
     p = _add(sub, "opt", commands.opt, "run a pass pipeline over a module")
@@ -42,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="module file")
     p.add_argument("--arg", action="append", metavar="FILE.npy", help="an argument, in order (repeatable)")
     p.add_argument("--random-inputs", action="store_true", help="random arguments of @main's types")
-    p.add_argument("--seed", type=int, default=0, help="seed for --random-inputs (default 0)")
+    p.add_argument("--seed", type=_non_negative_int, default=0, help="seed for --random-inputs (default 0)")
     p.add_argument("--save-dir", help="save output_<i>.npy files here")
     p.add_argument("--device", default="cpu", choices=("cpu", "gpu"), help="device (default cpu)")
     p.add_argument("--optimize", action="store_true", help="run the default pass pipeline first")
@@ -73,10 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    if args.verbose:
+        config.log = "info"
     try:
         return args.run(args)
-    except commands.UsageError as e:
-        print(f"hloforge {args.command}: error: {e}", file=sys.stderr)
+    except Exception as e:  # (the one error path of every command: MemoryError included)
+        if args.verbose:
+            traceback.print_exc()
+        print(f"hloforge {args.command}: error: {describe(e)}", file=sys.stderr)
         return 2
 
 

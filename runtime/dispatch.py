@@ -1,0 +1,85 @@
+"""Per-call dispatch through jax's C++ loop, for jax arrays, numpy arrays and Python scalars.
+
+Two loops per callable: ``plain`` for arguments whose dtypes need no 64-bit care (jax's loop
+canonicalizes dtypes as jax does without x64, which is the identity for them), and ``wide``,
+entered inside jax's thread-local ``enable_x64`` scope, for float64/complex128/int64/uint64
+arrays and Python scalars (float64/int64/complex128/bool in hloforge, as in numpy), which
+then arrive exact. Anything else (kwargs, big-endian arrays, lists, unsupported dtypes,
+traced Tensors) takes the Python path, which checks and explains.
+
+A loop runs an executable from C++ only after the Python path returned, for that C++
+signature, ``fastpath_data`` that matches it exactly; otherwise every call takes Python.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hloforge.frontend import dtypes
+from hloforge.runtime import pjrt
+
+WIDE_DTYPES = frozenset(np.dtype(d) for d in (np.float64, np.complex128, np.int64, np.uint64))
+PLAIN_DTYPES = frozenset(d for d in dtypes.SUPPORTED if d not in WIDE_DTYPES)
+NUMPY_TYPES = frozenset([np.ndarray] + [type(np.zeros((), d)[()]) for d in dtypes.SUPPORTED])
+PYTHON_SCALARS = frozenset((bool, int, float, complex))
+# the dtype jax's loop gives a Python scalar inside enable_x64 (hloforge's, too)
+_X64_SCALAR_DTYPE = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64),
+                     complex: np.dtype(np.complex128)}
+DEVICE_ARRAY = pjrt.DEVICE_ARRAY_TYPE
+
+PLAIN, WIDE, PYTHON = 0, 1, 2
+
+
+def route(args) -> int:
+    """Which loop ``args`` (a tuple of positional arguments, no kwargs) can take."""
+    kind = PLAIN
+    for a in args:
+        t = type(a)
+        if t is DEVICE_ARRAY:
+            continue
+        if t in NUMPY_TYPES:
+            d = a.dtype
+            if d in PLAIN_DTYPES:
+                continue
+            if d in WIDE_DTYPES:
+                kind = WIDE
+                continue
+            return PYTHON
+        if t in PYTHON_SCALARS:
+            kind = WIDE
+            continue
+        return PYTHON
+    return kind
+
+
+def cpp_dtype(arg):
+    """The dtype jax's loop sees for ``arg`` (``wide`` loop), or None if it is not one it takes."""
+    t = type(arg)
+    if t in PYTHON_SCALARS:
+        return _X64_SCALAR_DTYPE[t]
+    if t is DEVICE_ARRAY or t in NUMPY_TYPES:
+        return arg.dtype
+    return None
+
+
+class Loops:
+    """The ``plain`` and ``wide`` C++ loops around ``cache_miss(*args) -> (result, fastpath_data
+    or None, False)``."""
+
+    def __init__(self, name: str, fn, cache_miss):
+        self.plain = pjrt.fast_dispatcher(name, fn, cache_miss)
+        self.wide = pjrt.fast_dispatcher(name, fn, cache_miss)
+
+    def call_wide(self, args):
+        return pjrt.call_x64(self.wide, args)
+
+
+def fastpath_ok(args, in_specs, sharding) -> bool:
+    """Whether the C++ loop may rerun, for ``args``' C++ signature, the executable that just ran
+    them: every argument as jax's loop sees it has exactly the parameter's dtype, and jax arrays
+    already live where the executable wants them."""
+    for a, (_, dtype) in zip(args, in_specs):
+        if cpp_dtype(a) != dtype:
+            return False
+        if type(a) is DEVICE_ARRAY and a.sharding != sharding:
+            return False
+    return True
