@@ -1,0 +1,110 @@
+"""Calling the samplers outside a trace: compile them with hf.jit, once per static signature.
+
+Inside a trace (hf.jit / hf.trace) the samplers emit IR into the trace. Outside one they behave
+like jax.random's: the call is traced and compiled (cached per static arguments: shape, dtype,
+Python scalars, ...) and run on hf.config's device; the result is an array.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+import jax
+import numpy as np
+
+from hloforge.frontend.jit import jit
+from hloforge.frontend.tracing import Tensor, has_builder
+
+_cache: dict = {}
+_lock = threading.Lock()
+
+
+def is_traced() -> bool:
+    """True while a trace (hf.jit / hf.trace) is being built on this thread."""
+    return has_builder()
+
+
+def _is_array(value) -> bool:
+    """Array arguments become jit arguments; Python scalars, None, tuples stay static."""
+    return (not isinstance(value, (bool, int, float, complex, str, type(None), tuple, list))
+            and hasattr(value, "shape") and hasattr(value, "dtype"))
+
+
+def _hashable(value):
+    if isinstance(value, list):
+        return ("list", tuple(_hashable(v) for v in value))
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_hashable(v) for v in value))
+    hash(value)
+    return (type(value), value)
+
+
+def jax_typed_key_data(key):
+    """The uint32 data of a jax typed key array (``jax.random.key``), else None."""
+    if not isinstance(key, jax.Array):
+        return None
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        return np.asarray(jax.random.key_data(key))
+    return None
+
+
+def _typed_key_to_data(value):
+    data = jax_typed_key_data(value)
+    return value if data is None else data
+
+
+def eager(static=(), dynamic=()):
+    """Decorator: run ``fn`` directly inside a trace, under a cached hf.jit outside one.
+
+    ``static``: arguments always baked into the trace. ``dynamic``: arguments passed as run-time
+    arrays even when they are Python scalars (as jax.random's inner jit does; XLA would otherwise
+    constant-fold e.g. erf of them with a differently rounded evaluator).
+    """
+    as_arrays = frozenset(dynamic)
+
+    def wrap(fn):
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            if has_builder():
+                return fn(*args, **kwargs)
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"{fn.__name__}: {e}") from None
+            bound.apply_defaults()
+            names, dynamic, statics = [], [], []
+            for name, value in bound.arguments.items():
+                value = _typed_key_to_data(value)
+                if name in as_arrays and isinstance(value, (int, float)) and not isinstance(value, bool):
+                    value = np.asarray(value)
+                if isinstance(value, Tensor):
+                    raise ValueError(f"{fn.__name__}: argument {name} is a Tensor of a finished trace "
+                                     "(a leaked tracer)")
+                if name not in static and _is_array(value):
+                    names.append(name)
+                    dynamic.append(value)
+                else:
+                    statics.append((name, value))
+            try:
+                cache_key = (fn, tuple((n, _hashable(v)) for n, v in statics), tuple(names))
+            except TypeError:
+                cache_key = None
+            jitted = _cache.get(cache_key) if cache_key is not None else None
+            if jitted is None:
+                jitted = _jitted(fn, names, dict(statics))
+                if cache_key is not None:
+                    with _lock:
+                        _cache.setdefault(cache_key, jitted)
+            return jitted(*dynamic)
+        return call
+    return wrap
+
+
+def _jitted(fn, names, statics):
+    def run(*dynamic):
+        return fn(**statics, **dict(zip(names, dynamic)))
+    run.__name__ = fn.__name__
+    return jit(run)
