@@ -27,8 +27,11 @@ def is_traced() -> bool:
 
 def _is_array(value) -> bool:
     """Array arguments become jit arguments; Python scalars, None, tuples stay static."""
-    return (not isinstance(value, (bool, int, float, complex, str, type(None), tuple, list))
-            and hasattr(value, "shape") and hasattr(value, "dtype"))
+    if isinstance(value, np.generic):
+        return True
+    if type(value) in (bool, int, float, complex, str, tuple, list) or value is None:
+        return False
+    return hasattr(value, "shape") and hasattr(value, "dtype")
 
 
 def _hashable(value):
@@ -52,6 +55,15 @@ def jax_typed_key_data(key):
 def _typed_key_to_data(value):
     data = jax_typed_key_data(value)
     return value if data is None else data
+
+
+def _scalar_as_array(value):
+    """A Python float or int64-sized int as a 0-d float64/int64 array; anything else unchanged."""
+    if type(value) is float:
+        return np.asarray(value, np.float64)
+    if type(value) is int and -2 ** 63 <= value < 2 ** 63:
+        return np.asarray(value, np.int64)
+    return value
 
 
 def eager(static=(), dynamic=()):
@@ -78,8 +90,8 @@ def eager(static=(), dynamic=()):
             names, dynamic, statics = [], [], []
             for name, value in bound.arguments.items():
                 value = _typed_key_to_data(value)
-                if name in as_arrays and isinstance(value, (int, float)) and not isinstance(value, bool):
-                    value = np.asarray(value)
+                if name in as_arrays:
+                    value = _scalar_as_array(value)
                 if isinstance(value, Tensor):
                     raise ValueError(f"{fn.__name__}: argument {name} is a Tensor of a finished trace "
                                      "(a leaked tracer)")

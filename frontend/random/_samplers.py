@@ -90,7 +90,11 @@ def uniform_impl(key: Tensor, shape, dtype, minval: Tensor, maxval: Tensor) -> T
     check_shape("uniform", shape, minval.shape, maxval.shape)
     minval, maxval = broadcast_to(minval, shape), broadcast_to(maxval, shape)
     udtype = np.dtype(f"uint{nbits}")
-    mantissa = ops.shift_right_logical(raw_bits(key, nbits, shape), splat(nbits - nmant, udtype, shape))
+    rng_bits = 8 if nmant < 8 else nbits  # bfloat16 draws 8 random bits, as jax does
+    random = raw_bits(key, rng_bits, shape)
+    if rng_bits != nbits:
+        random = ops.convert(random, udtype)
+    mantissa = ops.shift_right_logical(random, splat(rng_bits - nmant, udtype, shape))
     # bitcast(mantissa | bits(1.0)) - 1.0 == mantissa * 2**-nmant exactly (mantissa < 2**nmant)
     floats = ops.multiply(ops.convert(mantissa, dtype), splat(2.0 ** -nmant, dtype, shape))
     scaled = ops.add(ops.multiply(floats, ops.subtract(maxval, minval)), minval)
