@@ -212,11 +212,9 @@ def test_bernoulli_matches_jax(key, mode):
 
 
 RANDINT_CASES = [
-    ((20,), 0, 10, np.int32), ((4, 5), -100, 100, None), ((20,), -5, 256, np.uint8), ((20,), 0, 256, np.uint8),
-    ((20,), -200, 200, np.int8), ((20,), 3, 3, np.int32), ((20,), 7, 2, np.int32), ((20,), 0, 2 ** 31 - 1, np.int32),
-    ((20,), 0, 2 ** 31 - 1, np.uint32), ((20,), -2 ** 31, 2 ** 31 - 1, np.int32), ((20,), -30000, 40000, np.int16),
-    ((20,), 0, 60000, np.uint16), ((20,), -2 ** 40, 2 ** 40, np.int64), ((20,), 0, 2 ** 62, np.uint64),
-    ((20,), 0.0, 9.7, np.int32)]
+    ((4, 5), -100, 100, None), ((20,), -5, 256, np.uint8), ((20,), -200, 200, np.int8), ((20,), 7, 2, np.int32),
+    ((20,), -2 ** 31, 2 ** 31 - 1, np.int32), ((20,), 0, 2 ** 31 - 1, np.uint32), ((20,), 0, 60000, np.uint16),
+    ((20,), -2 ** 40, 2 ** 40, np.int64), ((20,), 0.0, 9.7, np.int32)]
 
 
 @pytest.mark.parametrize("key", KEYS[:2], ids=KEY_IDS[:2])
@@ -239,7 +237,7 @@ def test_permutation_of_a_range_matches_jax(key, n):
 
 
 @pytest.mark.parametrize("key", KEYS, ids=KEY_IDS)
-@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("axis", [0, -1])
 @pytest.mark.parametrize("independent", [False, True])
 def test_permutation_of_an_array_matches_jax(key, axis, independent):
     x = np.arange(60, dtype=np.float32).reshape(5, 4, 3)
@@ -287,6 +285,24 @@ def test_choice_of_float64_probabilities_matches_jax_with_x64():
     with jax.enable_x64(True):
         expected = np.asarray(jax.random.choice(KEYS[1], 4, (30,), p=p))
     assert_equal(hr.choice(KEYS[1], 4, (30,), p=p), expected.astype(np.int32))
+
+
+def test_python_lists_take_jax_default_dtypes():
+    assert_equal(hr.permutation(KEYS[0], [3, 1, 2]), jax.random.permutation(KEYS[0], jnp.array([3, 1, 2])))
+    assert_equal(hr.choice(KEYS[0], [0.5, 2.5], (4,)), jax.random.choice(KEYS[0], jnp.array([0.5, 2.5]), (4,)))
+    assert_equal(hr.choice(KEYS[1], 3, (6,), p=[0.2, 0.3, 0.5]),
+                 jax.random.choice(KEYS[1], 3, (6,), p=jnp.array([0.2, 0.3, 0.5])))
+
+
+def test_dropout_example_from_the_docs():
+    @hf.jit
+    def dropout(key, x, rate=0.1):
+        keep = hr.bernoulli(key, 1.0 - rate, x.shape)
+        return hf.numpy.where(keep, x / (1.0 - rate), 0.0)
+
+    x = np.ones((4, 8), np.float32)
+    keep = jax.random.bernoulli(KEYS[2], 0.9, x.shape)
+    assert_equal(dropout(KEYS[2], x), np.where(keep, x / np.float32(0.9), np.float32(0)))
 
 
 def test_eager_calls_compile_once_per_static_signature():

@@ -12,10 +12,9 @@ Inside a trace (hf.jit, hf.trace) the functions emit IR. Outside one they run li
 each call is compiled with hf.jit (cached per shape, dtype and other static arguments) and
 returns an array; ``PRNGKey`` is computed in numpy.
 """
-from hloforge.frontend.random._eager import is_traced
 from hloforge.frontend.random._keys import PRNGKey, bits, fold_in, key, split
 from hloforge.frontend.random._samplers import bernoulli, normal, randint, truncated_normal, uniform
 from hloforge.frontend.random._shuffle import choice, permutation
 
 __all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "truncated_normal",
-           "bernoulli", "randint", "permutation", "choice", "is_traced"]
+           "bernoulli", "randint", "permutation", "choice"]

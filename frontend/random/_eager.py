@@ -20,11 +20,6 @@ _cache: dict = {}
 _lock = threading.Lock()
 
 
-def is_traced() -> bool:
-    """True while a trace (hf.jit / hf.trace) is being built on this thread."""
-    return has_builder()
-
-
 def _is_array(value) -> bool:
     """Array arguments become jit arguments; Python scalars, None, tuples stay static."""
     if isinstance(value, np.generic):

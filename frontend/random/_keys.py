@@ -13,7 +13,7 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import splat
-from hloforge.frontend.random._eager import eager, is_traced, jax_typed_key_data
+from hloforge.frontend.random._eager import eager, jax_typed_key_data
 from hloforge.frontend.tracing import Tensor, as_tensor
 
 U32 = np.dtype(np.uint32)
@@ -295,4 +295,4 @@ def bits(key, shape=(), dtype=None):
     return raw_bits(key, _UINTS[dtype], shape_tuple("bits", shape))
 
 
-__all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "is_traced"]
+__all__ = ["PRNGKey", "key", "split", "fold_in", "bits"]

@@ -72,7 +72,18 @@ def _array_operand(name: str, what: str, x) -> Tensor:
         value = np.asarray(None)
     if value.dtype == object:
         raise TypeError(f"{name}: {what} must be an int or an array, got {type(x).__name__}")
+    if isinstance(x, (list, tuple)):
+        value = python_values(value)
     return as_tensor(value, what=f"{name} {what}")
+
+
+def python_values(value: np.ndarray) -> np.ndarray:
+    """Python lists take jax's default dtypes (x64 off): int32, float32, complex64."""
+    default = {"i": I32, "u": I32, "f": F32, "c": np.dtype(np.complex64)}.get(value.dtype.kind)
+    if default is None or (value.dtype.kind in "iu" and value.size
+                           and not -2 ** 31 <= int(value.min()) <= int(value.max()) < 2 ** 31):
+        return value
+    return value.astype(default)
 
 
 @eager(static=("axis", "independent"))
@@ -157,15 +168,16 @@ def _probabilities(p) -> Tensor:
     if isinstance(p, Tensor):
         p = as_tensor(p, what="choice p")
         return p if dtypes.is_inexact(p.dtype) else astype(p, F32)
-    python = isinstance(p, (float, int, list, tuple))
     try:
         value = np.asarray(p)
     except (TypeError, ValueError):
         value = np.asarray(None)
     if value.dtype == object or value.dtype.kind not in "biufc":
         raise TypeError(f"choice: p must be an array of probabilities, got {type(p).__name__} {p!r}")
-    if python or not dtypes.is_inexact(value.dtype):
-        value = value.astype(F32 if value.dtype.kind != "c" else np.complex64)
+    if isinstance(p, (float, int, list, tuple)):
+        value = python_values(value)
+    if not dtypes.is_inexact(value.dtype):
+        value = value.astype(F32)
     return as_tensor(value)
 
 
