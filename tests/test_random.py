@@ -7,6 +7,8 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hloforge as hf
 import hloforge.random as hr
@@ -105,6 +107,24 @@ def test_jax_typed_keys_are_read_by_their_data():
     assert_ulp(hr.normal(typed, (4,)), jax.random.normal(typed, (4,)))
 
 
+def test_hloforge_random_is_one_module():
+    import hloforge.random
+    assert hloforge.random is hf.random is hr
+    assert hr.normal.__doc__.startswith("Standard normal samples")
+
+
+@settings(max_examples=30, deadline=None)
+@given(words=st.tuples(st.integers(0, 2 ** 32 - 1), st.integers(0, 2 ** 32 - 1)),
+       data=st.integers(0, 2 ** 32 - 1))
+def test_any_key_gives_jax_bits_splits_and_folds(words, data):
+    key = np.array(words, np.uint32)
+    assert_equal(hr.bits(key, (3, 2)), jax.random.bits(key, (3, 2)))
+    assert_equal(hr.split(key, 3), jax.random.split(key, 3))
+    assert_equal(hr.fold_in(key, np.uint32(data)), jax.random.fold_in(key, np.uint32(data)))
+    assert_equal(hr.randint(key, (4,), np.int32(-7), np.int32(1000)),
+                 jax.random.randint(key, (4,), np.int32(-7), np.int32(1000)))
+
+
 # ---------------------------------------------------------------- bits
 
 @pytest.mark.parametrize("key", KEYS, ids=KEY_IDS)
@@ -156,6 +176,12 @@ def test_uniform_with_bounds_matches_jax(dtype):
     assert_ulp(hr.uniform(KEYS[1], (6,), dtype, -1.5, 2.5), scalar)
 
 
+def test_uniform_with_minval_above_maxval_is_minval_as_in_jax():
+    out = hr.uniform(KEYS[0], (5,), np.float32, 3.0, 1.0)
+    assert_equal(out, jax.random.uniform(KEYS[0], (5,), np.float32, 3.0, 1.0))
+    assert_equal(out, np.full(5, 3.0, np.float32))
+
+
 @pytest.mark.parametrize("key", KEYS, ids=KEY_IDS)
 @pytest.mark.parametrize("dtype", FLOATS + [np.complex64, np.complex128], ids=str)
 def test_normal_matches_jax(key, dtype):
@@ -177,6 +203,18 @@ def test_truncated_normal_matches_jax(key, dtype):
     out = np.asarray(hr.truncated_normal(key, lower, upper, (4, 3), dtype))
     assert_ulp(out, shaped)
     assert ((out > lower) & (out < upper)).all()
+
+
+def test_samplers_emit_the_ops_jax_lowers_them_to():
+    key = hf.ShapeDtype((2,), np.uint32)
+    counts = hf.trace(lambda k: hr.normal(k, (4,)), key).op_counts()
+    assert counts["chlo.erf_inv"] == 1 and counts["stablehlo.shift_left"] == 20
+    counts = hf.trace(lambda k: hr.truncated_normal(k, -1.0, 1.0, (4,)), key).op_counts()
+    assert counts["chlo.erf"] == 2 and counts["chlo.next_after"] == 2 and counts["chlo.erf_inv"] == 1
+    text = hf.trace(lambda k: hr.choice(k, 4, (3,), p=np.full(4, 0.25, np.float32)), key).text
+    assert "stablehlo.reduce_window" in text and "padding = dense<[[3, 0]]>" in text
+    counts = hf.trace(lambda k: hr.permutation(k, 8), key).op_counts()
+    assert counts["stablehlo.sort"] == 1
 
 
 def test_samplers_inside_a_trace_take_traced_keys_and_bounds():

@@ -251,8 +251,9 @@ def fold_in(key, data):
       >>> k = hf.random.fold_in(key, step)
     """
     key = key_operand("fold_in", key)
-    if np.ndim(data) if not isinstance(data, Tensor) else data.ndim:
-        raise TypeError(f"fold_in: data must be a scalar, got an array of shape {tuple(np.shape(data))}")
+    data_shape = data.shape if isinstance(data, Tensor) else np.shape(data)
+    if data_shape:
+        raise TypeError(f"fold_in: data must be a scalar, got an array of shape {tuple(data_shape)}")
     if isinstance(data, Tensor):
         if not dtypes.is_integer(data.dtype):
             raise TypeError(f"fold_in: data must be an integer, got dtype {data.dtype}")

@@ -9,7 +9,7 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.context import dense_elements, i64_array
-from hloforge.frontend.numpy._base import astype, broadcast_to, splat
+from hloforge.frontend.numpy._base import astype, splat
 from hloforge.frontend.random._eager import eager
 from hloforge.frontend.random._keys import key_operand, raw_bits, split2
 from hloforge.frontend.random._samplers import F32, I32, _randint_impl, gumbel_impl, uniform_impl
