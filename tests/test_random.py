@@ -362,10 +362,17 @@ def test_dropout_example_from_the_docs():
 
 def test_eager_calls_compile_once_per_static_signature():
     from hloforge.frontend.random import _eager
-    hr.uniform(KEYS[0], (3, 7))
+    def calls(i, key):
+        return [hr.uniform(key, (3, 7), minval=-i, maxval=i + 0.5), hr.fold_in(key, i),
+                hr.bernoulli(key, 0.1 * i, (4,)), hr.randint(key, (3,), i, 2 * i + 1),
+                hr.truncated_normal(key, -1.0 - i, 1.0, (2,))]
+
+    calls(1, KEYS[0])
     before = len(_eager._cache)
-    for key in KEYS:
-        hr.uniform(key, (3, 7))
+    for i, key in enumerate(KEYS):
+        out = calls(i + 2, key)
+        assert_equal(out[1], jax.random.fold_in(key, i + 2))
+        assert_equal(out[2], jax.random.bernoulli(key, 0.1 * (i + 2), (4,)))
     assert len(_eager._cache) == before
 
 

@@ -6,6 +6,7 @@ Python scalars, ...) and run on hf.config's device; the result is an array.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import threading
@@ -16,7 +17,8 @@ import numpy as np
 from hloforge.frontend.jit import jit
 from hloforge.frontend.tracing import Tensor, has_builder
 
-_cache: dict = {}
+_CACHE_SIZE = 256
+_cache: collections.OrderedDict = collections.OrderedDict()  # least recently used first
 _lock = threading.Lock()
 
 
@@ -52,8 +54,9 @@ def _typed_key_to_data(value):
     return value if data is None else data
 
 
-def _scalar_as_array(value):
-    """A Python float or int64-sized int as a 0-d float64/int64 array; anything else unchanged."""
+def bound_array(value):
+    """A Python float or int64-sized int as a 0-d float64/int64 array; anything else unchanged
+    (the sampler converts bounds to its dtype, so the value is what counts)."""
     if type(value) is float:
         return np.asarray(value, np.float64)
     if type(value) is int and -2 ** 63 <= value < 2 ** 63:
@@ -61,14 +64,26 @@ def _scalar_as_array(value):
     return value
 
 
-def eager(static=(), dynamic=()):
+def float32_array(value):
+    """A Python float as a 0-d float32 array (the dtype jax gives it with x64 off)."""
+    return np.asarray(value, np.float32) if type(value) is float else value
+
+
+def uint32_array(value):
+    """A Python int in uint32's range as a 0-d uint32 array (others stay, to raise in the trace)."""
+    return np.asarray(value, np.uint32) if type(value) is int and 0 <= value < 2 ** 32 else value
+
+
+def eager(static=(), dynamic=None):
     """Decorator: run ``fn`` directly inside a trace, under a cached hf.jit outside one.
 
-    ``static``: arguments always baked into the trace. ``dynamic``: arguments passed as run-time
-    arrays even when they are Python scalars (as jax.random's inner jit does; XLA would otherwise
-    constant-fold e.g. erf of them with a differently rounded evaluator).
+    ``static``: arguments always baked into the trace (shapes, dtypes, modes). ``dynamic``: a dict
+    argument name -> converter that turns a Python scalar into the array passed at run time (as
+    jax.random's inner jit does: one compilation for every value, and XLA cannot constant-fold
+    e.g. erf of it with its differently rounded evaluator). Other arrays are run-time arguments,
+    other Python values static.
     """
-    as_arrays = frozenset(dynamic)
+    converters = dict(dynamic or {})
 
     def wrap(fn):
         signature = inspect.signature(fn)
@@ -85,8 +100,8 @@ def eager(static=(), dynamic=()):
             names, dynamic, statics = [], [], []
             for name, value in bound.arguments.items():
                 value = _typed_key_to_data(value)
-                if name in as_arrays:
-                    value = _scalar_as_array(value)
+                if name in converters:
+                    value = converters[name](value)
                 if isinstance(value, Tensor):
                     raise ValueError(f"{fn.__name__}: argument {name} is a Tensor of a finished trace "
                                      "(a leaked tracer)")
@@ -99,15 +114,24 @@ def eager(static=(), dynamic=()):
                 cache_key = (fn, tuple((n, _hashable(v)) for n, v in statics), tuple(names))
             except TypeError:
                 cache_key = None
-            jitted = _cache.get(cache_key) if cache_key is not None else None
-            if jitted is None:
-                jitted = _jitted(fn, names, dict(statics))
-                if cache_key is not None:
-                    with _lock:
-                        _cache.setdefault(cache_key, jitted)
-            return jitted(*dynamic)
+            return _cached(cache_key, fn, names, statics)(*dynamic)
         return call
     return wrap
+
+
+def _cached(cache_key, fn, names, statics):
+    """The hf.jit function for this static signature, compiled on its first call."""
+    if cache_key is None:
+        return _jitted(fn, names, dict(statics))
+    with _lock:
+        jitted = _cache.get(cache_key)
+        if jitted is None:
+            jitted = _cache[cache_key] = _jitted(fn, names, dict(statics))
+            if len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
+        else:
+            _cache.move_to_end(cache_key)
+    return jitted
 
 
 def _jitted(fn, names, statics):

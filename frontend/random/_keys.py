@@ -13,7 +13,7 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import splat
-from hloforge.frontend.random._eager import eager, jax_typed_key_data
+from hloforge.frontend.random._eager import eager, jax_typed_key_data, uint32_array
 from hloforge.frontend.tracing import Tensor, as_tensor
 
 U32 = np.dtype(np.uint32)
@@ -235,7 +235,7 @@ def split(key, num=2):
     return split_keys(key, shape)
 
 
-@eager()
+@eager(dynamic={"data": uint32_array})
 def fold_in(key, data):
     """A new key that is a function of ``key`` and the 32-bit integer ``data`` (jax.random.fold_in).
 

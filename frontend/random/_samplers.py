@@ -10,7 +10,7 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import astype, broadcast_to, splat
-from hloforge.frontend.random._eager import eager
+from hloforge.frontend.random._eager import bound_array, eager, float32_array
 from hloforge.frontend.random._keys import key_operand, raw_bits, shape_tuple, split2
 from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
 
@@ -101,7 +101,7 @@ def uniform_impl(key: Tensor, shape, dtype, minval: Tensor, maxval: Tensor) -> T
     return ops.maximum(minval, scaled)
 
 
-@eager(static=("shape", "dtype"), dynamic=("minval", "maxval"))
+@eager(static=("shape", "dtype"), dynamic={"minval": bound_array, "maxval": bound_array})
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     """Uniform floats in ``[minval, maxval)`` (jax.random.uniform, bit-for-bit).
 
@@ -164,7 +164,7 @@ def normal(key, shape=(), dtype=None):
     return ops.divide(z, splat(np.sqrt(2), dtype, shape))
 
 
-@eager(static=("shape", "dtype"), dynamic=("lower", "upper"))
+@eager(static=("shape", "dtype"), dynamic={"lower": bound_array, "upper": bound_array})
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Standard normal samples truncated to ``(lower, upper)`` (jax.random.truncated_normal).
 
@@ -207,7 +207,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
 
 # ---------------------------------------------------------------- bernoulli
 
-@eager(static=("shape", "mode"))
+@eager(static=("shape", "mode"), dynamic={"p": float32_array})
 def bernoulli(key, p=0.5, shape=None, mode="low"):
     """Booleans that are True with probability ``p`` (jax.random.bernoulli, bit-for-bit).
 
@@ -307,7 +307,7 @@ def _randint_impl(key, shape, minval, maxval, dtype) -> Tensor:
     return ops.add(minval, ops.convert(offset, dtype))
 
 
-@eager(static=("shape", "dtype"), dynamic=("minval", "maxval"))
+@eager(static=("shape", "dtype"), dynamic={"minval": bound_array, "maxval": bound_array})
 def randint(key, shape, minval, maxval, dtype=None):
     """Uniform integers in ``[minval, maxval)`` (jax.random.randint, bit-for-bit).
 
