@@ -2,7 +2,8 @@
 
 Inside a trace (hf.jit / hf.trace) the samplers emit IR into the trace. Outside one they behave
 like jax.random's: the call is traced and compiled (cached per static arguments: shape, dtype,
-Python scalars, ...) and run on hf.config's device; the result is an array.
+mode, ...; keys, arrays and scalar parameters are run-time arguments) and run on hf.config's
+device; the result is an array.
 """
 from __future__ import annotations
 
