@@ -280,6 +280,29 @@ def test_randint_matches_jax(key, shape, lo, hi, dtype):
     assert_equal(hr.randint(key, shape, lo, hi, dtype), expected)
 
 
+@pytest.mark.parametrize("lo,hi,dtype", [(0, 2 ** 32, np.uint32), (-2 ** 31, 2 ** 31, np.int32)])
+def test_randint_over_a_whole_dtype_matches_jax(lo, hi, dtype):
+    with jax.enable_x64(True):
+        expected = np.asarray(jax.random.randint(KEYS[0], (6,), lo, hi, dtype))
+    assert_equal(hr.randint(KEYS[0], (6,), lo, hi, dtype), expected)
+
+
+def test_randint_over_a_whole_dtype_with_constant_key_compiles():
+    """The span wraps to 0; a constant zero divisor would crash XLA's constant folder (SIGFPE),
+    so this runs in a child process."""
+    import os
+    import subprocess
+    import sys
+    code = ("import numpy as np, hloforge as hf; hr = hf.random; "
+            "print(np.asarray(hf.jit(lambda: hr.randint(hr.PRNGKey(0), (4,), 0, 2**32, np.uint32))()).tolist())")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    with jax.enable_x64(True):
+        expected = np.asarray(jax.random.randint(jax.random.PRNGKey(0), (4,), 0, 2 ** 32, np.uint32))
+    assert out.stdout.strip().splitlines()[-1] == str(expected.tolist())
+
+
 def test_randint_with_array_bounds_matches_jax():
     lo, hi = np.array([0, 10, -5], np.int32), np.array([[5], [20]], np.int32)
     assert_equal(hr.randint(KEYS[2], (2, 3), lo, hi), jax.random.randint(KEYS[2], (2, 3), lo, hi))

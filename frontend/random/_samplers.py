@@ -300,10 +300,17 @@ def _randint_impl(key, shape, minval, maxval, dtype) -> Tensor:
     span = ops.select(ops.compare(maxval, minval, "LE"), one, span)
     grow = ops.and_(maxval_out_of_range, ops.compare(maxval, minval, "GT"))
     span = ops.select(grow, ops.add(span, one), span)
-    multiplier = ops.remainder(splat(2 ** (nbits // 2), udtype, shape), span)
-    multiplier = ops.remainder(ops.multiply(multiplier, multiplier), span)
-    offset = ops.add(ops.multiply(ops.remainder(higher, span), multiplier), ops.remainder(lower, span))
-    offset = ops.remainder(offset, span)
+    # span wraps to 0 for a full-range [minval, maxval); XLA defines x % 0 == x, which jax relies
+    # on, but XLA's constant folder dies (SIGFPE) on a constant zero divisor: select it instead
+    wrapped = ops.compare(span, splat(0, udtype, shape), "EQ")
+    divisor = ops.select(wrapped, one, span)
+
+    def rem(x):
+        return ops.select(wrapped, x, ops.remainder(x, divisor))
+
+    multiplier = rem(splat(2 ** (nbits // 2), udtype, shape))
+    multiplier = rem(ops.multiply(multiplier, multiplier))
+    offset = rem(ops.add(ops.multiply(rem(higher), multiplier), rem(lower)))
     return ops.add(minval, ops.convert(offset, dtype))
 
 
