@@ -1,7 +1,7 @@
 """hloforge: build, rewrite and run StableHLO programs from Python."""
 import sys as _sys
 
-from hloforge.frontend import lax, nn, numpy, ops
+from hloforge.frontend import lax, nn, numpy, ops, random
 from hloforge.frontend.dtypes import bfloat16
 from hloforge.frontend.jit import Jitted, jit, trace
 from hloforge.frontend.module import Module, ShapeDtype
@@ -14,12 +14,13 @@ from hloforge.runtime import PartitionSpec as P
 
 __version__ = "0.1.0"
 
-# `import hloforge.numpy` / `hloforge.numpy.fft` / `hloforge.ops` / `hloforge.nn` work like the
-# attributes above (and never load a second copy of a module).
-for _name, _mod in (("numpy", numpy), ("numpy.fft", numpy.fft), ("ops", ops), ("nn", nn), ("lax", lax)):
+# `import hloforge.numpy` / `hloforge.numpy.fft` / `hloforge.ops` / `hloforge.nn` / `hloforge.lax` /
+# `hloforge.random` work like the attributes above (and never load a second copy of a module).
+for _name, _mod in (("numpy", numpy), ("numpy.fft", numpy.fft), ("ops", ops), ("nn", nn), ("lax", lax),
+                    ("random", random)):
     _sys.modules[f"{__name__}.{_name}"] = _mod
 
 __all__ = ["jit", "trace", "Jitted", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
            "ShardedExecutable", "DynamicExecutable", "devices", "config", "Mesh", "NamedSharding", "P",
-           "DeviceNotFoundError", "CompileError", "ExecutionError", "numpy", "ops", "nn", "lax", "bfloat16",
-           "__version__"]
+           "DeviceNotFoundError", "CompileError", "ExecutionError", "numpy", "ops", "nn", "lax", "random",
+           "bfloat16", "__version__"]

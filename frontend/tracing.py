@@ -144,6 +144,11 @@ def current_builder(what: str = "this op") -> Builder:
     return stack[-1]
 
 
+def is_tracing() -> bool:
+    """Whether this thread is inside a trace (ops build IR rather than run)."""
+    return bool(getattr(_state, "stack", None))
+
+
 @contextlib.contextmanager
 def active(builder: Builder):
     stack = getattr(_state, "stack", None)
