@@ -3,6 +3,7 @@ import sys as _sys
 
 from hloforge.frontend import lax, nn, numpy, ops, random
 from hloforge.frontend.dtypes import bfloat16
+from hloforge.frontend.from_jax import from_jax
 from hloforge.frontend.jit import Jitted, jit, trace
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.tracing import Tensor
@@ -20,7 +21,7 @@ for _name, _mod in (("numpy", numpy), ("numpy.fft", numpy.fft), ("ops", ops), ("
                     ("random", random)):
     _sys.modules[f"{__name__}.{_name}"] = _mod
 
-__all__ = ["jit", "trace", "Jitted", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
+__all__ = ["jit", "trace", "Jitted", "from_jax", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
            "ShardedExecutable", "DynamicExecutable", "devices", "config", "Mesh", "NamedSharding", "P",
            "DeviceNotFoundError", "CompileError", "ExecutionError", "numpy", "ops", "nn", "lax", "random",
            "bfloat16", "__version__"]

@@ -1,0 +1,79 @@
+"""hf.from_jax: jax functions (optax, jax.nn, jnp) inside hloforge programs."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+import hloforge as hf
+from hloforge import numpy as hnp
+
+from helpers import assert_close, random
+
+
+def test_inside_a_program_with_pytrees():
+    f = hf.from_jax(lambda x, d: {"y": jnp.sin(x) * d["s"], "n": jnp.linalg.norm(x)})
+    x = random((5,), np.float32)
+
+    @hf.jit
+    def g(x):
+        out = f(hnp.exp(x), {"s": np.float32(3)})
+        return out["y"] + out["n"]
+
+    want = jnp.sin(jnp.exp(x)) * 3 + jnp.linalg.norm(jnp.exp(x))
+    assert_close(np.asarray(g(x)), np.asarray(want))
+    assert "stablehlo.sine" in g.lower(x).op_counts()  # jax's ops are inlined into one module
+    assert "func.call" not in g.lower(x).op_counts()
+
+
+def test_outside_a_trace_and_float64_exact():
+    double = hf.from_jax(lambda x: x * 2 + jnp.float64(0.1))
+    x = np.array([1 / 3, 1e-300], np.float64)
+    out = np.asarray(double(x))
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, x * 2 + 0.1)
+
+
+def test_optax_adam_inside_jit_matches_optax():
+    opt = optax.adam(1e-2)
+    params = {"w": random((3, 2), np.float32), "b": random((2,), np.float32, seed=1)}
+    state = opt.init(params)
+    update, apply = hf.from_jax(opt.update), hf.from_jax(optax.apply_updates)
+
+    @hf.jit
+    def step(p, s):
+        grads = {k: v * 2.0 for k, v in p.items()}
+        u, s = update(grads, s, p)
+        return apply(p, u), s
+
+    p_hf, s_hf = params, state
+    p_jax, s_jax = params, state
+    for _ in range(3):
+        p_hf, s_hf = step(p_hf, s_hf)
+        u, s_jax = opt.update({k: v * 2.0 for k, v in p_jax.items()}, s_jax, p_jax)
+        p_jax = optax.apply_updates(p_jax, u)
+    for k in params:
+        assert_close(np.asarray(p_hf[k]), np.asarray(p_jax[k]))
+    assert int(s_hf[0].count) == 3
+
+
+def test_lowered_once_per_signature():
+    calls = []
+
+    def fn(x):
+        calls.append(x.shape)
+        return jax.nn.relu(x)
+
+    f = hf.from_jax(fn)
+    g = hf.jit(lambda x: f(x) + f(x + 1))
+    g(np.ones(3, np.float32))
+    g(np.ones(4, np.float32))
+    assert calls == [(3,), (4,)]
+
+
+def test_errors_name_the_function_and_quote_jax():
+    with pytest.raises(TypeError, match=r"from_jax\(<lambda>\): jax could not lower it for argument leaves "
+                                        r"\(float32\[5\]\): TypeError: cannot reshape"):
+        hf.from_jax(lambda x: x.reshape(7))(np.ones(5, np.float32))
+    with pytest.raises(TypeError, match=r"from_jax\(ident\): argument leaf 1 of type str is not an array"):
+        hf.from_jax(lambda x, s: x, name="ident")(np.ones(2), "text")
