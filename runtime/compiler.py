@@ -5,6 +5,7 @@ import re
 import threading
 import time
 
+from hloforge.passes.guards import guard_divisions
 from hloforge.runtime import cache, pjrt
 from hloforge.runtime.settings import config
 from hloforge.runtime.executable import Executable
@@ -26,6 +27,7 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
     (NamedSharding, PartitionSpec or None = replicated); ``out_shardings=None`` lets XLA choose.
     The annotated copy of the module (``module`` itself when ``in_place``) is what XLA compiles.
     """
+    module = guard_divisions(module)  # (XLA's folder kills the process on an integer x / 0)
     ins, outs = module.signature
     in_specs, out_specs = [tuple(s) for s in ins], [tuple(s) for s in outs]
     if in_shardings is None and out_shardings is None and mesh is None:

@@ -123,16 +123,29 @@ def _check_not_bool(name, op):
     return emit
 
 
+def _guarded_divisor(b):
+    """(b with its zeros replaced by 1, b == 0): no integer divide ever sees a 0, not even one
+    constant folding produces (XLA's folder kills the process on it)."""
+    is_zero = ops.compare(b, splat(0, b.dtype, b.shape), "EQ")
+    return ops.select(is_zero, splat(1, b.dtype, b.shape), b), is_zero
+
+
+def _zero_where(is_zero, x):
+    """numpy's integer x // 0 and x % 0: 0."""
+    return ops.select(is_zero, splat(0, x.dtype, x.shape), x)
+
+
 def _floor_divide(a, b):
     if dtypes.is_integer(a.dtype):
+        b, is_zero = _guarded_divisor(b)
         q = ops.divide(a, b)
         if dtypes.is_unsigned_int(a.dtype):
-            return q
+            return _zero_where(is_zero, q)
         r = ops.remainder(a, b)
         zero = splat(0, a.dtype, a.shape)
         adjust = ops.and_(ops.compare(r, zero, "NE"),
                           ops.compare(ops.compare(r, zero, "LT"), ops.compare(b, zero, "LT"), "NE"))
-        return ops.select(adjust, ops.subtract(q, splat(1, a.dtype, a.shape)), q)
+        return _zero_where(is_zero, ops.select(adjust, ops.subtract(q, splat(1, a.dtype, a.shape)), q))
     return _float_divmod(a, b)[0]
 
 
@@ -161,13 +174,14 @@ def _float_divmod(a, b):
 
 def _remainder(a, b):
     if dtypes.is_integer(a.dtype):
+        b, is_zero = _guarded_divisor(b)
         r = ops.remainder(a, b)
         if dtypes.is_unsigned_int(a.dtype):
-            return r
+            return _zero_where(is_zero, r)
         zero = splat(0, a.dtype, a.shape)
         fix = ops.and_(ops.compare(r, zero, "NE"),
                        ops.compare(ops.compare(r, zero, "LT"), ops.compare(b, zero, "LT"), "NE"))
-        return ops.select(fix, ops.add(r, b), r)
+        return _zero_where(is_zero, ops.select(fix, ops.add(r, b), r))
     return _float_divmod(a, b)[1]
 
 
