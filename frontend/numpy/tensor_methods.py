@@ -49,3 +49,4 @@ Tensor.min = reductions.min
 Tensor.any = reductions.any
 Tensor.all = reductions.all
 Tensor.clip = math.clip
+Tensor.round = math.round
