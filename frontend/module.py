@@ -11,7 +11,8 @@ import time
 import warnings
 
 from hloforge.frontend.context import (
-    deserialize_portable, func, ir, make_context, serialize_portable, shape_dtype_of, write_bytecode)
+    deserialize_portable, func, ir, make_context, portable_target, serialize_portable, shape_dtype_of,
+    stablehlo, write_bytecode)
 
 BYTECODE_MAGIC = b"ML\xefR"
 
@@ -112,10 +113,19 @@ class Module:
     def to_portable(self, target: str = "current") -> bytes:
         """A versioned StableHLO portable artifact for ``target``: "current", "week4", "week12"
         (the version 4 or 12 weeks old consumers accept) or a version "1.x.y"."""
+        if not isinstance(target, str):
+            raise TypeError(f"to_portable: target must be a string such as 'current' or '1.0.0', got {target!r}")
+        version = portable_target(target)
+        low, high = stablehlo.get_minimum_version(), stablehlo.get_current_version()
+        if not _version(low) <= _version(version) <= _version(high):
+            raise ValueError(f"to_portable: StableHLO version {version} (target {target!r}) is "
+                             f"{'below the minimum' if _version(version) < _version(low) else 'above the current'}"
+                             f" version; supported: {low} to {high}")
         try:
             return serialize_portable(self.mlir, target)
-        except ir.MLIRError as e:
-            raise ValueError(f"to_portable: cannot serialize for {target!r}: {diagnostics(e)}") from None
+        except (ir.MLIRError, ValueError) as e:
+            raise ValueError(f"to_portable: cannot serialize for {target!r} (StableHLO {version}): "
+                             f"{diagnostics(e)}") from None
 
     def clone(self) -> "Module":
         with self.context:
@@ -426,6 +436,10 @@ def _check_attribute(attr) -> None:
     elif isinstance(attr, ir.DictAttr):
         for i in range(len(attr)):
             _check_attribute(attr[i].attr)
+
+
+def _version(text: str) -> tuple:
+    return tuple(int(part) for part in text.split("."))
 
 
 def _is_portable(module: ir.Module) -> bool:

@@ -50,7 +50,7 @@ class SpectralConv:
                             f"got {modes!r}")
         modes = tuple(operator.index(m) for m in modes)
         if any(m < 1 for m in modes):
-            raise ValueError(f"SpectralConv: modes {modes} must be positive")
+            raise ValueError(f"SpectralConv: modes {modes} must be {n_dims} positive ints")
         self.n_dims, self.modes = n_dims, modes
         self.in_channels, self.out_channels = in_channels, out_channels
 

@@ -179,7 +179,16 @@ def getitem(x: Tensor, key):
             continue
         n = x.shape[dim]
         if isinstance(k, slice):
-            start, stop, step = k.indices(n)
+            for bound in (k.start, k.stop, k.step):
+                if isinstance(bound, Tensor):
+                    raise TypeError(f"index: slice {k} has a traced bound {bound}; slices need static "
+                                    "Python ints (a result's shape must be known when tracing): for a "
+                                    "fixed-size window at a traced start use "
+                                    "hloforge.ops.dynamic_slice(x, start_indices, slice_sizes)")
+            try:
+                start, stop, step = k.indices(n)
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"index: invalid slice {k} for axis {dim} of size {n}: {e}") from None
             if step > 0:
                 count = max(0, -(-(stop - start) // step))
                 lo = start
