@@ -363,7 +363,10 @@ def _wait(pid: int, timeout: float):
     """The child's wait status, or None after killing it at ``timeout`` seconds."""
     deadline, delay = time.monotonic() + timeout, 0.0002
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # (reaped elsewhere, e.g. SIGCHLD ignored): its outcome is unknown
+            return None
         if done:
             return status
         if time.monotonic() > deadline:

@@ -165,3 +165,24 @@ def test_cli_run_of_a_module_dividing_by_constant_zero(tmp_path):
                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="1"))
     assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
     assert "-1" in out.stdout, out.stdout
+
+
+@pytest.mark.parametrize("element, dtype", [("ui8", np.uint8), ("ui32", np.uint32), ("i8", np.int8),
+                                            ("i64", np.int64)])
+@pytest.mark.parametrize("op", ["divide", "remainder"])
+def test_guarded_results_are_xla_runtime_results(element, dtype, op):
+    t = f"tensor<4x{element}>"
+    guarded = hf.Module.parse(
+        f"func.func @main(%a: {t}) -> ({t}, {t}) {{\n %x = stablehlo.constant dense<[5, 6, 7, 9]> : {t}\n"
+        f" %c = stablehlo.constant dense<[1, 0, 2, 0]> : {t}\n %0 = stablehlo.{op} %x, %c : {t}\n"
+        f" %1 = stablehlo.{op} %a, %c : {t}\n return %0, %1 : {t}, {t}\n}}")
+    runtime = hf.Module.parse(f"func.func @main(%a: {t}, %b: {t}) -> {t} {{\n %0 = stablehlo.{op} %a, %b : {t}\n"
+                              f" return %0 : {t}\n}}")
+    x, c = np.array([5, 6, 7, 9], dtype), np.array([1, 0, 2, 0], dtype)
+    want = np.asarray(runtime.compile()(x, c))
+    for got in guarded.compile()(x):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    guarded.optimize()
+    assert "dense<[1, 0, 2, 0]>" not in guarded.text
+    for got in guarded.compile()(x):
+        np.testing.assert_array_equal(np.asarray(got), want)
