@@ -106,7 +106,7 @@ def _from_constants(value) -> bool:
     return True
 
 
-def _nonzero(value) -> bool:
+def _nonzero(value, depth: int = 0) -> bool:
     """Whether ``value`` provably holds no 0: a zero-free constant, or a select of a zero-free
     value where its other operand may be 0 only in lanes it does not pick (hloforge.numpy's
     guarded divisor ``select(b == 0, 1, b)``, also after folding)."""
@@ -114,12 +114,12 @@ def _nonzero(value) -> bool:
     if lanes is not None:
         return not lanes[1].any()
     select = producer(value, "stablehlo.select")
-    if select is None:
+    if select is None or depth > 8:
         return False
     pred, on_true, on_false = select.operands
-    if not _nonzero(on_true):
+    if not _nonzero(on_true, depth + 1):
         return False
-    if _nonzero(on_false):
+    if _nonzero(on_false, depth + 1):
         return True
     chosen = constant_value(pred, limit=_READ_LIMIT)
     if chosen is not None:  # (a select of constants the folders left alone)
@@ -172,13 +172,17 @@ PATTERNS = {
 
 
 def _needs_guard(op) -> bool:
+    """Whether one of the patterns above matches ``op``."""
     if not _integer(op) or MARKER in op.attributes:
         return False
     x, divisor = op.operands
-    lanes = _zero_lanes(divisor)
-    if lanes is not None:
-        return bool(lanes[1].any())
-    return not _nonzero(divisor) and _from_constants(divisor) and _from_constants(x)
+    try:
+        lanes = _zero_lanes(divisor)
+        if lanes is not None:
+            return bool(lanes[1].any())
+        return not _nonzero(divisor) and _from_constants(divisor) and _from_constants(x)
+    except Unsupported:
+        return False
 
 
 def guard_divisions(module):
