@@ -186,3 +186,11 @@ def test_guarded_results_are_xla_runtime_results(element, dtype, op):
     assert "dense<[1, 0, 2, 0]>" not in guarded.text
     for got in guarded.compile()(x):
         np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_reciprocal_of_zero_follows_numpy(dtype):
+    x = np.array([0, 1, 2, 3], dtype)
+    want = _numpy(np.reciprocal, x)
+    np.testing.assert_array_equal(np.asarray(hf.jit(hnp.reciprocal)(x)), want)
+    np.testing.assert_array_equal(np.asarray(hf.jit(lambda: hnp.reciprocal(x))()), want)  # (a constant 0)

@@ -61,7 +61,13 @@ def _square(x):
 
 
 def _reciprocal(x):
-    return ops.divide(splat(1, x.dtype, x.shape), x)
+    one = splat(1, x.dtype, x.shape)
+    if not dtypes.is_integer(x.dtype):
+        return ops.divide(one, x)
+    safe, is_zero = _guarded_divisor(x)
+    with np.errstate(all="ignore"):
+        at_zero = np.reciprocal(np.zeros((), x.dtype))  # numpy's 1/0 for this type (cast from inf)
+    return ops.select(is_zero, splat(at_zero, x.dtype, x.shape), ops.divide(one, safe))
 
 
 negative = _unary("negative", np.negative, ops.neg, "-x")
