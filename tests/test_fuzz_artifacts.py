@@ -24,7 +24,8 @@ def model(x, w):
     return hnp.tanh(hnp.fft.irfft(y, n=8)) + hnp.pad(x, [(0, 0), (1, 1)])[:, 1:-1] // 2.0
 
 m = hf.trace(model, hf.ShapeDtype((2, 8), np.float32), hf.ShapeDtype((5,), np.complex64))
-ARTIFACTS = {"bytecode": m.to_bytecode(), "portable": m.to_portable()}
+ARTIFACTS = {"bytecode": m.to_bytecode(), "portable": m.to_portable(),
+             "text": m.to_text(debug_info=True).encode()}
 
 def parse(data):
     try:
@@ -89,8 +90,8 @@ def _python(script, *args, timeout=120):
 
 
 def test_corrupted_bytecode_and_portable_artifacts_only_raise_value_errors():
-    outcomes = _python(_FUZZ, 120)
-    assert outcomes["error"] > 0 and sum(outcomes.values()) == 120
+    outcomes = _python(_FUZZ, 150)
+    assert outcomes["error"] > 0 and sum(outcomes.values()) == 150
 
 
 CORRUPT = os.path.join(HERE, "data", "corrupt_attr_offsets.mlirbc")
