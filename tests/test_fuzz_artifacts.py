@@ -128,8 +128,8 @@ def test_fresh_interpreter_reads_bytecode_when_the_forked_child_hangs(monkeypatc
     import numpy as np
 
     import hloforge as hf
-    from hloforge.frontend import module as module_file
-    monkeypatch.setattr(module_file, "_in_forked_child", lambda *args: None)
+    from hloforge.frontend import parsing
+    monkeypatch.setattr(parsing, "_in_forked_child", lambda *args: None)
     m = hf.trace(lambda x: x * 2, hf.ShapeDtype((3,), np.float32))
     assert hf.Module.parse(m.to_bytecode()).text == m.text
     with open(CORRUPT, "rb") as f:
