@@ -51,7 +51,7 @@ def optimize_checked(m, pipeline="default", finite_math=True, seed=0, run=True):
     return report
 
 
-# run=False: only the IR is checked (XLA itself crashes compiling an integer division by 0)
+# run=False: only the IR is checked
 Case = collections.namedtuple("Case", "pattern fires why fn specs finite_math absent present run",
                               defaults=(True, (), (), True))
 
