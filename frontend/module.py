@@ -6,11 +6,12 @@ import os
 
 from hloforge.frontend import dtypes
 from hloforge.frontend.context import (
-    deserialize_portable, diagnostics, func, ir, make_context, refine_shapes, serialize_portable,
-    shape_dtype_of, tensor_type, write_bytecode)
+    func, ir, portable_target, refine_shapes, serialize_portable, shape_dtype_of, stablehlo, tensor_type,
+    write_bytecode)
 from hloforge.frontend.inspection import graph, save_graph, summary
+from hloforge.frontend.parsing import BYTECODE_MAGIC, diagnostics, parse_source
 
-BYTECODE_MAGIC = b"ML\xefR"
+__all__ = ["Module", "ShapeDtype", "BYTECODE_MAGIC", "diagnostics"]
 
 
 class ShapeDtype:
@@ -75,14 +76,12 @@ class Module:
         """
         if not isinstance(source, (str, bytes, bytearray)):
             raise TypeError(f"Module.parse: expected str or bytes, got {type(source).__name__}")
-        ctx = make_context()
-        ctx.allow_unregistered_dialects = allow_unregistered
-        try:
-            module = ir.Module.parse(bytes(source) if isinstance(source, bytearray) else source, context=ctx)
-            if _is_portable(module):
-                module = deserialize_portable(ctx, source if isinstance(source, str) else bytes(source))
-        except ir.MLIRError as e:
-            raise ValueError(f"Module.parse: invalid MLIR: {diagnostics(e)}") from None
+        if isinstance(source, str):
+            try:
+                source = source.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise ValueError(f"Module.parse: the text is not valid Unicode: {e}") from None
+        module = parse_source(bytes(source), allow_unregistered)
         return cls(module, entry or _default_entry(module))
 
     @classmethod
@@ -123,10 +122,19 @@ class Module:
     def to_portable(self, target: str = "current") -> bytes:
         """A versioned StableHLO portable artifact for ``target``: "current", "week4", "week12"
         (the version 4 or 12 weeks old consumers accept) or a version "1.x.y"."""
+        if not isinstance(target, str):
+            raise TypeError(f"to_portable: target must be a string such as 'current' or '1.0.0', got {target!r}")
+        version = portable_target(target)
+        low, high = stablehlo.get_minimum_version(), stablehlo.get_current_version()
+        if not _version(low) <= _version(version) <= _version(high):
+            raise ValueError(f"to_portable: StableHLO version {version} (target {target!r}) is "
+                             f"{'below the minimum' if _version(version) < _version(low) else 'above the current'}"
+                             f" version; supported: {low} to {high}")
         try:
             return serialize_portable(self.mlir, target)
-        except ir.MLIRError as e:
-            raise ValueError(f"to_portable: cannot serialize for {target!r}: {diagnostics(e)}") from None
+        except (ir.MLIRError, ValueError) as e:
+            raise ValueError(f"to_portable: cannot serialize for {target!r} (StableHLO {version}): "
+                             f"{diagnostics(e)}") from None
 
     def clone(self) -> "Module":
         with self.context:
@@ -284,8 +292,8 @@ def _check_static(entry, what, specs, hint) -> None:
         raise ValueError(message + hint)
 
 
-def _is_portable(module: ir.Module) -> bool:
-    return any(op.operation.name.startswith("vhlo.") for op in module.body.operations)
+def _version(text: str) -> tuple:
+    return tuple(int(part) for part in text.split("."))
 
 
 def _default_entry(module: ir.Module) -> str:
@@ -302,4 +310,3 @@ def _default_entry(module: ir.Module) -> str:
     if not names:
         raise ValueError("module has no public function to use as the entry point")
     return names[0]
-

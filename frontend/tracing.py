@@ -193,6 +193,12 @@ class Tensor:
             "the truth value of a traced Tensor is unknown at trace time; "
             "use hloforge.numpy.where or ops.select instead of Python control flow")
 
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            f"cannot convert a traced {self!r} to a numpy array: its value is only known when the "
+            "compiled function runs. Inside hloforge.jit/trace use hloforge.numpy (hnp.asarray, "
+            "hnp.sum, ...) instead of numpy functions")
+
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of a 0-d Tensor")

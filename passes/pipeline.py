@@ -6,7 +6,7 @@ names, callback returning NO_MATCH when it did not rewrite)) applied by MLIR's g
 A pipeline is a comma-separated list of pass names; ``default`` is
 ``inline, symbol-dce, canonicalize, cse`` followed by ``constant-fold,
 pad-canonicalize, fft-canonicalize, inverse-fft-elimination`` repeated until a round
-fires no pattern. The module is verified after every pass.
+fires no pattern, then ``division-guard``. The module is verified after every pass.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import time
 from hloforge.frontend.context import ir, passmanager, rewrite
 from hloforge.frontend.context import diagnostics
 from hloforge.frontend.module import Module
-from hloforge.passes import fft, fold, inline, pad
+from hloforge.passes import fft, fold, guards, inline, pad
 from hloforge.passes._ir import Unsupported, assume_finite
 from hloforge.passes.report import PassReport
 
@@ -28,11 +28,12 @@ FAMILIES = {
     "pad-canonicalize": pad.PATTERNS,
     "fft-canonicalize": fft.CANONICALIZE,
     "inverse-fft-elimination": fft.INVERSE,
+    "division-guard": guards.PATTERNS,
 }
 FINITE_MATH_ONLY = frozenset({"inverse-fft-elimination"})
 MLIR_PASSES = ("canonicalize", "cse", "symbol-dce")
 FIXPOINT = ("constant-fold", "pad-canonicalize", "fft-canonicalize", "inverse-fft-elimination")
-DEFAULT = ("inline", "symbol-dce", "canonicalize", "cse", FIXPOINT)
+DEFAULT = ("inline", "symbol-dce", "canonicalize", "cse", FIXPOINT, "division-guard")
 MAX_ROUNDS = 32  # rounds of the FIXPOINT group
 MAX_ITERATIONS = 64  # the greedy driver's sweeps per pass
 

@@ -6,6 +6,7 @@ import threading
 import time
 
 from hloforge.frontend.module import Module
+from hloforge.passes.guards import guard_divisions
 from hloforge.runtime import cache, pjrt, sharding
 from hloforge.runtime.dynamic import DynamicExecutable
 from hloforge.runtime.executable import Executable
@@ -33,6 +34,7 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
     (NamedSharding, PartitionSpec or None = replicated); ``out_shardings=None`` lets XLA choose.
     The annotated copy of the module (``module`` itself when ``in_place``) is what XLA compiles.
     """
+    module = guard_divisions(module)  # (XLA's folder kills the process on an integer x / 0)
     ins, outs = module.signature
     in_specs, out_specs = [tuple(s) for s in ins], [tuple(s) for s in outs]
     sharded = not (in_shardings is None and out_shardings is None and mesh is None)

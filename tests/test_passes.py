@@ -51,7 +51,7 @@ def optimize_checked(m, pipeline="default", finite_math=True, seed=0, run=True):
     return report
 
 
-# run=False: only the IR is checked (XLA itself crashes compiling an integer division by 0)
+# run=False: only the IR is checked
 Case = collections.namedtuple("Case", "pattern fires why fn specs finite_math absent present run",
                               defaults=(True, (), (), True))
 
@@ -288,7 +288,37 @@ INVERSE_CASES = [
          lambda x: ops.fft(ops.fft(x, "IFFT", (6,)) * 2.0, "FFT", (2, 6)), [sd((2, 6), C64)]),
 ]
 
-CASES = PAD_CASES + FOLD_CASES + FFT_CASES + INVERSE_CASES
+
+
+def _raw(name, x, divisor):
+    """A StableHLO integer divide/remainder built past ops' refusal of constant zero divisors."""
+    from hloforge.frontend.tracing import Tensor, current_builder
+    b = current_builder()
+    op = b.emit(name, [x, divisor], [(x.shape, x.dtype)])
+    return Tensor(op.result, x.shape, x.dtype, b)
+
+
+GUARD_CASES = [
+    Case("divide_by_constant_zero", True, "a constant divisor holding 0",
+         lambda x: _raw("stablehlo.divide", x, const([1, 0, 2], I32)), [sd((3,), I32)],
+         present=[("stablehlo.select", 1)]),
+    Case("divide_by_constant_zero", False, "a zero-free constant divisor",
+         lambda x: _raw("stablehlo.divide", x, const([1, 3, 2], I32)), [sd((3,), I32)]),
+    Case("remainder_by_constant_zero", True, "an all-zero constant divisor: x % 0 is x",
+         lambda x: x + _raw("stablehlo.remainder", x, const([0, 0, 0], I32)), [sd((3,), I32)],
+         absent=["stablehlo.remainder"]),
+    Case("remainder_by_constant_zero", False, "float remainder by 0 is NaN, no crash",
+         lambda x: _raw("stablehlo.remainder", x, const([0, 1, 0])), [sd((3,))]),
+    Case("division_by_folded_divisor", True, "XLA folds const / (const * 0)",
+         lambda x: x + _raw("stablehlo.divide", const([5, -5, 7], I32),
+                            ops.multiply(const([1, 2, 3], I32), const([0, 1, 0], I32))), [sd((3,), I32)],
+         present=[("stablehlo.select", 2)]),
+    Case("division_by_folded_divisor", False, "a runtime dividend: XLA folds nothing",
+         lambda x: _raw("stablehlo.divide", x, ops.multiply(const([1, 2, 3], I32), const([0, 1, 0], I32))),
+         [sd((3,), I32)]),
+]
+
+CASES = PAD_CASES + FOLD_CASES + FFT_CASES + INVERSE_CASES + GUARD_CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.pattern}-{'fires' if c.fires else 'not'}-{i}"

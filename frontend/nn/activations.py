@@ -3,14 +3,19 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend import numpy as hnp
-from hloforge.frontend.numpy._base import asarray, splat
+from hloforge.frontend.numpy._base import asarray, astype, splat, ufunc_dtypes
 
 
 def relu(x):
-    """max(x, 0). Emits stablehlo.maximum."""
+    """max(x, 0) for integer, float or bool ``x``. Emits stablehlo.maximum."""
     x = asarray(x)
+    if dtypes.is_complex(x.dtype):
+        raise TypeError(f"relu: needs a real (integer or float) tensor, got {x.dtype}; for numpy's "
+                        "lexicographic complex maximum use hloforge.numpy.maximum(x, 0)")
     return ops.maximum(x, splat(0, x.dtype, x.shape))
 
 
@@ -30,8 +35,16 @@ def gelu(x, approximate: bool = True):
 
 
 def softmax(x, axis=-1):
-    """exp(x - max) / sum(exp(x - max)) along ``axis``."""
+    """exp(x - max) / sum(exp(x - max)) along ``axis``.
+
+    Integers are converted first to the float dtype numpy's exp gives them (float16 for 8-bit,
+    float32 for 16-bit, float64 for wider integers), so ``x - max`` cannot wrap around.
+    """
     x = asarray(x)
+    if x.dtype == np.bool_ or dtypes.is_complex(x.dtype):
+        raise TypeError(f"softmax: needs an integer or float tensor, got {x.dtype}")
+    if dtypes.is_integer(x.dtype):
+        x = astype(x, ufunc_dtypes(np.exp, x.dtype)[1])
     shifted = x - hnp.max(x, axis=axis, keepdims=True)
     e = hnp.exp(shifted)
     return e / hnp.sum(e, axis=axis, keepdims=True)

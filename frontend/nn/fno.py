@@ -5,7 +5,7 @@ import numpy as np
 
 from hloforge.frontend import numpy as hnp
 from hloforge.frontend.nn.activations import gelu
-from hloforge.frontend.nn.spectral import SpectralConv
+from hloforge.frontend.nn.spectral import SpectralConv, positive_int
 
 
 def pointwise(x, w, b):
@@ -29,6 +29,12 @@ class FNO:
 
     def __init__(self, n_dims, modes, width, n_layers=4, in_channels=1, out_channels=1, hidden=128,
                  padding=0):
+        n_dims, width, in_channels, out_channels, hidden = (
+            positive_int("FNO", name, value) for name, value in (
+                ("n_dims", n_dims), ("width", width), ("in_channels", in_channels),
+                ("out_channels", out_channels), ("hidden", hidden)))
+        n_layers = positive_int("FNO", "n_layers", n_layers, minimum=0)
+        padding = positive_int("FNO", "padding", padding, minimum=0)
         self.n_dims, self.width, self.n_layers = n_dims, width, n_layers
         self.in_channels, self.out_channels, self.hidden, self.padding = in_channels, out_channels, hidden, padding
         self.spectral = SpectralConv(n_dims, modes, width, width)

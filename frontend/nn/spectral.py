@@ -10,6 +10,19 @@ from hloforge.frontend import numpy as hnp
 from hloforge.frontend.numpy._base import asarray
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def positive_int(layer: str, name: str, value, minimum: int = 1) -> int:
+    """``value`` as an int; TypeError unless it is one, ValueError if it is below ``minimum``."""
+    if not _is_int(value):
+        raise TypeError(f"{layer}: {name} must be an int, got {value!r} ({type(value).__name__})")
+    if value < minimum:
+        raise ValueError(f"{layer}: {name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
 class SpectralConv:
     """FNO spectral convolution over the last ``n_dims`` axes of ``x`` (batch, channels, *grid).
 
@@ -25,10 +38,18 @@ class SpectralConv:
     """
 
     def __init__(self, n_dims: int, modes, in_channels: int, out_channels: int):
-        if n_dims < 1:
-            raise ValueError(f"SpectralConv: n_dims must be >= 1, got {n_dims}")
-        modes = (modes,) * n_dims if isinstance(modes, int) else tuple(modes)
-        if len(modes) != n_dims or any(operator.index(m) < 1 for m in modes):
+        n_dims = positive_int("SpectralConv", "n_dims", n_dims)
+        in_channels = positive_int("SpectralConv", "in_channels", in_channels)
+        out_channels = positive_int("SpectralConv", "out_channels", out_channels)
+        if _is_int(modes):
+            modes = (modes,) * n_dims
+        elif isinstance(modes, (tuple, list)) and len(modes) == n_dims and all(_is_int(m) for m in modes):
+            modes = tuple(modes)
+        else:
+            raise TypeError(f"SpectralConv: modes must be an int or a sequence of {n_dims} int(s), one per grid axis; "
+                            f"got {modes!r}")
+        modes = tuple(operator.index(m) for m in modes)
+        if any(m < 1 for m in modes):
             raise ValueError(f"SpectralConv: modes {modes} must be {n_dims} positive ints")
         self.n_dims, self.modes = n_dims, modes
         self.in_channels, self.out_channels = in_channels, out_channels

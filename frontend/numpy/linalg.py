@@ -89,6 +89,9 @@ def _parse(subscripts, shapes):
         out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
     else:
         out = out.replace("...", ell)
+    for c in out:
+        if out.count(c) > 1:
+            raise ValueError(f"einsum: output subscript {c!r} appears more than once in {subscripts!r}")
     sizes = {}
     for t, s in zip(expanded, shapes):
         for c, n in zip(t, s):
@@ -136,6 +139,9 @@ def einsum(subscripts, *operands):
     Two operands lower to one stablehlo.dot_general (plus reduce for letters that
     appear once and not in the output, and a transpose into the output order).
     """
+    if not isinstance(subscripts, str):
+        raise TypeError(f"einsum: subscripts must be a string such as 'ij,jk->ik', got {subscripts!r} "
+                        f"({type(subscripts).__name__}); numpy's sublist form is not supported")
     if not 1 <= len(operands) <= 2:
         raise ValueError(f"einsum: supports one or two operands, got {len(operands)}")
     xs = [asarray(o) for o in operands]

@@ -62,7 +62,13 @@ def _square(x):
 
 
 def _reciprocal(x):
-    return ops.divide(splat(1, x.dtype, x.shape), x)
+    one = splat(1, x.dtype, x.shape)
+    if not dtypes.is_integer(x.dtype):
+        return ops.divide(one, x)
+    safe, is_zero = _guarded_divisor(x)
+    with np.errstate(all="ignore"):
+        at_zero = np.reciprocal(np.zeros((), x.dtype))  # numpy's 1/0 for this type (cast from inf)
+    return ops.select(is_zero, splat(at_zero, x.dtype, x.shape), ops.divide(one, safe))
 
 
 negative = _unary("negative", np.negative, ops.neg, "-x")
@@ -91,14 +97,54 @@ reciprocal = _unary("reciprocal", np.reciprocal, _reciprocal, "1 / x")
 
 
 def round(x, decimals: int = 0):
-    """numpy.round: round half to even, to ``decimals`` places. Emits stablehlo.round_nearest_even."""
+    """numpy.round: round half to even, to ``decimals`` places (negative: tens, hundreds, ...).
+
+    Integers keep their dtype (``decimals < 0`` rounds through float64, as numpy does; results
+    out of the dtype's range wrap, or become the minimum for 32/64-bit types, as numpy on x86-64);
+    bool is rounded only with ``decimals=0`` (to float16). Emits stablehlo.round_nearest_even.
+    """
+    import operator
     x = asarray(x)
-    if decimals == 0 or not dtypes.is_inexact(x.dtype):
+    try:
+        decimals = operator.index(decimals)
+    except TypeError:
+        raise TypeError(f"round: decimals must be an integer, got {decimals!r}") from None
+    if x.dtype == np.bool_:
+        if decimals != 0:
+            raise TypeError(f"round: cannot round a bool array to {decimals} decimals (numpy cannot cast "
+                            "the float64 result back to bool)")
         return rint(x)
+    if dtypes.is_integer(x.dtype):
+        return x if decimals >= 0 else _round_integer(x, 10.0 ** -decimals)
     if dtypes.is_complex(x.dtype):
         return ops.complex(round(ops.real(x), decimals), round(ops.imag(x), decimals))
-    scale = splat(10.0 ** decimals, x.dtype, x.shape)
-    return ops.divide(ops.round(ops.multiply(x, scale)), scale)
+    if decimals == 0:
+        return rint(x)
+    if decimals > 0:
+        scale = splat(10.0 ** decimals, x.dtype, x.shape)
+        return ops.divide(ops.round(ops.multiply(x, scale)), scale)
+    scale = splat(10.0 ** -decimals, x.dtype, x.shape)
+    return ops.multiply(ops.round(ops.divide(x, scale)), scale)
+
+
+def _round_integer(x, scale: float):
+    """numpy's integer round to a negative number of decimals: rint(x / scale) * scale in float64,
+    cast back (out-of-range values as numpy's cast on x86-64: wrapped through a 64-bit integer
+    for 8/16-bit types and uint32, the minimum for int32/int64, 0 for uint64 >= 2**64)."""
+    f64 = np.dtype(np.float64)
+    s = splat(scale, f64, x.shape)
+    y = ops.multiply(ops.round(ops.divide(astype(x, f64), s)), s)
+    if x.dtype == np.uint64:
+        wide = astype(y, np.uint64)
+        return ops.select(ops.compare(y, splat(2.0 ** 64, f64, x.shape), "GE"), splat(0, x.dtype, x.shape), wide)
+    wide = astype(y, np.int64)
+    out = astype(wide, x.dtype)
+    if x.dtype.itemsize >= 4 and x.dtype.kind == "i":
+        bits = 8 * x.dtype.itemsize - 1
+        outside = ops.or_(ops.compare(y, splat(2.0 ** bits, f64, x.shape), "GE"),
+                          ops.compare(y, splat(-(2.0 ** bits), f64, x.shape), "LT"))
+        out = ops.select(outside, splat(np.iinfo(x.dtype).min, x.dtype, x.shape), out)
+    return out
 
 
 around = round
@@ -124,16 +170,29 @@ def _check_not_bool(name, op):
     return emit
 
 
+def _guarded_divisor(b):
+    """(b with its zeros replaced by 1, b == 0): no integer divide ever sees a 0, not even one
+    constant folding produces (XLA's folder kills the process on it)."""
+    is_zero = ops.compare(b, splat(0, b.dtype, b.shape), "EQ")
+    return ops.select(is_zero, splat(1, b.dtype, b.shape), b), is_zero
+
+
+def _zero_where(is_zero, x):
+    """numpy's integer x // 0 and x % 0: 0."""
+    return ops.select(is_zero, splat(0, x.dtype, x.shape), x)
+
+
 def _floor_divide(a, b):
     if dtypes.is_integer(a.dtype):
+        b, is_zero = _guarded_divisor(b)
         q = ops.divide(a, b)
         if dtypes.is_unsigned_int(a.dtype):
-            return q
+            return _zero_where(is_zero, q)
         r = ops.remainder(a, b)
         zero = splat(0, a.dtype, a.shape)
         adjust = ops.and_(ops.compare(r, zero, "NE"),
                           ops.compare(ops.compare(r, zero, "LT"), ops.compare(b, zero, "LT"), "NE"))
-        return ops.select(adjust, ops.subtract(q, splat(1, a.dtype, a.shape)), q)
+        return _zero_where(is_zero, ops.select(adjust, ops.subtract(q, splat(1, a.dtype, a.shape)), q))
     return _float_divmod(a, b)[0]
 
 
@@ -162,13 +221,14 @@ def _float_divmod(a, b):
 
 def _remainder(a, b):
     if dtypes.is_integer(a.dtype):
+        b, is_zero = _guarded_divisor(b)
         r = ops.remainder(a, b)
         if dtypes.is_unsigned_int(a.dtype):
-            return r
+            return _zero_where(is_zero, r)
         zero = splat(0, a.dtype, a.shape)
         fix = ops.and_(ops.compare(r, zero, "NE"),
                        ops.compare(ops.compare(r, zero, "LT"), ops.compare(b, zero, "LT"), "NE"))
-        return ops.select(fix, ops.add(r, b), r)
+        return _zero_where(is_zero, ops.select(fix, ops.add(r, b), r))
     return _float_divmod(a, b)[1]
 
 
@@ -195,8 +255,27 @@ floor_divide = _binary("floor_divide", np.floor_divide, _floor_divide, "x1 // x2
 remainder = _binary("remainder", np.remainder, _remainder, "x1 % x2 (sign of the divisor)")
 mod = remainder
 power = _binary("power", np.power, _check_not_bool("power", _power), "x1 ** x2")
-maximum = _binary("maximum", np.maximum, ops.maximum, "elementwise maximum, NaN-propagating")
-minimum = _binary("minimum", np.minimum, ops.minimum, "elementwise minimum, NaN-propagating")
+def _complex_aware(op, direction):
+    """maximum/minimum; complex in numpy's lexicographic order, a NaN part propagating (the first
+    operand's when both have one)."""
+    def emit(a, b):
+        if not dtypes.is_complex(a.dtype):
+            return op(a, b)
+        a_nan, b_nan = _complex_isnan(a), _complex_isnan(b)
+        wins = (greater_equal if direction == "GE" else less_equal)(a, b)
+        return ops.select(ops.or_(a_nan, ops.and_(ops.not_(b_nan), wins)), a, b)
+    return emit
+
+
+def _complex_isnan(x):
+    re, im = ops.real(x), ops.imag(x)
+    return ops.or_(ops.compare(re, re, "NE"), ops.compare(im, im, "NE"))
+
+
+maximum = _binary("maximum", np.maximum, _complex_aware(ops.maximum, "GE"),
+                  "elementwise maximum, NaN-propagating (complex: lexicographic)")
+minimum = _binary("minimum", np.minimum, _complex_aware(ops.minimum, "LE"),
+                  "elementwise minimum, NaN-propagating (complex: lexicographic)")
 arctan2 = _binary("arctan2", np.arctan2, ops.atan2, "atan2(x1, x2)")
 logical_and = _binary("logical_and", np.logical_and, _logical(ops.and_), "x1 and x2")
 logical_or = _binary("logical_or", np.logical_or, _logical(ops.or_), "x1 or x2")
@@ -239,7 +318,8 @@ def where(condition, x, y):
 
 
 def clip(x, a_min=None, a_max=None):
-    """numpy.clip: maximum(minimum(x, a_max), a_min) with broadcasting."""
+    """numpy.clip: minimum(maximum(x, a_min), a_max) with broadcasting (complex: lexicographic,
+    as numpy)."""
     out = asarray(x)
     if a_min is not None:
         out = maximum(out, a_min)

@@ -153,6 +153,9 @@ def getitem(x: Tensor, key):
     ``dynamic_slice`` (negative values wrap once, then the start is clamped as StableHLO does).
     """
     key = key if isinstance(key, tuple) else (key,)
+    bools = [i for i, k in enumerate(key) if isinstance(k, (bool, np.bool_))]
+    if bools:
+        return _bool_scalar_index(x, key, bools)
     for k in key:
         if isinstance(k, (list, np.ndarray)) or (isinstance(k, Tensor) and not _is_dynamic_index(k)):
             raise TypeError(f"index: only integers, slices, ..., None and 0-d integer tensors are "
@@ -177,7 +180,16 @@ def getitem(x: Tensor, key):
             continue
         n = x.shape[dim]
         if isinstance(k, slice):
-            start, stop, step = k.indices(n)
+            for bound in (k.start, k.stop, k.step):
+                if isinstance(bound, Tensor):
+                    raise TypeError(f"index: slice {k} has a traced bound {bound}; slices need static "
+                                    "Python ints (a result's shape must be known when tracing): for a "
+                                    "fixed-size window at a traced start use "
+                                    "hloforge.ops.dynamic_slice(x, start_indices, slice_sizes)")
+            try:
+                start, stop, step = k.indices(n)
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"index: invalid slice {k} for axis {dim} of size {n}: {e}") from None
             if step > 0:
                 count = max(0, -(-(stop - start) // step))
                 lo = start
@@ -209,18 +221,21 @@ def getitem(x: Tensor, key):
 
     out = ops.reverse(x, flips) if flips else x
     if dyn:
-        out = _dynamic_index(out, dyn, starts, limits)
+        out = _dynamic_index(out, dyn, starts, limits, strides)
     elif (tuple(starts), tuple(limits), tuple(strides)) != ((0,) * x.ndim, x.shape, (1,) * x.ndim):
         out = ops.slice(out, starts, limits, strides)
     return reshape(out, tuple(out_shape))
 
 
-def _dynamic_index(x, dyn, starts, limits):
-    # static parts first, then one dynamic_slice over the dynamic dims
-    static_limits = [x.shape[d] if any(d == dd for dd, _ in dyn) else limits[d] for d in range(x.ndim)]
-    static_starts = [0 if any(d == dd for dd, _ in dyn) else starts[d] for d in range(x.ndim)]
-    if (tuple(static_starts), tuple(static_limits)) != ((0,) * x.ndim, x.shape):
-        x = ops.slice(x, static_starts, static_limits)
+def _dynamic_index(x, dyn, starts, limits, strides):
+    # static parts first (with their strides), then one dynamic_slice over the dynamic dims
+    dynamic = {d for d, _ in dyn}
+    static_limits = [x.shape[d] if d in dynamic else limits[d] for d in range(x.ndim)]
+    static_starts = [0 if d in dynamic else starts[d] for d in range(x.ndim)]
+    static_strides = [1 if d in dynamic else strides[d] for d in range(x.ndim)]
+    if (tuple(static_starts), tuple(static_limits), tuple(static_strides)) != (
+            (0,) * x.ndim, x.shape, (1,) * x.ndim):
+        x = ops.slice(x, static_starts, static_limits, static_strides)
     index_dtype = np.dtype(np.int64)
     start_values = [asarray(0, index_dtype)] * x.ndim
     for d, k in dyn:
@@ -228,6 +243,27 @@ def _dynamic_index(x, dyn, starts, limits):
         start_values[d] = where(less(k, 0), add(k, x.shape[d]), k)
     sizes = [1 if any(d == dd for dd, _ in dyn) else x.shape[d] for d in range(x.ndim)]
     return ops.dynamic_slice(x, start_values, sizes)
+
+
+def _is_integer_index(k) -> bool:
+    return _is_dynamic_index(k) or (isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)))
+
+
+def _bool_scalar_index(x, key, bools):
+    """numpy's ``x[True]`` / ``x[False]``: a bool scalar adds an axis of length 1 or 0. Bools and
+    integers then index as one advanced group: its one axis sits where the group is when the group
+    is contiguous in the key, else first."""
+    keep = all(bool(key[i]) for i in bools)
+    group = [i for i, k in enumerate(key) if i in bools or _is_integer_index(k)]
+    rest = tuple(k for i, k in enumerate(key) if i not in bools)
+    if group == list(range(group[0], group[-1] + 1)):
+        at = group[0]  # (no bool comes before it, so it is also its position in ``rest``)
+        out = getitem(x, rest[:at] + (None,) + rest[at:])
+        consumed = sum(1 for k in rest if k is not None and k is not Ellipsis)
+        axis = sum(x.ndim - consumed if k is Ellipsis else 0 if _is_integer_index(k) else 1 for k in rest[:at])
+    else:
+        out, axis = getitem(x, (None,) + rest), 0
+    return out if keep else getitem(out, (slice(None),) * axis + (slice(0, 0),))
 
 
 __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",

@@ -34,18 +34,56 @@ Tensor.real = property(math.real)
 Tensor.imag = property(math.imag)
 Tensor.conj = math.conj
 Tensor.astype = astype
-Tensor.transpose = lambda self, *axes: shape.transpose(
-    self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else (axes or None))
-Tensor.reshape = lambda self, *s: shape.reshape(self, s[0] if len(s) == 1 and not isinstance(s[0], int) else s)
+Tensor.transpose = lambda self, *axes: shape.transpose(  # (np.transpose(t) calls t.transpose(None))
+    self, axes[0] if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))) else (axes or None))
+Tensor.reshape = lambda self, *s, order="C": shape.reshape(
+    self, s[0] if len(s) == 1 and not isinstance(s[0], int) else s, order=order)
 Tensor.flatten = shape.ravel
 Tensor.ravel = shape.ravel
 Tensor.squeeze = shape.squeeze
 Tensor.swapaxes = shape.swapaxes
-Tensor.sum = reductions.sum
-Tensor.prod = reductions.prod
-Tensor.mean = reductions.mean
-Tensor.max = reductions.max
-Tensor.min = reductions.min
-Tensor.any = reductions.any
-Tensor.all = reductions.all
-Tensor.clip = math.clip
+
+
+def _no_out(name, out, extra):
+    """numpy's functions call these methods with ``out=None`` (``np.sum(t)`` is ``t.sum(axis=None,
+    dtype=None, out=None)``): accept that, refuse anything else clearly."""
+    if out is not None:
+        raise TypeError(f"{name}: out={out!r} is not supported: traced Tensors are immutable values, "
+                        "use the returned Tensor")
+    if extra:
+        raise TypeError(f"{name}: unsupported argument(s) {', '.join(f'{k}={v!r}' for k, v in extra.items())}")
+
+
+def _reduction(name, fn, has_dtype):
+    if has_dtype:
+        def method(self, axis=None, dtype=None, out=None, keepdims=False, **extra):
+            _no_out(name, out, extra)
+            return fn(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    else:
+        def method(self, axis=None, out=None, keepdims=False, **extra):
+            _no_out(name, out, extra)
+            return fn(self, axis=axis, keepdims=keepdims)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = fn.__doc__
+    return method
+
+
+for _name, _fn, _has_dtype in (("sum", reductions.sum, True), ("prod", reductions.prod, True),
+                               ("mean", reductions.mean, True), ("max", reductions.max, False),
+                               ("min", reductions.min, False), ("any", reductions.any, False),
+                               ("all", reductions.all, False)):
+    setattr(Tensor, _name, _reduction(_name, _fn, _has_dtype))
+
+
+def _clip(self, a_min=None, a_max=None, out=None, **extra):
+    _no_out("clip", out, extra)
+    return math.clip(self, a_min, a_max)
+
+
+def _round(self, decimals=0, out=None):
+    _no_out("round", out, {})
+    return math.round(self, decimals)
+
+
+Tensor.clip = _clip
+Tensor.round = _round

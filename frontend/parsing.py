@@ -1,0 +1,214 @@
+"""Reading MLIR text, bytecode and portable artifacts safely: damaged input raises ValueError.
+
+Three things in jaxlib's MLIR can take the process down on damaged input, and are avoided here:
+MLIR's own diagnostic capture converts messages to Python strings inside C++ and aborts on one
+that is not UTF-8 (``_errors_of`` collects them instead); reading a name that is not UTF-8 later
+raises or aborts (``_check_strings`` refuses such modules up front); and the bytecode reader can
+corrupt memory on a few flipped bytes (bytecode is read in a child process, ``_bytecode_as_text``).
+"""
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import os
+import signal
+import tempfile
+import time
+import warnings
+
+from hloforge.frontend.context import deserialize_portable, diagnostics, ir, make_context
+
+BYTECODE_MAGIC = b"ML\xefR"
+
+
+def parse_source(source: bytes, allow_unregistered: bool) -> ir.Module:
+    """MLIR text, bytecode or a portable artifact -> a verified ir.Module in a new context;
+    ValueError (with MLIR's diagnostics) for anything invalid."""
+    if source.startswith(BYTECODE_MAGIC):
+        source = _bytecode_as_text(source, allow_unregistered)
+    return _parse_mlir(source, allow_unregistered)
+
+
+def _parse_mlir(source: bytes, allow_unregistered: bool, threads: bool = True) -> ir.Module:
+    """MLIR text, bytecode or a portable artifact -> a verified ir.Module in a new context whose
+    names and strings are valid UTF-8; ValueError with MLIR's diagnostics otherwise."""
+    ctx = make_context()
+    ctx.allow_unregistered_dialects = allow_unregistered
+    if not threads:
+        ctx.enable_multithreading(False)
+    with _errors_of(ctx) as errors:
+        try:
+            module = ir.Module.parse(source, context=ctx)
+            _check_strings(module)
+            if _is_portable(module):
+                module = deserialize_portable(ctx, source)
+                _check_strings(module)
+        except (ir.MLIRError, ValueError) as e:
+            raise ValueError(f"Module.parse: invalid MLIR: {'; '.join(errors) or diagnostics(e)}") from None
+    return module
+
+
+def _bytecode_as_text(data: bytes, allow_unregistered: bool) -> bytes:
+    """The module in bytecode (or a portable artifact) ``data`` as MLIR text, read in a child process.
+
+    MLIR's bytecode reader trusts its input: a few flipped bytes can make it corrupt memory or
+    abort, so it never reads bytecode in this process. A forked child (fast) prints the module as
+    text with its locations, which round-trips exactly; if that child hangs (fork copies locks
+    other threads may hold), a fresh interpreter does it. ValueError if the child fails, crashes
+    or hangs.
+    """
+    size = len(data) / 1e6
+    outcome = _in_forked_child(data, allow_unregistered, 10 + 10 * size) if hasattr(os, "fork") else None
+    if outcome is None:
+        timeout = 60 + 10 * size
+        outcome = _in_fresh_interpreter(data, allow_unregistered, timeout)
+        if outcome is None:
+            raise ValueError(f"Module.parse: reading the {len(data)}-byte bytecode did not finish in "
+                             f"{timeout:.0f} s (corrupted input?)")
+    status, output = outcome
+    if status < 0:
+        raise ValueError(f"Module.parse: invalid MLIR bytecode ({len(data)} bytes): MLIR's bytecode reader "
+                         f"crashed on it with signal {-status} (corrupted input?)")
+    if status != 0:
+        raise ValueError(output.decode("utf-8", "backslashreplace") or
+                         f"Module.parse: reading the bytecode failed (exit status {status})")
+    return output
+
+
+def _in_forked_child(data: bytes, allow_unregistered: bool, timeout: float):
+    """(exit status, or -signal; output) of reading ``data`` in a forked child; None if it hung."""
+    with tempfile.TemporaryFile() as out:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # (Python >= 3.12: fork with threads)
+            warnings.filterwarnings("ignore", r"os\.fork\(\) was called", RuntimeWarning)  # (jax's)
+            pid = os.fork()
+        if pid == 0:
+            code = 2
+            try:
+                faulthandler.disable()
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, 1)
+                os.dup2(devnull, 2)
+                code = _read_bytecode(data, allow_unregistered, out)
+            finally:
+                os._exit(code)
+        status = _wait(pid, timeout)
+        out.seek(0)
+        output = out.read()
+    if status is None:
+        return None
+    return (-os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)), output
+
+
+def _in_fresh_interpreter(data: bytes, allow_unregistered: bool, timeout: float):
+    import subprocess
+    import sys
+    script = ("import sys; from hloforge.frontend.parsing import _read_bytecode; "
+              "sys.exit(_read_bytecode(sys.stdin.buffer.read(), sys.argv[1] == '1', sys.stdout.buffer))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    try:
+        done = subprocess.run([sys.executable, "-c", script, "1" if allow_unregistered else "0"], input=data,
+                              capture_output=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return None
+    return done.returncode, done.stdout
+
+
+def _read_bytecode(data: bytes, allow_unregistered: bool, out) -> int:
+    """Parse ``data``, write the module's text (exit status 0) or the error (1) to ``out``."""
+    try:
+        module = _parse_mlir(data, allow_unregistered, threads=False)
+        out.write(module.operation.get_asm(binary=True, enable_debug_info=True))
+        code = 0
+    except Exception as e:  # (reported by the parent)
+        message = str(e) if isinstance(e, ValueError) else f"Module.parse: {type(e).__name__}: {e}"
+        out.write(message.encode("utf-8", "backslashreplace"))
+        code = 1
+    out.flush()
+    return code
+
+
+def _wait(pid: int, timeout: float):
+    """The child's wait status, or None after killing it at ``timeout`` seconds."""
+    deadline, delay = time.monotonic() + timeout, 0.0002
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # (reaped elsewhere, e.g. SIGCHLD ignored): its outcome is unknown
+            return None
+        if done:
+            return status
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(delay)
+        delay = min(2 * delay, 0.02)
+
+
+@contextlib.contextmanager
+def _errors_of(ctx: ir.Context):
+    """Collect the error diagnostics emitted in ``ctx`` as text. (MLIR's own capture turns them
+    into Python strings inside C++, which aborts the process on a message that is not UTF-8,
+    e.g. one quoting a corrupted op name.)"""
+    errors = []
+
+    def handler(d):
+        if d.severity == ir.DiagnosticSeverity.ERROR:
+            errors.append(f"{_readable(lambda: str(d.location))}: {_readable(lambda: d.message)}")
+        return True
+
+    ctx.emit_error_diagnostics = True
+    handle = ctx.attach_diagnostic_handler(handler)
+    try:
+        yield errors
+    finally:
+        handle.detach()
+        ctx.emit_error_diagnostics = False
+
+
+def _readable(get) -> str:
+    try:
+        return get()
+    except (RuntimeError, UnicodeDecodeError):
+        return "<text that is not valid UTF-8>"
+
+
+def _check_strings(module: ir.Module) -> None:
+    """ValueError if an op name, attribute name or string/symbol attribute is not valid UTF-8
+    (reading one later would raise nanobind's RuntimeError, or abort inside C++)."""
+    stack = [module.operation]
+    while stack:
+        op = stack.pop()
+        try:
+            op.name
+            attributes = op.attributes
+            for name in list(attributes):  # (NamedAttribute.name aborts on a bad name; this raises)
+                try:
+                    attr = attributes[name]
+                except TypeError:  # (no Python class for it, e.g. complex dense elements: no strings)
+                    continue
+                _check_attribute(attr)
+            for region in op.regions:
+                for block in region.blocks:
+                    stack.extend(inner.operation for inner in block.operations)
+        except (RuntimeError, UnicodeDecodeError):
+            text = op.get_asm(binary=True, print_generic_op_form=True)
+            text = text.decode("utf-8", "backslashreplace").splitlines()[0][:200]
+            raise ValueError("a name or string in this op (or one nested in it) is not valid UTF-8 "
+                             f"(input corrupted?): {text}") from None
+
+
+def _check_attribute(attr) -> None:
+    if isinstance(attr, (ir.StringAttr, ir.FlatSymbolRefAttr, ir.SymbolRefAttr)):
+        attr.value
+    elif isinstance(attr, ir.ArrayAttr):
+        for a in attr:
+            _check_attribute(a)
+    elif isinstance(attr, ir.DictAttr):
+        for i in range(len(attr)):
+            _check_attribute(attr[i].attr)
+
+
+def _is_portable(module: ir.Module) -> bool:
+    return any(op.operation.name.startswith("vhlo.") for op in module.body.operations)

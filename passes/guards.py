@@ -1,0 +1,213 @@
+"""Division guards: integer divide/remainder by a zero that XLA would constant-fold.
+
+XLA:CPU's constant folder kills the process (SIGFPE) on an integer ``divide`` or
+``remainder`` whose operands it can fold and whose divisor holds a 0. At run time the
+same ops give all bits set (-1, or the unsigned maximum) for ``x / 0`` and ``x`` for
+``x % 0``. These patterns rewrite such ops so that no divisor XLA can fold holds a 0,
+and produce exactly those run-time values in the zero lanes, so results are unchanged.
+``guard_divisions`` applies the family on the compile path (``Module.compile``,
+``hloforge run``), so an unoptimized module cannot crash XLA either.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hloforge.frontend.context import ir, rewrite, stablehlo
+from hloforge.passes._ir import NO_MATCH, Unsupported, constant, constant_value, dtype_of, emit, producer
+
+MARKER = "hloforge.division_guard"  # on a guarded op: its divisor is zero-free whatever XLA folds
+_ROOTS = ("stablehlo.divide", "stablehlo.remainder")
+_READ_LIMIT = 1 << 24  # largest non-splat divisor constant read back
+_SLICE_LIMIT = 10_000  # ops visited when asking whether a value is computed from constants only
+
+
+def _integer(op) -> bool:
+    try:
+        return dtype_of(op.result).kind in "iu"
+    except Unsupported:
+        return False
+
+
+def _zero_lanes(value):
+    """(divisor values, mask of its zeros) for a readable constant divisor, else None."""
+    c = constant_value(value, limit=_READ_LIMIT)
+    if c is None:
+        return None
+    return np.asarray(c), np.asarray(c) == 0
+
+
+def _bool_type(value) -> ir.Type:
+    return ir.RankedTensorType.get(list(ir.RankedTensorType(value.type).shape), ir.IntegerType.get_signless(1))
+
+
+def _fill(op, x):
+    """XLA:CPU's run-time result for a zero divisor: all bits set for divide, x for remainder."""
+    if op.name == "stablehlo.divide":
+        return constant(np.asarray(-1).astype(dtype_of(op.result)), op.result.type, op.location)
+    return x
+
+
+def _guard_constant(op, rewriter):
+    x, divisor = op.operands
+    lanes = _zero_lanes(divisor)
+    if lanes is None or not lanes[1].any():
+        return NO_MATCH
+    values, zero = lanes
+    with rewriter.ip:
+        if zero.all():
+            out = _fill(op, x)
+        else:
+            safe = constant(np.where(zero, 1, values), divisor.type, op.location)
+            q = emit(op.name, [x, safe], op.result.type, None, op.location)
+            mask = constant(zero, _bool_type(divisor), op.location)
+            out = emit("stablehlo.select", [mask, _fill(op, x), q], op.result.type, None, op.location)
+    rewriter.replace_op(op, [out])
+    return None
+
+
+def divide_by_constant_zero(op, rewriter):
+    """divide(x, c) -> select(c == 0, -1, divide(x, c with its zeros set to 1))
+
+    Preconditions: integer elements; c is a constant holding at least one 0 (splats of any
+    size, others up to 2**24 elements). -1 is XLA:CPU's run-time x / 0 (all bits set; the
+    maximum for unsigned types); an all-zero c gives that constant outright.
+    """
+    if not _integer(op):
+        return NO_MATCH
+    return _guard_constant(op, rewriter)
+
+
+def remainder_by_constant_zero(op, rewriter):
+    """remainder(x, c) -> select(c == 0, x, remainder(x, c with its zeros set to 1))
+
+    Preconditions: integer elements; c is a constant holding at least one 0 (splats of any
+    size, others up to 2**24 elements). x is XLA:CPU's run-time x % 0; an all-zero c gives x.
+    """
+    if not _integer(op):
+        return NO_MATCH
+    return _guard_constant(op, rewriter)
+
+
+def _from_constants(value) -> bool:
+    """Whether ``value`` depends on no block argument (so XLA may fold it); large slices count as yes."""
+    seen, stack = set(), [value]
+    while stack:
+        v = stack.pop()
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            return False
+        op = owner.operation
+        if op in seen:
+            continue
+        seen.add(op)
+        if len(seen) > _SLICE_LIMIT:
+            return True
+        stack.extend(op.operands)
+    return True
+
+
+def _nonzero(value, depth: int = 0) -> bool:
+    """Whether ``value`` provably holds no 0: a zero-free constant, or a select of a zero-free
+    value where its other operand may be 0 only in lanes it does not pick (hloforge.numpy's
+    guarded divisor ``select(b == 0, 1, b)``, also after folding)."""
+    lanes = _zero_lanes(value)
+    if lanes is not None:
+        return not lanes[1].any()
+    select = producer(value, "stablehlo.select")
+    if select is None or depth > 8:
+        return False
+    pred, on_true, on_false = select.operands
+    if not _nonzero(on_true, depth + 1):
+        return False
+    if _nonzero(on_false, depth + 1):
+        return True
+    chosen = constant_value(pred, limit=_READ_LIMIT)
+    if chosen is not None:  # (a select of constants the folders left alone)
+        lanes = _zero_lanes(on_false)
+        return bool(np.all(chosen)) or (lanes is not None and not (lanes[1] & ~np.asarray(chosen)).any())
+    compare = producer(pred, "stablehlo.compare")
+    if compare is None or "EQ" not in str(compare.attributes["comparison_direction"]):
+        return False
+    a, b = compare.operands
+    for tested, other in ((a, b), (b, a)):
+        zero = _zero_lanes(other)
+        if tested == on_false and zero is not None and zero[1].all():
+            return True
+    return False
+
+
+def division_by_folded_divisor(op, rewriter):
+    """divide(x, d) -> select(d == 0, -1, divide(x, select(d == 0, 1, d)))  (remainder: x for -1)
+
+    Preconditions: integer elements; x and d are computed from constants only (XLA folds
+    the op), d is not itself a constant (the two patterns above handle those) and not
+    provably zero-free, and the op is not already guarded (it carries
+    ``hloforge.division_guard``, which the new op gets).
+    """
+    if op.name not in _ROOTS or not _integer(op) or MARKER in op.attributes:
+        return NO_MATCH
+    x, divisor = op.operands
+    if producer(divisor, "stablehlo.constant") is not None or _nonzero(divisor):
+        return NO_MATCH
+    if not (_from_constants(divisor) and _from_constants(x)):
+        return NO_MATCH
+    dtype = dtype_of(op.result)
+    with rewriter.ip:
+        zero = emit("stablehlo.compare", [divisor, constant(np.zeros((), dtype), divisor.type, op.location)],
+                    _bool_type(divisor),
+                    {"comparison_direction": stablehlo.ComparisonDirectionAttr.get("EQ")}, op.location)
+        safe = emit("stablehlo.select", [zero, constant(np.ones((), dtype), divisor.type, op.location),
+                                         divisor], divisor.type, None, op.location)
+        q = emit(op.name, [x, safe], op.result.type, {MARKER: ir.UnitAttr.get()}, op.location)
+        out = emit("stablehlo.select", [zero, _fill(op, x), q], op.result.type, None, op.location)
+    rewriter.replace_op(op, [out])
+    return None
+
+
+PATTERNS = {
+    "divide_by_constant_zero": (stablehlo.DivOp, divide_by_constant_zero),
+    "remainder_by_constant_zero": (stablehlo.RemOp, remainder_by_constant_zero),
+    "division_by_folded_divisor": ((stablehlo.DivOp, stablehlo.RemOp), division_by_folded_divisor),
+}
+
+
+def _needs_guard(op) -> bool:
+    """Whether one of the patterns above matches ``op``."""
+    if not _integer(op) or MARKER in op.attributes:
+        return False
+    x, divisor = op.operands
+    try:
+        lanes = _zero_lanes(divisor)
+        if lanes is not None:
+            return bool(lanes[1].any())
+        return not _nonzero(divisor) and _from_constants(divisor) and _from_constants(x)
+    except Unsupported:
+        return False
+
+
+def guard_divisions(module):
+    """``module`` itself, or a copy with this family applied when one of its integer
+    divides/remainders could show XLA a constant zero divisor (which kills the process)."""
+    with module.context, ir.Location.unknown():
+        if not any(op.name in _ROOTS and _needs_guard(op) for op in module.walk()):
+            return module
+    copy = module.clone()
+    with copy.context, ir.Location.unknown():
+        patterns = rewrite.RewritePatternSet()
+        for root, fn in PATTERNS.values():
+            for r in root if isinstance(root, tuple) else (root,):
+                patterns.add(r, _declining_unsupported(fn))
+        config = rewrite.GreedyRewriteConfig()
+        config.region_simplification_level = rewrite.GreedySimplifyRegionLevel.DISABLED
+        rewrite.apply_patterns_and_fold_greedily(copy.mlir, patterns.freeze(), config)
+    return copy
+
+
+def _declining_unsupported(fn):
+    def pattern(op, rewriter):
+        try:
+            return fn(op, rewriter)
+        except Unsupported:
+            return NO_MATCH
+    pattern.__name__ = fn.__name__
+    return pattern
