@@ -300,6 +300,8 @@ def test_integer_division_by_constant_zero_is_refused():
     for op in (ops.divide, ops.remainder):
         with pytest.raises(ZeroDivisionError, match="integer division by a constant zero"):
             hf.trace(lambda x: op(x, ops.constant(np.array([1, 0], np.int32))), np.ones(2, np.int32))
+        with pytest.raises(ValueError, match=r"divisor values include 0"):  # (a ValueError too)
+            hf.trace(lambda x: op(x, ops.constant(np.int32(0))), np.ones(2, np.int32))
     m = hf.trace(lambda x, y: ops.divide(x, y), np.ones(2, np.int32), np.ones(2, np.int32))
     assert m.op_counts()["stablehlo.divide"] == 1  # run-time divisors are the user's business
 

@@ -106,6 +106,10 @@ def binary_operands(op, lhs, rhs):
 _DIVISIONS = ("stablehlo.divide", "stablehlo.remainder")
 
 
+class IntegerDivisionByZero(ZeroDivisionError, ValueError):
+    """An integer divide/remainder whose divisor is a constant holding 0 (a ValueError too)."""
+
+
 def _no_constant_integer_zero(op, rhs):
     """XLA's constant folder kills the process (SIGFPE) on an integer division by a constant 0."""
     if category(rhs.dtype) not in INT:
@@ -115,8 +119,8 @@ def _no_constant_integer_zero(op, rhs):
         return
     value = constant_array(owner)
     if value is not None and (value[0] == 0).any():
-        raise ZeroDivisionError(f"{op}: integer division by a constant zero (XLA aborts on it); "
-                                "divisor values include 0")
+        raise IntegerDivisionByZero(f"{op}: integer division by a constant zero (its result is "
+                                    "implementation-defined); divisor values include 0")
 
 
 # ---------------------------------------------------------------- numpy semantics
