@@ -42,7 +42,7 @@ def _fold(op, rewriter):
     params = params_of(op)
     splats = [splat_value(v) for v in op.operands]
     values = None
-    if all(s is not None for s in splats) and info.traits & {"elementwise", "movement"}:
+    if all(s is not None for s in splats) and ("elementwise" in info.traits or _same_splats(info, splats)):
         values = [splats[0]] if "movement" in info.traits else info.evaluate(*splats, **params)
     else:
         if any(math.prod(shape_of(r)) > MAX_FOLD for r in op.results):
@@ -58,6 +58,11 @@ def _fold(op, rewriter):
         outs = [constant(np.asarray(v), r.type, op.location) for v, r in zip(values, op.results)]
     rewriter.replace_op(op, outs)
     return None
+
+
+def _same_splats(info, splats) -> bool:
+    """A data-movement op of splats with one value (concatenate's operands may differ) is that splat."""
+    return "movement" in info.traits and all(s.tobytes() == splats[0].tobytes() for s in splats)
 
 
 def _folding(name: str, summary: str, preconditions: str):
