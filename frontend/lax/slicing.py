@@ -33,9 +33,10 @@ class ScatterDimensionNumbers(NamedTuple):
 
 
 class GatherScatterMode(enum.Enum):
-    """What out-of-bounds indices do, as in jax: CLIP clamps them; FILL_OR_DROP (the default)
-    fills gathered slices with ``fill_value`` and drops scattered updates; PROMISE_IN_BOUNDS
-    leaves it to the backend (StableHLO clamps gathers and skips scatters)."""
+    """What out-of-bounds indices do, as in jax: CLIP clamps them; FILL_OR_DROP fills gathered
+    slices with ``fill_value`` and drops scattered updates (the default of the scatters);
+    PROMISE_IN_BOUNDS (the default of gather) leaves it to the backend (StableHLO clamps gathers
+    and skips scatters)."""
     CLIP = 1
     FILL_OR_DROP = 2
     PROMISE_IN_BOUNDS = 3
@@ -161,8 +162,9 @@ def _in_bounds(indices, index_map, limits):
     for k, o in enumerate(index_map):
         entry = ops.slice(indices, (0,) * (indices.ndim - 1) + (k,), indices.shape[:-1] + (k + 1,))
         entry = ops.reshape(entry, indices.shape[:-1])
-        lo = ops.compare(entry, as_tensor(np.zeros((), indices.dtype)), "GE")
-        hi = ops.compare(entry, as_tensor(np.asarray(limits[o], indices.dtype)), "LE")
+        shape = indices.shape[:-1]
+        lo = ops.compare(entry, ops.broadcast_in_dim(as_tensor(np.zeros((), indices.dtype)), shape, ()), "GE")
+        hi = ops.compare(entry, ops.broadcast_in_dim(as_tensor(np.asarray(limits[o], indices.dtype)), shape, ()), "LE")
         both = ops.and_(lo, hi)
         ok = both if ok is None else ops.and_(ok, both)
     return ok
@@ -180,7 +182,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
         raise TypeError(f"gather: start_indices must have an integer type, got {idx.dtype}")
     if idx.ndim == 0:
         raise TypeError("gather: start_indices must have rank >= 1 (the last dim holds the index vectors)")
-    mode = GatherScatterMode.from_any(mode)
+    mode = GatherScatterMode.from_any(GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else mode)
     dn = dimension_numbers
     sizes = tuple(operator.index(s) for s in slice_sizes)
     out = ops.gather(x, idx, tuple(dn.offset_dims), tuple(dn.collapsed_slice_dims), tuple(dn.start_index_map),
