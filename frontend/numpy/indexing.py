@@ -112,8 +112,9 @@ def getitem(x, key):
 
 
 def _index_tensor(k, n, axis, mode, index_dtype):
-    """One advanced index as a Tensor of ``index_dtype``, negatives wrapped; under "drop"/"fill"
-    out-of-bound entries become ``n`` (the sentinel slot the caller pads in)."""
+    """One advanced index of ``index_dtype`` (a numpy array for constants, else a Tensor), negatives
+    wrapped; under "drop"/"fill" out-of-bound entries become ``n`` (the sentinel slot the caller
+    pads in)."""
     v = k.value if isinstance(k, _Adv) else k
     if isinstance(v, (int, np.ndarray)):
         arr = np.asarray(v)
@@ -126,7 +127,7 @@ def _index_tensor(k, n, axis, mode, index_dtype):
             arr = np.where((arr < 0) | (arr >= n), n, arr)
         elif mode == "clip":
             arr = np.clip(arr, 0, max(n - 1, 0))
-        return as_tensor(arr.astype(index_dtype))
+        return arr.astype(index_dtype)
     if dtypes.is_unsigned_int(v.dtype) and v.dtype.itemsize >= np.dtype(index_dtype).itemsize:
         v = ops.clamp(as_tensor(np.zeros((), v.dtype)), v, as_tensor(np.asarray(n, v.dtype)))
     t = astype(v, index_dtype)
@@ -157,11 +158,12 @@ def _advanced(x, items, mode, pad_value=None):
     wide = max(y.shape) >= 2**31 - 1 or any(isinstance(dims[d], _Adv) and isinstance(dims[d].value, Tensor)
                                             and dims[d].value.dtype.itemsize == 8 for d in adv)
     index_dtype = np.int64 if wide else np.int32
-    parts = []
-    for d in adv:
-        t = _index_tensor(dims[d], y.shape[d], d, mode, index_dtype)
-        parts.append(ops.reshape(broadcast_to(t, batch), batch + (1,)))
-    indices = parts[0] if len(parts) == 1 else ops.concatenate(parts, len(batch))
+    parts = [_index_tensor(dims[d], y.shape[d], d, mode, index_dtype) for d in adv]
+    if all(isinstance(t, np.ndarray) for t in parts):  # one constant (and less for the folder to do)
+        indices = as_tensor(np.stack([np.broadcast_to(t, batch) for t in parts], -1))
+    else:
+        parts = [ops.reshape(broadcast_to(asarray(t), batch), batch + (1,)) for t in parts]
+        indices = parts[0] if len(parts) == 1 else ops.concatenate(parts, len(batch))
     if mode in ("drop", "fill"):
         pad = [1 if d in adv else 0 for d in range(y.ndim)]
         y = ops.pad(y, as_tensor(np.asarray(pad_value).astype(y.dtype)), [0] * y.ndim, pad, [0] * y.ndim)
