@@ -258,3 +258,14 @@ def test_ops_level_region_errors():
         hf.trace(lambda x: ops.scatter(x, hnp.zeros((3, 1), np.int32), x, (), (0,), (0,), 1, "sub"), F)
     with pytest.raises(ValueError, match=r"dynamic_update_slice: update shape \(4,\) does not fit in operand shape \(3,\)"):
         hf.trace(lambda x: ops.dynamic_update_slice(x, hnp.zeros(4, np.float32), (0,)), F)
+
+
+def test_burgers_example_runs_and_checks_itself():
+    import os
+    import subprocess
+    import sys
+    examples = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+    result = subprocess.run([sys.executable, os.path.join(examples, "burgers_solver.py")], capture_output=True,
+                            text=True, timeout=120, cwd=examples)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "check: ok" in result.stdout
