@@ -138,6 +138,9 @@ S = hf.ShapeDtype((3, 4), np.float32)
      r"take_along_axis: indices and arr must have the same number of dimensions; got 1 and 2"),
     (lambda x: hnp.take(x, [0], mode="bogus"), ValueError, r"take: mode 'bogus' is not one of"),
     (lambda x: hnp.argmax(x[:, :0], axis=1), ValueError, r"attempt to get argmax of an empty sequence"),
+    (lambda x: x[..., np.array([True, False])], IndexError,
+     r"boolean index did not match indexed array along axis 1; size of axis is 4 but size of corresponding "
+     r"boolean axis is 2"),
 ])
 def test_indexing_errors(fn, exc, match):
     with pytest.raises(exc, match=match):

@@ -27,6 +27,14 @@ from hloforge.frontend.tracing import Tensor, as_tensor
 _MODES = ("promise_in_bounds", "clip", "drop", "fill")
 
 
+class _Mask:
+    """A constant boolean mask, before it becomes its nonzero() arrays."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 class _Adv:
     """An advanced index: a constant numpy integer array or a traced integer Tensor."""
     __slots__ = ("value",)
@@ -74,7 +82,7 @@ def _items(key, x_ndim):
                 if arr.ndim == 0:
                     out.append(bool(arr))
                     continue
-                out.extend(_Adv(a) for a in np.nonzero(arr))
+                out.append(_Mask(arr))
                 has_array = True
             elif arr.dtype.kind in "iu":
                 out.append(_Adv(arr) if arr.ndim else int(arr))
@@ -86,17 +94,37 @@ def _items(key, x_ndim):
     return out, has_array
 
 
-def _expand(items, ndim):
+def _expand(items, shape):
+    ndim = len(shape)
     if sum(k is Ellipsis for k in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = sum(1 for k in items if k is not None and k is not Ellipsis)
+    consumed = sum(k.value.ndim if isinstance(k, _Mask) else 1 for k in items if k is not None and k is not Ellipsis)
     if consumed > ndim:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed")
     fill = [slice(None)] * (ndim - consumed)
     if Ellipsis in [k if k is Ellipsis else None for k in items]:
         i = next(i for i, k in enumerate(items) if k is Ellipsis)
-        return items[:i] + fill + items[i + 1:]
-    return items + fill
+        items = items[:i] + fill + items[i + 1:]
+    else:
+        items = items + fill
+    return _unmask(items, shape)
+
+
+def _unmask(items, shape):
+    """Constant masks -> their nonzero() index arrays, after checking them against ``shape``."""
+    out, dim = [], 0
+    for k in items:
+        if isinstance(k, _Mask):
+            for j, n in enumerate(k.value.shape):
+                if n != shape[dim + j]:
+                    raise IndexError(f"boolean index did not match indexed array along axis {dim + j}; size of "
+                                     f"axis is {shape[dim + j]} but size of corresponding boolean axis is {n}")
+            out.extend(_Adv(a) for a in np.nonzero(k.value))
+            dim += k.value.ndim
+            continue
+        out.append(k)
+        dim += k is not None
+    return out
 
 
 def getitem(x, key):
@@ -108,7 +136,7 @@ def getitem(x, key):
         return _shape.getitem(x, key)
     if any(isinstance(k, bool) for k in items):
         raise IndexError("index: boolean scalars mixed with array indices are not supported")
-    return _advanced(x, _expand(items, x.ndim), mode="numpy")
+    return _advanced(x, _expand(items, x.shape), mode="numpy")
 
 
 def _index_tensor(k, n, axis, mode, index_dtype):
@@ -200,9 +228,9 @@ def _at_items(x, key):
     items, _ = _items(key, x.ndim)
     if any(isinstance(k, bool) for k in items):
         raise IndexError("at[]: boolean scalar indices are not supported")
-    items = [_Adv(np.asarray(k)) if isinstance(k, int) else _Adv(k) if isinstance(k, Tensor) else k
-             for k in items]
-    return _expand(items, x.ndim)
+    items = [_Adv(np.asarray(k)) if isinstance(k, int) and not isinstance(k, bool) else
+             _Adv(k) if isinstance(k, Tensor) else k for k in items]
+    return _expand(items, x.shape)
 
 
 def _check_mode(mode):

@@ -325,6 +325,11 @@ def _scatter_evaluate(x, indices, updates, update_window_dims, inserted_window_d
         return None
     if computation in ("and", "or") and ev.kind(x) == "f":
         return None
+    if computation in ("add", "mul") and ev.kind(x) == "b":
+        return None  # (bool add: logical or in the spec, xor on XLA:CPU)
+    if computation in ("max", "min") and ev.kind(x) == "f" and any(
+            ((a == 0) | np.isnan(ev.wide(a))).any() for a in (x, updates)):
+        return None  # which zero max(-0, +0) keeps, and NaN propagation, are the backend's
     batch = [d for d in range(indices.ndim) if d != index_vector_dim]
     window = [d for d in range(x.ndim) if d not in inserted_window_dims and d not in input_batching_dims]
     scatter_dims = [d for d in range(updates.ndim) if d not in update_window_dims]
