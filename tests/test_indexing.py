@@ -145,3 +145,45 @@ S = hf.ShapeDtype((3, 4), np.float32)
 def test_indexing_errors(fn, exc, match):
     with pytest.raises(exc, match=match):
         hf.trace(fn, S)
+
+
+def _random_keys(shape, count, seed=0):
+    """Random numpy keys mixing ints, slices (any step), integer arrays, constant masks, None and ...;
+    only those numpy itself accepts."""
+    rng = np.random.default_rng(seed)
+    keys = []
+    while len(keys) < count:
+        key, dims = [], list(shape)
+        for _ in range(rng.integers(1, 5)):
+            kind = rng.integers(0, 6)
+            n = dims.pop(0) if dims and kind not in (4, 5) else None
+            if kind == 4:
+                key.append(None)
+            elif kind == 5 and not any(k is Ellipsis for k in key):
+                key.append(Ellipsis)
+            elif n is None:
+                continue
+            elif kind == 0:
+                key.append(int(rng.integers(-n, n)))
+            elif kind == 1:
+                lo, hi = sorted(rng.integers(-n - 1, n + 1, 2))
+                key.append(slice(int(lo), int(hi), int(rng.choice([-2, -1, 1, 2, 3]))))
+            elif kind == 2:
+                key.append(rng.integers(-n, n, rng.integers(1, 3, rng.integers(1, 3))).tolist())
+            else:
+                key.append(rng.random(n) < 0.5)
+        try:
+            X[tuple(key)]
+        except IndexError:
+            continue
+        keys.append(tuple(key))
+    return keys
+
+
+def test_random_keys_match_numpy():
+    keys = _random_keys(X.shape, 40)
+    got = hf.jit(lambda x: [x[k] for k in keys])(X)
+    for k, g in zip(keys, got):
+        want = X[k]
+        assert np.asarray(g).shape == want.shape, (k, np.asarray(g).shape, want.shape)
+        np.testing.assert_array_equal(np.asarray(g), want, err_msg=str(k))

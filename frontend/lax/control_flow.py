@@ -13,6 +13,7 @@ import numpy as np
 from jax import tree_util
 
 from hloforge.frontend import dtypes, ops
+from hloforge.frontend.lax._common import lax_operand
 from hloforge.frontend.lax._trace import splice, trace_body
 from hloforge.frontend.registry import Spec
 from hloforge.frontend.tracing import Tensor, _type_str, as_tensor, current_builder
@@ -21,21 +22,9 @@ _BOOL = np.dtype(np.bool_)
 _I32 = np.dtype(np.int32)
 
 
-def _leaf_tensor(x, what):
-    if isinstance(x, Tensor):
-        return as_tensor(x, what=what)
-    if dtypes.weak_type(x) is int:
-        return as_tensor(x, np.int32, what=what)  # (jax's default for Python ints)
-    if dtypes.weak_type(x) is float:
-        return as_tensor(x, np.float32, what=what)
-    if dtypes.weak_type(x) is complex:
-        return as_tensor(x, np.complex64, what=what)
-    return as_tensor(x, what=what)
-
-
 def _flatten(tree, what):
     leaves, treedef = tree_util.tree_flatten(tree)
-    return [_leaf_tensor(x, what) for x in leaves], treedef
+    return [lax_operand(x, what) for x in leaves], treedef
 
 
 def _paths(tree, prefix):

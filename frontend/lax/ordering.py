@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.lax.slicing import _tensor
+from hloforge.frontend.lax._common import lax_operand
 from hloforge.frontend.ops.sort import _numpy_less
 from hloforge.frontend.tracing import Tensor, as_tensor
 
@@ -37,7 +37,7 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     """jax.lax.sort: sort along ``dimension`` by the first ``num_keys`` operands (lexicographic;
     NaN last); emits ``stablehlo.sort``."""
     single = isinstance(operand, Tensor) or not isinstance(operand, (list, tuple))
-    xs = [_tensor(x, "sort operand") for x in ([operand] if single else operand)]
+    xs = [lax_operand(x, "sort operand") for x in ([operand] if single else operand)]
     if not xs:
         raise ValueError("sort: needs at least one operand")
     num_keys = operator.index(num_keys)
@@ -64,7 +64,7 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
 def top_k(operand, k, *, axis=-1):
     """jax.lax.top_k: the ``k`` largest along ``axis`` (descending; ties keep the lower index
     first) and their int32 indices; emits a stable ``stablehlo.sort`` and a slice."""
-    x = _tensor(operand, "top_k operand")
+    x = lax_operand(operand, "top_k operand")
     k = operator.index(k)
     ax = _axis(axis, x.ndim, "top_k")
     if not 0 <= k <= x.shape[ax]:
@@ -96,7 +96,7 @@ _COMBINE = {"add": ops.add, "mul": ops.multiply, "max": ops.maximum, "min": ops.
 
 def _cumulative(name, what):
     def fn(operand, axis=0, reverse=False):
-        x = _tensor(operand, f"{what} operand")
+        x = lax_operand(operand, f"{what} operand")
         ax = _axis(axis, x.ndim, what)
         if name in ("max", "min") and dtypes.is_complex(x.dtype):
             raise TypeError(f"{what} does not accept dtype {x.dtype}")
@@ -130,7 +130,7 @@ cummin = _cumulative("min", "cummin")
 
 def _arg(name, direction):
     def fn(operand, axis, index_dtype):
-        x = _tensor(operand, f"{name} operand")
+        x = lax_operand(operand, f"{name} operand")
         ax = _axis(axis, x.ndim, name)
         index_dtype = dtypes.canonical(index_dtype)
         if not dtypes.is_integer(index_dtype):

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
+from hloforge.frontend.lax._common import default_fill, lax_operand
 from hloforge.frontend.tracing import Tensor, as_tensor
 
 _I32 = np.dtype(np.int32)
@@ -54,20 +55,10 @@ class GatherScatterMode(enum.Enum):
         raise ValueError(f"Unknown gather mode \"{s}\"")
 
 
-def _tensor(x, what):
-    if isinstance(x, Tensor):
-        return as_tensor(x, what=what)
-    if dtypes.weak_type(x) is int:
-        return as_tensor(x, _I32, what=what)
-    if dtypes.weak_type(x) is float:
-        return as_tensor(x, np.float32, what=what)
-    return as_tensor(x, what=what)
-
-
 def select(pred, on_true, on_false):
     """jax.lax.select: elementwise ``on_true if pred else on_false`` (same shapes, no broadcasting
     but a 0-d pred); emits ``stablehlo.select``."""
-    p, t, f = _tensor(pred, "select pred"), _tensor(on_true, "select on_true"), _tensor(on_false, "select on_false")
+    p, t, f = lax_operand(pred, "select pred"), lax_operand(on_true, "select on_true"), lax_operand(on_false, "select on_false")
     if p.dtype != np.bool_:
         raise TypeError(f"select pred must be boolean type, got {p.dtype}.")
     if t.shape != f.shape or t.dtype != f.dtype:
@@ -87,7 +78,7 @@ def _starts(x, start_indices, allow_negative_indices, what):
     if len(start_indices) != x.ndim:
         raise ValueError(f"Length of start indices must match number of dimensions of operand; got "
                          f"{len(start_indices)} start indices for an operand of rank {x.ndim}")
-    ts = [_tensor(s, f"{what} start index") for s in start_indices]
+    ts = [lax_operand(s, f"{what} start index") for s in start_indices]
     for t in ts:
         if t.shape != () or not dtypes.is_integer(t.dtype):
             raise TypeError(f"{what}: start indices must be 0-d integers, got {t}")
@@ -105,7 +96,7 @@ def _starts(x, start_indices, allow_negative_indices, what):
 def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
     """jax.lax.dynamic_slice: negative starts count from the end, then starts are clamped so that
     the slice fits; emits ``stablehlo.dynamic_slice``."""
-    x = _tensor(operand, "dynamic_slice operand")
+    x = lax_operand(operand, "dynamic_slice operand")
     sizes = tuple(operator.index(s) for s in slice_sizes)
     return ops.dynamic_slice(x, _starts(x, start_indices, allow_negative_indices, "dynamic_slice"), sizes)
 
@@ -113,8 +104,8 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
 def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
     """jax.lax.dynamic_update_slice: ``update`` written at ``start_indices`` (negative starts count
     from the end, then clamped so that it fits); emits ``stablehlo.dynamic_update_slice``."""
-    x = _tensor(operand, "dynamic_update_slice operand")
-    u = _tensor(update, "dynamic_update_slice update")
+    x = lax_operand(operand, "dynamic_update_slice operand")
+    u = lax_operand(update, "dynamic_update_slice update")
     if u.dtype != x.dtype:
         raise TypeError(f"dynamic_update_slice update and operand must have the same dtype, got {u.dtype} "
                         f"and {x.dtype}")
@@ -123,12 +114,12 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
 
 def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *, allow_negative_indices=True):
     """jax.lax.dynamic_index_in_dim: ``operand[..., index, ...]`` along ``axis``."""
-    x = _tensor(operand, "dynamic_index_in_dim operand")
+    x = lax_operand(operand, "dynamic_index_in_dim operand")
     axis = operator.index(axis)
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
     axis %= x.ndim
-    i = _tensor(index, "dynamic_index_in_dim index")
+    i = lax_operand(index, "dynamic_index_in_dim index")
     starts = [as_tensor(0, i.dtype) if d != axis else i for d in range(x.ndim)]
     sizes = tuple(1 if d == axis else n for d, n in enumerate(x.shape))
     out = dynamic_slice(x, starts, sizes, allow_negative_indices=allow_negative_indices)
@@ -137,24 +128,15 @@ def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *, allow_negativ
 
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *, allow_negative_indices=True):
     """jax.lax.dynamic_slice_in_dim."""
-    x = _tensor(operand, "dynamic_slice_in_dim operand")
+    x = lax_operand(operand, "dynamic_slice_in_dim operand")
     axis %= x.ndim
-    i = _tensor(start_index, "dynamic_slice_in_dim start_index")
+    i = lax_operand(start_index, "dynamic_slice_in_dim start_index")
     starts = [as_tensor(0, i.dtype) if d != axis else i for d in range(x.ndim)]
     sizes = tuple(slice_size if d == axis else n for d, n in enumerate(x.shape))
     return dynamic_slice(x, starts, sizes, allow_negative_indices=allow_negative_indices)
 
 
 # ---------------------------------------------------------------- gather
-
-def _default_fill(dtype):
-    if dtypes.is_inexact(dtype):
-        return np.nan
-    if dtypes.is_bool(dtype):
-        return True
-    info = np.iinfo(dtype)
-    return info.min if dtypes.is_signed_int(dtype) else info.max
-
 
 def _in_bounds(indices, index_map, limits):
     """bool per index vector: every entry i of it is in [0, limit] for its operand dim."""
@@ -173,8 +155,8 @@ def _in_bounds(indices, index_map, limits):
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_indices=False,
            indices_are_sorted=False, mode=None, fill_value=None):
     """jax.lax.gather; emits ``stablehlo.gather`` (plus a select for ``mode="fill"``)."""
-    x = _tensor(operand, "gather operand")
-    idx = _tensor(start_indices, "gather start_indices")
+    x = lax_operand(operand, "gather operand")
+    idx = lax_operand(start_indices, "gather start_indices")
     if not isinstance(dimension_numbers, GatherDimensionNumbers):
         raise TypeError(f"gather: dimension_numbers must be a GatherDimensionNumbers, got "
                         f"{type(dimension_numbers).__name__}")
@@ -197,7 +179,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
         return out
     batch_dims = [d for d in range(out.ndim) if d not in dn.offset_dims]
     mask = ops.broadcast_in_dim(ok, out.shape, tuple(batch_dims))
-    fill = _default_fill(x.dtype) if fill_value is None else fill_value
+    fill = default_fill(x.dtype) if fill_value is None else fill_value
     fill = ops.broadcast_in_dim(as_tensor(np.asarray(fill).astype(x.dtype)), out.shape, ())
     return ops.select(mask, out, fill)
 
@@ -206,9 +188,9 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
 
 def _scatter(name, computation, operand, scatter_indices, updates, dimension_numbers, indices_are_sorted,
              unique_indices, mode):
-    x = _tensor(operand, f"{name} operand")
-    idx = _tensor(scatter_indices, f"{name} scatter_indices")
-    u = _tensor(updates, f"{name} updates")
+    x = lax_operand(operand, f"{name} operand")
+    idx = lax_operand(scatter_indices, f"{name} scatter_indices")
+    u = lax_operand(updates, f"{name} updates")
     if not isinstance(dimension_numbers, ScatterDimensionNumbers):
         raise TypeError(f"{name}: dimension_numbers must be a ScatterDimensionNumbers, got "
                         f"{type(dimension_numbers).__name__}")

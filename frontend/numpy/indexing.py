@@ -18,7 +18,7 @@ import operator
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.lax.slicing import _default_fill
+from hloforge.frontend.lax._common import default_fill
 from hloforge.frontend.numpy import shape as _shape
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_to
 from hloforge.frontend.numpy.math import clip, remainder
@@ -262,7 +262,7 @@ class _IndexUpdateRef:
         x = self.x
         items = _at_items(x, self.key)
         if mode == "fill":
-            fill = _default_fill(x.dtype) if fill_value is None else fill_value
+            fill = default_fill(x.dtype) if fill_value is None else fill_value
             return _advanced(x, items, "fill", pad_value=fill)
         return _advanced(x, items, "clip")
 
@@ -351,7 +351,7 @@ def take(a, indices, axis=None, out=None, mode=None, fill_value=None):
         raise ValueError(f"take: mode {mode!r} is not one of 'raise', 'wrap', 'clip', 'fill'")
     key = (slice(None),) * axis + (idx,)
     if mode == "fill":
-        fill = _default_fill(a.dtype) if fill_value is None else fill_value
+        fill = default_fill(a.dtype) if fill_value is None else fill_value
         items = _at_items(a, key)
         return _advanced(a, items, "fill", pad_value=fill)
     if isinstance(idx, np.ndarray) and idx.ndim == 0:
