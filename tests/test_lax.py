@@ -52,6 +52,7 @@ def _control_flow(L, N, x, n):
     out["scan_rev"] = L.scan(step, (np.float32(0), x[0]), (x[:, 0], x), reverse=True, unroll=2)
     out["scan_len"] = L.scan(lambda c, _: (c + s, c * 2), np.float32(1), None, length=4)
     out["map"] = L.map(lambda r: (r * s).sum(), x)
+    out["map_batched"] = L.map(lambda r: {"r": r * s, "m": r.max()}, x, batch_size=2)  # one batch and a remainder
     # cond / switch with operands, pytree outputs and closures
     out["cond"] = L.cond(s > 0, lambda a, b: (a * 2, b - s), lambda a, b: (a - s, b * 3), x, x[0])
     out["cond_int"] = L.cond(n, lambda: x + 1, lambda: x - 1)

@@ -212,11 +212,43 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
 
 
 def map(f, xs, *, batch_size=None):
-    """jax.lax.map: ``f`` over the leading axis of ``xs`` (a scan without carry)."""
-    if batch_size is not None:
-        raise NotImplementedError("map: batch_size is not supported yet")
-    _, ys = scan(lambda c, x: ((), f(x)), (), xs)
-    return ys
+    """jax.lax.map: ``f`` over the leading axis of ``xs`` (a scan without carry). With
+    ``batch_size``, each loop iteration applies ``f`` to ``batch_size`` elements (unrolled: there
+    is no vmap yet), and a remainder runs after the loop, as in jax."""
+    if batch_size is None:
+        _, ys = scan(lambda c, x: ((), f(x)), (), xs)
+        return ys
+    batch_size = operator.index(batch_size)
+    if batch_size < 1:
+        raise ValueError(f"map: batch_size must be a positive int, got {batch_size}")
+    leaves, tree = _flatten(xs, "map xs")
+    n = leaves[0].shape[0] if leaves and leaves[0].shape else 0
+    full, rest = divmod(n, batch_size)
+    y_tree = None
+
+    def row(x, j):
+        return ops.reshape(ops.slice(x, (j,) + (0,) * (x.ndim - 1), (j + 1,) + x.shape[1:]), x.shape[1:])
+
+    def apply(rows):  # per leaf a (k, ...) Tensor -> per y leaf the (k, ...) stack of f on each row
+        nonlocal y_tree
+        outs = []
+        for j in range(rows[0].shape[0]):
+            leaves_j, y_tree = tree_util.tree_flatten(f(tree_util.tree_unflatten(tree, [row(r, j) for r in rows])))
+            outs.append([lax_operand(v, "map f output") for v in leaves_j])
+        return [ops.concatenate([ops.reshape(o[i], (1, *o[i].shape)) for o in outs], 0) for i in range(len(outs[0]))]
+
+    parts = []
+    if full:
+        batched = [ops.reshape(ops.slice(x, (0,) * x.ndim, (full * batch_size,) + x.shape[1:]),
+                               (full, batch_size) + x.shape[1:]) for x in leaves]
+        ys = scan(lambda c, rows: ((), apply(list(rows))), (), batched)[1]
+        parts.append([ops.reshape(y, (full * batch_size,) + y.shape[2:]) for y in ys])
+    if rest:
+        parts.append(apply([ops.slice(x, (full * batch_size,) + (0,) * (x.ndim - 1), x.shape) for x in leaves]))
+    if not parts:
+        raise ValueError("map: batch_size needs values with a nonempty leading axis")
+    ys = parts[0] if len(parts) == 1 else [ops.concatenate([a, b], 0) for a, b in zip(*parts)]
+    return tree_util.tree_unflatten(y_tree, ys)
 
 
 # ---------------------------------------------------------------- cond, switch
