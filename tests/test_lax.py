@@ -249,6 +249,11 @@ def test_ops_level_region_errors():
         hf.trace(lambda x: ops.if_(x, lambda: x, lambda: x, [x]), F)
     with pytest.raises(TypeError, match=r"case: index must be a 0-d int32 tensor"):
         hf.trace(lambda x: ops.case(x[0], [lambda: x], [x]), F)
+    with pytest.raises(TypeError, match=r"while: body must return 1 value\(s\) of types \(float32\[3\]\), got .*; "
+                                         r"output 0 has type int32\[3\], expected float32\[3\]"):
+        hf.trace(lambda x: ops.while_([x], lambda v: ops.compare(v[0], 1.0, "LT"), lambda v: ops.convert(v, np.int32)), F)
+    with pytest.raises(TypeError, match=r"if: result_types must be a sequence of \(shape, dtype\) pairs, got 3"):
+        hf.trace(lambda x: ops.if_(x[0] > 0, lambda: x, lambda: x, 3), F)
     with pytest.raises(TypeError, match=r"while: body must be a callable, got int"):
         hf.trace(lambda x: ops.while_([x], lambda v: v, 3), F)
     with pytest.raises(ValueError, match=r"gather: start_index_map \[0, 0\] repeat a dimension"):
