@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import hloforge as hf
 from hloforge import lax, ops
@@ -100,3 +101,14 @@ def test_inline_reaches_calls_inside_while_bodies():
     assert m.op_counts()["stablehlo.while"] == 1
     assert _counts_inside(m, "stablehlo.while")["stablehlo.remainder"] == 1
     np.testing.assert_allclose(_run(m, X)[0], np.asarray(jax.jit(f)(X)), rtol=1e-6)
+
+
+@pytest.mark.xfail(strict=True, reason="passes/fold.py folds a concatenate of distinct splats to the first "
+                                       "splat ('a data-movement op of a splat is that splat'); for the passes owner")
+def test_fold_keeps_a_concatenate_of_distinct_splats():
+    def fn(x):
+        c = ops.concatenate([ops.constant(np.array([[1]], np.int32)), ops.constant(np.array([[2]], np.int32))], 1)
+        return ops.add(x, c)
+    m = hf.trace(fn, hf.ShapeDtype((1, 2), np.int32))
+    m.optimize("constant-fold")
+    np.testing.assert_array_equal(_run(m, np.zeros((1, 2), np.int32))[0], [[1, 2]])
