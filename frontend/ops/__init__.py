@@ -21,11 +21,12 @@ from hloforge.frontend.ops.slicing import dynamic_update_slice, gather, scatter
 from hloforge.frontend.ops.sort import sort
 
 __all__ = [
-    "abs", "add", "and_", "atan2", "broadcast_in_dim", "case", "cbrt", "ceil", "clamp", "compare", "complex",
-    "concatenate", "constant", "convert", "cos", "divide", "dot_general", "dynamic_slice",
-    "dynamic_update_slice", "erf", "exp", "expm1", "fft", "floor", "gather", "if_", "imag", "iota", "is_finite", "log", "log1p", "logistic", "maximum",
-    "minimum", "multiply", "neg", "not_", "or_", "pad", "power", "real", "reduce", "remainder",
-    "reshape", "reverse", "round", "round_nearest_afz", "rsqrt", "scatter", "select", "shift_left",
-    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "slice", "sort", "sqrt", "subtract",
-    "tan", "tanh", "transpose", "while_", "xor",
+    "abs", "add", "and_", "atan2", "broadcast_in_dim", "case", "cbrt", "ceil", "clamp", "compare",
+    "complex", "concatenate", "constant", "convert", "cos", "divide", "dot_general",
+    "dynamic_slice", "dynamic_update_slice", "erf", "exp", "expm1", "fft", "floor", "gather", "if_",
+    "imag", "iota", "is_finite", "log", "log1p", "logistic", "maximum", "minimum", "multiply",
+    "neg", "not_", "or_", "pad", "power", "real", "reduce", "remainder", "reshape", "reverse",
+    "round", "round_nearest_afz", "rsqrt", "scatter", "select", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "slice", "sort", "sqrt",
+    "subtract", "tan", "tanh", "transpose", "while_", "xor",
 ]
