@@ -190,8 +190,25 @@ class Tensor:
 
     def __bool__(self):
         raise TypeError(
-            "the truth value of a traced Tensor is unknown at trace time; "
-            "use hloforge.numpy.where or ops.select instead of Python control flow")
+            f"the truth value of a traced Tensor is unknown at trace time ({self!r}; Python `if`, "
+            "`while`, `and`/`or`/`not` and bool() need a concrete value): use hloforge.lax.cond or "
+            "hloforge.lax.while_loop for control flow, hloforge.numpy.where to select values")
+
+    def __int__(self):
+        raise TypeError(
+            f"int() of a traced {self!r}: its value is unknown at trace time; keep it a Tensor "
+            "(hloforge.numpy.astype), index with it directly, or branch with hloforge.lax.cond / "
+            "hloforge.numpy.where")
+
+    def __index__(self):
+        raise TypeError(
+            f"a traced {self!r} cannot be used as a Python integer (range(), list indexing, "
+            "shapes): its value is unknown at trace time; use hloforge.lax.fori_loop for loops "
+            "and index Tensors with Tensors, or branch with hloforge.lax.cond / hloforge.numpy.where")
+
+    def __float__(self):
+        raise TypeError(f"float() of a traced {self!r}: its value is unknown at trace time; "
+                        "keep it a Tensor (hloforge.numpy.astype)")
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError(

@@ -56,6 +56,7 @@ def _hloforge_modules():
                 ops.constant(np.arange(4, dtype=np.int8)), ops.constant(np.array([1 + 2j, 3], np.complex64)),
                 ops.constant(np.array([1.5, 2], hf.bfloat16)), ops.reverse(x, (0, 1)),
                 ops.dynamic_slice(x, (ops.constant(np.int32(1)), 2), (2, 2))]
+        outs += _control_flow_and_indexing(x, i)
         for build, args in [(u, (x,)) for u in (ops.exp, ops.log, ops.sin, ops.tanh, ops.ceil, ops.rsqrt, ops.cbrt, ops.logistic, ops.floor,
                                                   ops.round_nearest_afz, ops.tan, ops.log1p, ops.expm1)] + \
                 [(b, (x, x)) for b in (ops.atan2, ops.power, ops.remainder, ops.minimum, ops.subtract)] + \
@@ -65,6 +66,29 @@ def _hloforge_modules():
             outs.append(build(*args))
         return outs
     return [hf.trace(every_op, spec), hf.trace(lambda x: hnp.fft.irfft2(hnp.fft.rfft2(x)), spec)]
+
+
+def _control_flow_and_indexing(x, i):
+    """while/if/case (bodies without outside values, and a lax loop whose capture became an
+    operand), gather, scatter (named and callable bodies), dynamic_update_slice."""
+    i0, three = ops.constant(np.int32(0)), ops.constant(np.int32(3))
+    idx = ops.constant(np.array([[2, 1], [0, 5]], np.int32))
+    outs = ops.while_([i0, x], lambda k, v: ops.compare(k, ops.constant(np.int32(3)), "LT"),
+                      lambda k, v: (ops.add(k, ops.constant(np.int32(1))), ops.multiply(v, v)))
+    outs.append(hf.lax.fori_loop(0, 3, lambda k, v: v * x, x))
+    pred = ops.compare(outs[0], three, "EQ")
+    outs += ops.if_(pred, lambda: (ops.constant(np.float32(1)), ops.iota((2,), np.int32)),
+                    lambda: (ops.constant(np.float32(2)), ops.constant(np.array([5, 6], np.int32))),
+                    [((), F32), ((2,), np.int32)])
+    outs += ops.case(outs[0], [lambda: ops.constant(np.float32(b)) for b in range(3)], [((), F32)])
+    outs += [ops.gather(x, idx, (1,), (0,), (0, 1), 1, (1, 2), indices_are_sorted=True),
+             ops.gather(x, idx[:, :1], (0, 1), (), (0,), 1, (2, 6)),
+             ops.scatter(x, idx, ops.constant(np.ones((2, 3), np.float32)), (1,), (0,), (0, 1), 1, "add"),
+             ops.scatter(x, idx[:, :1], x[:2], (1,), (0,), (0,), 1, unique_indices=True),
+             ops.scatter(i, idx, ops.constant(np.ones((2,), np.int32)), (), (0, 1), (0, 1), 1,
+                         lambda a, b: ops.maximum(a, ops.multiply(b, b))),
+             ops.dynamic_update_slice(x, x[:1, :2], (ops.constant(np.int32(3)), ops.constant(np.int32(-1))))]
+    return outs
 
 
 def _generic(op) -> str:
@@ -253,6 +277,24 @@ STRUCTURED = [
     ("stablehlo.sort", lambda: (np.array([[3, np.nan, -1, 2]], np.float32), np.arange(4, dtype=np.int32)[None]),
      dict(dimension=1, comparator="GT", is_stable=True)),
     ("stablehlo.sort", lambda: (np.array([5, 1, 4, 1], np.int16),), dict(dimension=0, comparator="LT", is_stable=False)),
+    ("stablehlo.gather", lambda: (np.arange(24, dtype=np.float32).reshape(4, 6), np.array([[3, 5], [0, -2]], np.int32)),
+     dict(offset_dims=(1,), collapsed_slice_dims=(0,), operand_batching_dims=(), start_indices_batching_dims=(),
+          start_index_map=(0, 1), index_vector_dim=1, slice_sizes=(1, 3), indices_are_sorted=False)),
+    ("stablehlo.gather", lambda: (np.arange(24, dtype=np.int32).reshape(2, 3, 4), np.array([[1], [3]], np.int64)),
+     dict(offset_dims=(1,), collapsed_slice_dims=(2,), operand_batching_dims=(0,), start_indices_batching_dims=(0,),
+          start_index_map=(2,), index_vector_dim=1, slice_sizes=(1, 3, 1), indices_are_sorted=False)),
+    ("stablehlo.scatter", lambda: (np.zeros(5, np.int32), np.array([[1], [1], [4], [9]], np.int32),
+                                   np.array([3, 4, 5, 6], np.int32)),
+     dict(update_window_dims=(), inserted_window_dims=(0,), input_batching_dims=(), scatter_indices_batching_dims=(),
+          scatter_dims_to_operand_dims=(0,), index_vector_dim=1, computation="add", indices_are_sorted=False,
+          unique_indices=False)),
+    ("stablehlo.scatter", lambda: (np.arange(12, dtype=np.float32).reshape(3, 4), np.array([2, 0], np.int32),
+                                   -np.ones((2, 2), np.float32)),
+     dict(update_window_dims=(1,), inserted_window_dims=(0,), input_batching_dims=(), scatter_indices_batching_dims=(),
+          scatter_dims_to_operand_dims=(0,), index_vector_dim=1, computation="set", indices_are_sorted=False,
+          unique_indices=True)),
+    ("stablehlo.dynamic_update_slice", lambda: (np.arange(12, dtype=np.float64).reshape(3, 4), -np.ones((2, 2)),
+                                                np.int32(2), np.int32(-5)), {}),
     ("stablehlo.fft", lambda: (np.linspace(-1, 1, 10).reshape(2, 5).astype(np.float32),),
      dict(fft_type="RFFT", fft_length=(5,))),
     ("stablehlo.fft", lambda: (np.linspace(-1, 1, 6).astype(np.complex128).reshape(2, 3) * (1 + 1j),),

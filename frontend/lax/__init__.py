@@ -4,3 +4,18 @@ Same names, signatures, semantics and errors as ``jax.lax``, emitting StableHLO:
 indexing, convolution, windows, linear algebra and special functions, each family in its own
 module of this package.
 """
+from hloforge.frontend.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop
+from hloforge.frontend.lax.ordering import (
+    argmax, argmin, broadcasted_iota, cummax, cummin, cumprod, cumsum, iota, sort, top_k)
+from hloforge.frontend.lax.slicing import (
+    GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, dynamic_index_in_dim,
+    dynamic_slice, dynamic_slice_in_dim, dynamic_update_slice, gather, scatter, scatter_add, scatter_max,
+    scatter_min, scatter_mul, select)
+
+__all__ = [
+    "cond", "switch", "while_loop", "fori_loop", "scan", "map",
+    "select", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_slice", "dynamic_index_in_dim",
+    "gather", "scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max",
+    "GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode",
+    "sort", "top_k", "cumsum", "cumprod", "cummax", "cummin", "argmax", "argmin", "iota", "broadcasted_iota",
+]

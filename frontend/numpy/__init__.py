@@ -7,6 +7,7 @@ Python scalars, floor division and modulo). ``hloforge.numpy.fft`` and
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_to
 from hloforge.frontend.numpy.creation import (
     arange, full, full_like, ones, ones_like, zeros, zeros_like)
+from hloforge.frontend.numpy.indexing import put_along_axis, take, take_along_axis
 from hloforge.frontend.numpy.linalg import dot, einsum, matmul
 from hloforge.frontend.numpy.math import (
     abs, absolute, add, arctan2, around, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt,
@@ -15,6 +16,7 @@ from hloforge.frontend.numpy.math import (
     logical_or, logical_xor, maximum, minimum, mod, multiply, negative, not_equal, positive, power,
     real, reciprocal, remainder, rint, round, sign, sin, sqrt, square, subtract, tan, tanh,
     true_divide, where)
+from hloforge.frontend.numpy.ordering import argmax, argmin, argsort, cumprod, cumsum, sort
 from hloforge.frontend.numpy.reductions import all, amax, amin, any, max, mean, min, prod, sum
 from hloforge.frontend.numpy.shape import (
     concatenate, expand_dims, flip, moveaxis, ravel, reshape, squeeze, stack, swapaxes, transpose)

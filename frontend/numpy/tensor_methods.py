@@ -2,7 +2,7 @@
 numpy layer (which imports it)."""
 from __future__ import annotations
 
-from hloforge.frontend.numpy import linalg, math, reductions, shape
+from hloforge.frontend.numpy import indexing, linalg, math, ordering, reductions, shape
 from hloforge.frontend.numpy._base import astype
 from hloforge.frontend.tracing import Tensor
 
@@ -28,7 +28,8 @@ Tensor.__neg__ = math.negative
 Tensor.__pos__ = math.positive
 Tensor.__abs__ = math.absolute
 Tensor.__invert__ = math.invert
-Tensor.__getitem__ = shape.getitem
+Tensor.__getitem__ = indexing.getitem
+Tensor.at = property(indexing.at)
 Tensor.T = property(lambda self: shape.transpose(self))
 Tensor.real = property(math.real)
 Tensor.imag = property(math.imag)
@@ -87,3 +88,9 @@ def _round(self, decimals=0, out=None):
 
 Tensor.clip = _clip
 Tensor.round = _round
+Tensor.argmax = ordering.argmax
+Tensor.argmin = ordering.argmin
+Tensor.argsort = ordering.argsort
+Tensor.cumsum = ordering.cumsum
+Tensor.cumprod = ordering.cumprod
+Tensor.take = indexing.take

@@ -5,6 +5,7 @@ builder checks that in Python and raises ``TypeError``/``ValueError`` before MLI
 sees the op. For numpy-style broadcasting and promotion use ``hloforge.numpy``.
 """
 from hloforge.frontend.ops.compare import clamp, compare, select
+from hloforge.frontend.ops.control_flow import case, if_, while_
 from hloforge.frontend.ops.convert import convert
 from hloforge.frontend.ops.elementwise import (
     abs, add, and_, atan2, cbrt, ceil, complex, cos, divide, erf, exp, expm1, floor, imag, is_finite,
@@ -16,14 +17,16 @@ from hloforge.frontend.ops.linalg import dot_general, reduce
 from hloforge.frontend.ops.pad import pad
 from hloforge.frontend.ops.shape import (
     broadcast_in_dim, concatenate, constant, dynamic_slice, iota, reshape, reverse, slice, transpose)
+from hloforge.frontend.ops.slicing import dynamic_update_slice, gather, scatter
 from hloforge.frontend.ops.sort import sort
 
 __all__ = [
-    "abs", "add", "and_", "atan2", "broadcast_in_dim", "cbrt", "ceil", "clamp", "compare", "complex",
-    "concatenate", "constant", "convert", "cos", "divide", "dot_general", "dynamic_slice", "erf", "exp",
-    "expm1", "fft", "floor", "imag", "iota", "is_finite", "log", "log1p", "logistic", "maximum",
-    "minimum", "multiply", "neg", "not_", "or_", "pad", "power", "real", "reduce", "remainder",
-    "reshape", "reverse", "round", "round_nearest_afz", "rsqrt", "select", "shift_left",
-    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "slice", "sort", "sqrt", "subtract",
-    "tan", "tanh", "transpose", "xor",
+    "abs", "add", "and_", "atan2", "broadcast_in_dim", "case", "cbrt", "ceil", "clamp", "compare",
+    "complex", "concatenate", "constant", "convert", "cos", "divide", "dot_general",
+    "dynamic_slice", "dynamic_update_slice", "erf", "exp", "expm1", "fft", "floor", "gather", "if_",
+    "imag", "iota", "is_finite", "log", "log1p", "logistic", "maximum", "minimum", "multiply",
+    "neg", "not_", "or_", "pad", "power", "real", "reduce", "remainder", "reshape", "reverse",
+    "round", "round_nearest_afz", "rsqrt", "scatter", "select", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "slice", "sort", "sqrt",
+    "subtract", "tan", "tanh", "transpose", "while_", "xor",
 ]
