@@ -4,3 +4,9 @@ Same names, signatures, semantics and errors as ``jax.lax``, emitting StableHLO:
 indexing, convolution, windows, linear algebra and special functions, each family in its own
 module of this package.
 """
+from hloforge.frontend.lax.convolution import (
+    ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated, conv_general_permutations,
+    conv_transpose, conv_with_general_padding, padtype_to_pads)
+
+__all__ = ["ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
+           "conv_general_permutations", "conv_transpose", "conv_with_general_padding", "padtype_to_pads"]

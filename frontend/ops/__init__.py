@@ -6,6 +6,7 @@ sees the op. For numpy-style broadcasting and promotion use ``hloforge.numpy``.
 """
 from hloforge.frontend.ops.compare import clamp, compare, select
 from hloforge.frontend.ops.convert import convert
+from hloforge.frontend.ops.convolution import ConvDimensions, convolution
 from hloforge.frontend.ops.elementwise import (
     abs, add, and_, atan2, cbrt, ceil, complex, cos, divide, erf, exp, expm1, floor, imag, is_finite,
     log, log1p, logistic, maximum, minimum, multiply, neg, not_, or_, power, real, remainder, round,
@@ -20,7 +21,7 @@ from hloforge.frontend.ops.sort import sort
 
 __all__ = [
     "abs", "add", "and_", "atan2", "broadcast_in_dim", "cbrt", "ceil", "clamp", "compare", "complex",
-    "concatenate", "constant", "convert", "cos", "divide", "dot_general", "dynamic_slice", "erf", "exp",
+    "concatenate", "constant", "convert", "ConvDimensions", "convolution", "cos", "divide", "dot_general", "dynamic_slice", "erf", "exp",
     "expm1", "fft", "floor", "imag", "iota", "is_finite", "log", "log1p", "logistic", "maximum",
     "minimum", "multiply", "neg", "not_", "or_", "pad", "power", "real", "reduce", "remainder",
     "reshape", "reverse", "round", "round_nearest_afz", "rsqrt", "select", "shift_left",
