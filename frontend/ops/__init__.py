@@ -4,12 +4,13 @@ Operands must agree in shape and dtype as the StableHLO spec requires; every
 builder checks that in Python and raises ``TypeError``/``ValueError`` before MLIR
 sees the op. For numpy-style broadcasting and promotion use ``hloforge.numpy``.
 """
+from hloforge.frontend.ops.bits import bitcast_convert, reduce_precision, rng_bit_generator
 from hloforge.frontend.ops.compare import clamp, compare, select
 from hloforge.frontend.ops.convert import convert
 from hloforge.frontend.ops.convolution import ConvDimensions, convolution
 from hloforge.frontend.ops.elementwise import (
     abs, add, and_, atan2, cbrt, ceil, complex, cos, divide, erf, exp, expm1, floor, imag, is_finite,
-    log, log1p, logistic, maximum, minimum, multiply, neg, not_, or_, power, real, remainder, round,
+    count_leading_zeros, log, log1p, popcnt, logistic, maximum, minimum, multiply, neg, not_, or_, power, real, remainder, round,
     round_nearest_afz, rsqrt, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sqrt,
     subtract, tan, tanh, xor)
 from hloforge.frontend.ops.fft import fft
@@ -21,11 +22,11 @@ from hloforge.frontend.ops.sort import sort
 from hloforge.frontend.ops.window import reduce_window, select_and_scatter
 
 __all__ = [
-    "abs", "add", "and_", "atan2", "broadcast_in_dim", "cbrt", "ceil", "clamp", "compare", "complex",
+    "abs", "add", "and_", "atan2", "bitcast_convert", "count_leading_zeros", "broadcast_in_dim", "cbrt", "ceil", "clamp", "compare", "complex",
     "concatenate", "constant", "convert", "ConvDimensions", "convolution", "cos", "divide", "dot_general", "dynamic_slice", "erf", "exp",
     "expm1", "fft", "floor", "imag", "iota", "is_finite", "log", "log1p", "logistic", "maximum",
-    "minimum", "multiply", "neg", "not_", "or_", "pad", "power", "real", "reduce", "remainder",
-    "reduce_window", "reshape", "reverse", "round", "round_nearest_afz", "rsqrt", "select", "select_and_scatter", "shift_left",
+    "minimum", "multiply", "neg", "not_", "or_", "pad", "popcnt", "power", "real", "reduce", "reduce_precision", "remainder",
+    "reduce_window", "reshape", "reverse", "rng_bit_generator", "round", "round_nearest_afz", "rsqrt", "select", "select_and_scatter", "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "slice", "sort", "sqrt", "subtract",
     "tan", "tanh", "transpose", "xor",
 ]
