@@ -15,6 +15,7 @@ from hloforge.frontend.ops.elementwise import (
     subtract, tan, tanh, xor)
 from hloforge.frontend.ops.fft import fft
 from hloforge.frontend.ops.linalg import dot_general, reduce
+from hloforge.frontend.ops.normalization import batch_norm_grad, batch_norm_inference, batch_norm_training
 from hloforge.frontend.ops.pad import pad
 from hloforge.frontend.ops.shape import (
     broadcast_in_dim, concatenate, constant, dynamic_slice, iota, reshape, reverse, slice, transpose)
@@ -22,7 +23,7 @@ from hloforge.frontend.ops.sort import sort
 from hloforge.frontend.ops.window import reduce_window, select_and_scatter
 
 __all__ = [
-    "abs", "add", "and_", "atan2", "bitcast_convert", "count_leading_zeros", "broadcast_in_dim", "cbrt", "ceil", "clamp", "compare", "complex",
+    "abs", "add", "and_", "atan2", "batch_norm_grad", "batch_norm_inference", "batch_norm_training", "bitcast_convert", "count_leading_zeros", "broadcast_in_dim", "cbrt", "ceil", "clamp", "compare", "complex",
     "concatenate", "constant", "convert", "ConvDimensions", "convolution", "cos", "divide", "dot_general", "dynamic_slice", "erf", "exp",
     "expm1", "fft", "floor", "imag", "iota", "is_finite", "log", "log1p", "logistic", "maximum",
     "minimum", "multiply", "neg", "not_", "or_", "pad", "popcnt", "power", "real", "reduce", "reduce_precision", "remainder",
