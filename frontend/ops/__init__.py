@@ -20,13 +20,14 @@ from hloforge.frontend.ops.pad import pad
 from hloforge.frontend.ops.shape import (
     broadcast_in_dim, concatenate, constant, dynamic_slice, iota, reshape, reverse, slice, transpose)
 from hloforge.frontend.ops.sort import sort
+from hloforge.frontend.ops.structure import composite, custom_call, map, optimization_barrier
 from hloforge.frontend.ops.window import reduce_window, select_and_scatter
 
 __all__ = [
     "abs", "add", "and_", "atan2", "batch_norm_grad", "batch_norm_inference", "batch_norm_training", "bitcast_convert", "count_leading_zeros", "broadcast_in_dim", "cbrt", "ceil", "clamp", "compare", "complex",
-    "concatenate", "constant", "convert", "ConvDimensions", "convolution", "cos", "divide", "dot_general", "dynamic_slice", "erf", "exp",
-    "expm1", "fft", "floor", "imag", "iota", "is_finite", "log", "log1p", "logistic", "maximum",
-    "minimum", "multiply", "neg", "not_", "or_", "pad", "popcnt", "power", "real", "reduce", "reduce_precision", "remainder",
+    "composite", "concatenate", "constant", "custom_call", "convert", "ConvDimensions", "convolution", "cos", "divide", "dot_general", "dynamic_slice", "erf", "exp",
+    "expm1", "fft", "floor", "imag", "iota", "is_finite", "log", "log1p", "logistic", "map", "maximum",
+    "minimum", "multiply", "neg", "not_", "optimization_barrier", "or_", "pad", "popcnt", "power", "real", "reduce", "reduce_precision", "remainder",
     "reduce_window", "reshape", "reverse", "rng_bit_generator", "round", "round_nearest_afz", "rsqrt", "select", "select_and_scatter", "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "slice", "sort", "sqrt", "subtract",
     "tan", "tanh", "transpose", "xor",
