@@ -5,6 +5,9 @@ builder checks that in Python and raises ``TypeError``/``ValueError`` before MLI
 sees the op. For numpy-style broadcasting and promotion use ``hloforge.numpy``.
 """
 from hloforge.frontend.ops.bits import bitcast_convert, reduce_precision, rng_bit_generator
+from hloforge.frontend.ops.collective import (
+    all_gather, all_reduce, all_to_all, collective_broadcast, collective_permute, partition_id, reduce_scatter,
+    replica_id)
 from hloforge.frontend.ops.compare import clamp, compare, select
 from hloforge.frontend.ops.convert import convert
 from hloforge.frontend.ops.convolution import ConvDimensions, convolution
@@ -24,7 +27,8 @@ from hloforge.frontend.ops.structure import composite, custom_call, map, optimiz
 from hloforge.frontend.ops.window import reduce_window, select_and_scatter
 
 __all__ = [
-    "abs", "add", "and_", "atan2", "batch_norm_grad", "batch_norm_inference", "batch_norm_training", "bitcast_convert", "count_leading_zeros", "broadcast_in_dim", "cbrt", "ceil", "clamp", "compare", "complex",
+    "abs", "add", "all_gather", "all_reduce", "all_to_all", "collective_broadcast", "collective_permute",
+    "partition_id", "reduce_scatter", "replica_id", "and_", "atan2", "batch_norm_grad", "batch_norm_inference", "batch_norm_training", "bitcast_convert", "count_leading_zeros", "broadcast_in_dim", "cbrt", "ceil", "clamp", "compare", "complex",
     "composite", "concatenate", "constant", "custom_call", "convert", "ConvDimensions", "convolution", "cos", "divide", "dot_general", "dynamic_slice", "erf", "exp",
     "expm1", "fft", "floor", "imag", "iota", "is_finite", "log", "log1p", "logistic", "map", "maximum",
     "minimum", "multiply", "neg", "not_", "optimization_barrier", "or_", "pad", "popcnt", "power", "real", "reduce", "reduce_precision", "remainder",
