@@ -12,7 +12,7 @@ from hloforge.frontend.ops.compare import clamp, compare, select
 from hloforge.frontend.ops.convert import convert
 from hloforge.frontend.ops.convolution import ConvDimensions, convolution
 from hloforge.frontend.ops.elementwise import (
-    abs, add, and_, atan2, cbrt, ceil, complex, cos, divide, erf, exp, expm1, floor, imag, is_finite,
+    abs, add, and_, atan2, cbrt, ceil, complex, cos, digamma, divide, erf, erf_inv, exp, lgamma, expm1, floor, imag, is_finite,
     count_leading_zeros, log, log1p, popcnt, logistic, maximum, minimum, multiply, neg, not_, or_, power, real, remainder, round,
     round_nearest_afz, rsqrt, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sqrt,
     subtract, tan, tanh, xor)
@@ -29,7 +29,7 @@ from hloforge.frontend.ops.window import reduce_window, select_and_scatter
 __all__ = [
     "abs", "add", "all_gather", "all_reduce", "all_to_all", "collective_broadcast", "collective_permute",
     "partition_id", "reduce_scatter", "replica_id", "and_", "atan2", "batch_norm_grad", "batch_norm_inference", "batch_norm_training", "bitcast_convert", "count_leading_zeros", "broadcast_in_dim", "cbrt", "ceil", "clamp", "compare", "complex",
-    "composite", "concatenate", "constant", "custom_call", "convert", "ConvDimensions", "convolution", "cos", "divide", "dot_general", "dynamic_slice", "erf", "exp",
+    "composite", "concatenate", "constant", "custom_call", "convert", "ConvDimensions", "convolution", "cos", "digamma", "divide", "dot_general", "erf_inv", "lgamma", "dynamic_slice", "erf", "exp",
     "expm1", "fft", "floor", "imag", "iota", "is_finite", "log", "log1p", "logistic", "map", "maximum",
     "minimum", "multiply", "neg", "not_", "optimization_barrier", "or_", "pad", "popcnt", "power", "real", "reduce", "reduce_precision", "remainder",
     "reduce_window", "reshape", "reverse", "rng_bit_generator", "round", "round_nearest_afz", "rsqrt", "select", "select_and_scatter", "shift_left",

@@ -237,6 +237,10 @@ UNARY = [
     ("imag", "stablehlo.imag", (FLOAT, COMPLEX), "The imaginary part", _imag, "fc", REAL, True),
     # StableHLO has no erf op; XLA expands CHLO.
     ("erf", "chlo.erf", (FLOAT,), "The error function", _erf, "f", SAME, False),
+    # CHLO's special functions (XLA expands them; their approximations are the backend's: not evaluated)
+    ("erf_inv", "chlo.erf_inv", (FLOAT,), "The inverse error function", None, "f", SAME, False),
+    ("lgamma", "chlo.lgamma", (FLOAT,), "log|Gamma(x)|", None, "f", SAME, False),
+    ("digamma", "chlo.digamma", (FLOAT,), "The digamma function (Gamma'/Gamma)", None, "f", SAME, False),
     ("popcnt", "stablehlo.popcnt", INT, "The number of set bits", _popcnt, "iu", SAME, True),
     ("count_leading_zeros", "stablehlo.count_leading_zeros", INT, "The number of leading zero bits", _clz,
      "iu", SAME, True),
@@ -284,7 +288,8 @@ for _row in BINARY:
     _defined[_row[0]] = _define(_row[0], _row[1], 2, *_row[2:], check=_CHECKS.get(_row[0]))
 
 (neg, abs, exp, log, log1p, expm1, sin, cos, tan, tanh, sqrt, rsqrt, cbrt, logistic, floor, ceil, round,
- round_nearest_afz, sign, not_, is_finite, real, imag, erf, popcnt, count_leading_zeros) = (
+ round_nearest_afz, sign, not_, is_finite, real, imag, erf, erf_inv, lgamma, digamma, popcnt,
+ count_leading_zeros) = (
     _defined[r[0]] for r in UNARY)
 (add, subtract, multiply, divide, remainder, power, maximum, minimum, atan2, and_, or_, xor, shift_left,
  shift_right_arithmetic, shift_right_logical, complex) = (_defined[r[0]] for r in BINARY)
