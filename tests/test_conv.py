@@ -113,17 +113,20 @@ def test_conv_and_conv_transpose_match_jax():
     w = random((4, 3, 3, 3), np.float32, 4)
     xt = random((2, 5, 6, 3), np.float32, 5)
     wt = random((3, 3, 3, 4), np.float32, 6)
+    wt2 = random((3, 3, 4, 3), np.float32, 9)  # (transpose_kernel: I and O swap)
     cases = [("SAME", None, False), ("VALID", None, False), ("SAME", (2, 1), True), (((1, 2), (0, 1)), None, False)]
 
-    def fn(x, w, xt, wt):
+    def fn(x, w, xt, wt, wt2):
         out = [hf.lax.conv(x, w, (1, 2), "SAME"), hf.lax.conv_with_general_padding(x, w, (1, 1), ((1, 0), (2, 1)), (2, 1), (1, 2))]
-        out += [hf.lax.conv_transpose(xt, wt, (2, 2), p, rhs_dilation=d, transpose_kernel=t) for p, d, t in cases]
+        out += [hf.lax.conv_transpose(xt, wt if not t else wt2, (2, 2), p, rhs_dilation=d, transpose_kernel=t)
+                for p, d, t in cases]
         out.append(hf.lax.conv_transpose(xt, wt, (2, 3), ((1, 1), (2, 0)), use_consistent_padding=True))
         return out
 
-    got = hf.jit(fn)(x, w, xt, wt)
+    got = hf.jit(fn)(x, w, xt, wt, wt2)
     want = [lax.conv(x, w, (1, 2), "SAME"), lax.conv_with_general_padding(x, w, (1, 1), ((1, 0), (2, 1)), (2, 1), (1, 2))]
-    want += [lax.conv_transpose(xt, wt, (2, 2), p, rhs_dilation=d, transpose_kernel=t) for p, d, t in cases]
+    want += [lax.conv_transpose(xt, wt if not t else wt2, (2, 2), p, rhs_dilation=d, transpose_kernel=t)
+             for p, d, t in cases]
     want.append(lax.conv_transpose(xt, wt, (2, 3), ((1, 1), (2, 0)), use_consistent_padding=True))
     for g, w_ in zip(got, want):
         assert_close(g, np.asarray(w_), rtol=1e-5)
