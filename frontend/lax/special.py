@@ -74,6 +74,12 @@ def _continued_fraction(a, x):
 
 
 def _igamma_pair(a, x):
+    if dtypes.weak_type(x) is not None and dtypes.weak_type(a) is None:
+        a = asarray(a)
+        x = asarray(x, a.dtype)  # (a Python scalar takes the array's dtype, as in jax.lax)
+    elif dtypes.weak_type(a) is not None and dtypes.weak_type(x) is None:
+        x = asarray(x)
+        a = asarray(a, x.dtype)
     a, x = _broadcast(*(_float("igamma", v) for v in (a, x)))
     if a.dtype != x.dtype:
         raise TypeError(f"igamma requires arguments to have the same dtypes, got {a.dtype}, {x.dtype}.")
