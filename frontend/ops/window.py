@@ -168,6 +168,8 @@ def _window_evaluate(*operands, body, **window):
         return None
     if ev.is_half(x.dtype) or (body in ("max", "min") and k == "f" and ((x == 0).any() or init == 0)):
         return None
+    if not _is_identity(body, init):
+        return None  # (XLA leaves padding out of the windows; the spec reduces it as init values)
     ufunc = _UFUNCS[body][1 if x.dtype == np.bool_ else 0]
     if ufunc is None or (body == "add" and k == "f" and np.prod(window["window_dimensions"]) > 2):
         return None  # (float sums of more than two terms: the backend's order of summation)
@@ -178,6 +180,16 @@ def _window_evaluate(*operands, body, **window):
             if all(shape):
                 acc = ufunc(acc, padded[tap])
     return [ev.finish(acc, x.dtype)]
+
+
+def _is_identity(body, init) -> bool:
+    """``init`` is the identity of ``body``, where the spec's and XLA's padding agree."""
+    v = init.item()
+    if init.dtype == np.bool_:
+        return v == (body in ("mul", "and", "min"))
+    lo, hi = (-np.inf, np.inf) if init.dtype.kind in "fc" or init.dtype.name == "bfloat16" else (
+        np.iinfo(init.dtype).min, np.iinfo(init.dtype).max)
+    return v == {"add": 0, "mul": 1, "max": lo, "min": hi, "and": -1 if init.dtype.kind == "i" else hi, "or": 0}[body]
 
 
 @register("stablehlo.reduce_window", rule=_window_rule, params=_window_params, attributes=_window_attributes,
