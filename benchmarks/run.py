@@ -6,7 +6,7 @@ overhead for a one-element add. Prints absolute times and ratios hloforge/jax, c
 targets, writes benchmarks/results.json and, with matplotlib (the `bench` extra),
 benchmarks/results.png.
 
-Run: python benchmarks/run.py [--quick]
+Run: python benchmarks/run.py [--quick] [--only CASE,CASE]
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from hloforge.runtime import cache as hf_cache
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
+import vision  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # metric -> the largest acceptable ratio hloforge/jax (None: no target)
@@ -52,6 +53,23 @@ def cases(quick: bool):
     out.append(("round_trip", models.round_trips, (xr, rng.standard_normal((64, 64)).astype(np.float32))))
     xv = rng.standard_normal((b, 197, 192)).astype(np.float32)
     out.append(("vit_block", models.vit_block, (xv, models.vit_params(192, rng))))
+    out += vision_cases(quick, rng)
+    return out
+
+
+def vision_cases(quick: bool, rng):
+    """VGG-11/16 (with and without batch norm) and ResNet-18 on 64x64 images (--quick: 32x32, a
+    quarter of the channels), and ViT-tiny (patch 16, 256x256x3, batch 4; --quick: 4 blocks)."""
+    image, width, batch = (32, 0.25, 4) if quick else (64, 0.5, 8)
+    x = rng.standard_normal((batch, image, image, 3)).astype(np.float32)
+    out = []
+    for depth in (11, 16):
+        for bn in (False, True):
+            p = vision.vgg_params(depth, rng, width=width, image=image, hidden=256, classes=100, bn=bn)
+            out.append((f"vgg{depth}{'_bn' if bn else ''}", functools.partial(vision.vgg, depth=depth), (x, p)))
+    out.append(("resnet18", vision.resnet18, (x, vision.resnet18_params(rng, width=width, classes=100))))
+    xv = rng.standard_normal((4, 256, 256, 3)).astype(np.float32)
+    out.append(("vit_tiny", vision.vit_tiny, (xv, vision.vit_tiny_params(rng, depth=4 if quick else 12))))
     return out
 
 
@@ -175,10 +193,14 @@ def plot(rows, path):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller batches, fewer repeats, fewer cases")
+    parser.add_argument("--only", default=None, help="comma-separated case names (e.g. vgg11,resnet18)")
     args = parser.parse_args(argv)
     repeats = 3 if args.quick else 7
     results = {}
+    only = None if args.only is None else set(args.only.split(","))
     for name, program, case_args in cases(args.quick):
+        if only is not None and name not in only:
+            continue
         print(f"measuring {name} ...", flush=True)
         results[name] = measure(name, program, case_args, repeats)
     results["dispatch"] = measure_dispatch(repeats)
