@@ -174,7 +174,7 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         if self._fast is not None and not kwargs:
             for a in args:
-                if type(a) is not pjrt.DEVICE_ARRAY_TYPE:
+                if type(a) is not pjrt.DEVICE_ARRAY_TYPE and not _device_tree(a):
                     break
             else:
                 return self._fast(*args)
@@ -193,6 +193,14 @@ class Jitted:
 
     def cache_size(self) -> int:
         return len(self._cache)
+
+
+def _device_tree(x) -> bool:
+    """A container (a model's parameters) whose leaves are all jax arrays: C++ dispatch takes it."""
+    if not isinstance(x, (dict, list, tuple)):
+        return False
+    leaves = tree_util.tree_leaves(x)
+    return bool(leaves) and all(type(v) is pjrt.DEVICE_ARRAY_TYPE for v in leaves)
 
 
 def _cache_miss(jitted_ref):

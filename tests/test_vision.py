@@ -43,3 +43,14 @@ def test_vit_tiny():
     params = vision.vit_tiny_params(rng, image=32, patch=8, dim=24, depth=2, classes=5)
     x = rng.standard_normal((2, 32, 32, 3)).astype(np.float32)
     _agree(lambda xp, x, p: vision.vit_tiny(xp, x, p, patch=8, heads=3), x, params)
+
+
+def test_parameter_trees_of_jax_arrays_take_the_cpp_dispatch_path():
+    params = jax.device_put({"w": np.ones((3, 3), np.float32), "b": [np.zeros(3, np.float32)]})
+    x = jax.device_put(np.ones((2, 3), np.float32))
+    f = hf.jit(lambda x, p: x @ p["w"] + p["b"][0])
+    np.testing.assert_array_equal(np.asarray(f(x, params)), np.full((2, 3), 3, np.float32))
+    np.testing.assert_array_equal(np.asarray(f(x, params)), np.full((2, 3), 3, np.float32))  # (the C++ loop now)
+    np.testing.assert_array_equal(np.asarray(f(np.ones((2, 3), np.float32), {"w": np.eye(3, dtype=np.float32),
+                                                                          "b": [np.ones(3, np.float32)]})),
+                                  np.full((2, 3), 2, np.float32))  # (numpy leaves: the Python path)
