@@ -12,10 +12,10 @@ from hloforge.frontend.ops.compare import clamp, compare, select
 from hloforge.frontend.ops.convert import convert
 from hloforge.frontend.ops.convolution import ConvDimensions, convolution
 from hloforge.frontend.ops.elementwise import (
-    abs, add, and_, atan2, cbrt, ceil, complex, cos, digamma, divide, erf, erf_inv, exp, lgamma, expm1, floor, imag, is_finite,
-    count_leading_zeros, log, log1p, popcnt, logistic, maximum, minimum, multiply, neg, not_, or_, power, real, remainder, round,
-    round_nearest_afz, rsqrt, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sqrt,
-    subtract, tan, tanh, xor)
+    abs, add, and_, atan2, cbrt, ceil, complex, cos, count_leading_zeros, digamma, divide, erf, erf_inv,
+    exp, expm1, floor, imag, is_finite, lgamma, log, log1p, logistic, maximum, minimum, multiply, neg,
+    not_, or_, popcnt, power, real, remainder, round, round_nearest_afz, rsqrt, shift_left,
+    shift_right_arithmetic, shift_right_logical, sign, sin, sqrt, subtract, tan, tanh, xor)
 from hloforge.frontend.ops.fft import fft
 from hloforge.frontend.ops.linalg import dot_general, reduce
 from hloforge.frontend.ops.normalization import batch_norm_grad, batch_norm_inference, batch_norm_training
@@ -27,12 +27,15 @@ from hloforge.frontend.ops.structure import composite, custom_call, map, optimiz
 from hloforge.frontend.ops.window import reduce_window, select_and_scatter
 
 __all__ = [
-    "abs", "add", "all_gather", "all_reduce", "all_to_all", "collective_broadcast", "collective_permute",
-    "partition_id", "reduce_scatter", "replica_id", "and_", "atan2", "batch_norm_grad", "batch_norm_inference", "batch_norm_training", "bitcast_convert", "count_leading_zeros", "broadcast_in_dim", "cbrt", "ceil", "clamp", "compare", "complex",
-    "composite", "concatenate", "constant", "custom_call", "convert", "ConvDimensions", "convolution", "cos", "digamma", "divide", "dot_general", "erf_inv", "lgamma", "dynamic_slice", "erf", "exp",
-    "expm1", "fft", "floor", "imag", "iota", "is_finite", "log", "log1p", "logistic", "map", "maximum",
-    "minimum", "multiply", "neg", "not_", "optimization_barrier", "or_", "pad", "popcnt", "power", "real", "reduce", "reduce_precision", "remainder",
-    "reduce_window", "reshape", "reverse", "rng_bit_generator", "round", "round_nearest_afz", "rsqrt", "select", "select_and_scatter", "shift_left",
-    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "slice", "sort", "sqrt", "subtract",
-    "tan", "tanh", "transpose", "xor",
+    "abs", "add", "all_gather", "all_reduce", "all_to_all", "and_", "atan2", "batch_norm_grad",
+    "batch_norm_inference", "batch_norm_training", "bitcast_convert", "broadcast_in_dim", "cbrt", "ceil",
+    "clamp", "collective_broadcast", "collective_permute", "compare", "complex", "composite", "concatenate",
+    "constant", "ConvDimensions", "convert", "convolution", "cos", "count_leading_zeros", "custom_call",
+    "digamma", "divide", "dot_general", "dynamic_slice", "erf", "erf_inv", "exp", "expm1", "fft", "floor",
+    "imag", "iota", "is_finite", "lgamma", "log", "log1p", "logistic", "map", "maximum", "minimum",
+    "multiply", "neg", "not_", "optimization_barrier", "or_", "pad", "partition_id", "popcnt", "power",
+    "real", "reduce", "reduce_precision", "reduce_scatter", "reduce_window", "remainder", "replica_id",
+    "reshape", "reverse", "rng_bit_generator", "round", "round_nearest_afz", "rsqrt", "select",
+    "select_and_scatter", "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin",
+    "slice", "sort", "sqrt", "subtract", "tan", "tanh", "transpose", "xor",
 ]
