@@ -361,6 +361,8 @@ S = hf.ShapeDtype((2, 4, 6, 6), F32)
     (lambda x: ops.map(x, lambda a: ops.convert(a, np.int32)), TypeError,
      r"map: body must return 1 value\(s\) of types \(float32\[\]\)"),
     (lambda x: ops.custom_call([x], "", [((1,), F32)]), TypeError, r"call_target_name must be a non-empty str"),
+    (lambda x: ops.custom_call([x], "t", [((-1,), F32)]), ValueError, r"custom_call: result shape \(-1,\) has a negative"),
+    (lambda x: ops.custom_call([x], "t", [((1,), "float7")]), TypeError, r"custom_call: result_specs must be a sequence"),
     (lambda x: ops.custom_call([x], "t", [((1,), F32)], api_version=7), ValueError,
      r"custom_call: api_version 7 is not one of \[1, 2, 3, 4\]"),
     (lambda x: ops.composite([x], "c", lambda t: ops.add(t, x)), ValueError,

@@ -108,12 +108,9 @@ def _check_named(op, computation, xs):
 
 def _reducer_regions(op):
     def regions(xs, computation, **params):
-        scalars = [((), x.dtype) for x in xs]
+        scalar = [((), xs[0].dtype)]  # (one body for every operand: they share a dtype)
         fn = _named_body(computation) if isinstance(computation, str) else computation
-        if not isinstance(computation, str) and len(xs) > 1:
-            one = [scalars[0]]  # (all_reduce's body is per operand: one scalar pair each)
-            return [Region(one + one, fn, one, f"{op}: computation")]
-        return [Region(scalars[:1] * 2, fn, scalars[:1], f"{op}: computation")]
+        return [Region(scalar * 2, fn, scalar, f"{op}: computation")]
     return regions
 
 

@@ -18,9 +18,13 @@ API_VERSIONS = {1: "API_VERSION_ORIGINAL", 2: "API_VERSION_STATUS_RETURNING",
 
 def _result_specs(op, specs):
     try:
-        return tuple(Spec.of(s) for s in specs)
+        out = tuple(Spec.of(s) for s in specs)
     except (TypeError, ValueError):
         raise TypeError(f"{op}: result_specs must be a sequence of (shape, dtype) pairs, got {specs!r}") from None
+    for s in out:
+        if any(d < 0 for d in s.shape):
+            raise ValueError(f"{op}: result shape {s.shape} has a negative dimension")
+    return out
 
 
 def _custom_call_params(call_target_name, result_specs, has_side_effect=False, backend_config="", api_version=1):
