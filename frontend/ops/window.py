@@ -3,6 +3,7 @@ gradient)."""
 from __future__ import annotations
 
 import itertools
+import types
 
 import numpy as np
 
@@ -292,13 +293,12 @@ def _select_name(op):
 
 
 def _sas_decode(op):
-    class _Scatter:  # reducer_name reads regions[0]
-        regions = [op.regions[1]]
+    scatter = types.SimpleNamespace(regions=[op.regions[1]])  # (reducer_name reads regions[0])
     return {"window_dimensions": attr.read_ints(op, "window_dimensions"),
             "window_strides": attr.read_ints(op, "window_strides") if attr.has(op, "window_strides") else None,
             "padding": attr.read_i64_matrix(op, "padding"),
             "select": _select_name(op) or body_of(op.regions[0]),
-            "scatter": reducer_name(_Scatter) or body_of(op.regions[1])}
+            "scatter": reducer_name(scatter) or body_of(op.regions[1])}
 
 
 def _sas_evaluate(x, source, init, window_dimensions, window_strides, padding, select, scatter):
