@@ -166,7 +166,7 @@ def test_batch_norm_ops_and_layer():
         y, bm, bv = ops.batch_norm_training(x, s, o, eps, 1)
         return (ops.batch_norm_inference(x, s, o, m, v, eps, 1), y, bm, bv, *ops.batch_norm_grad(x, s, bm, bv, dy, eps, 1),
                 nn.batch_norm(x, s, o, m, v, axis=1, eps=eps), nn.batch_norm(x, s, o, axis=1, eps=eps, return_stats=True),
-                nn.batch_norm(ops.convert(x, np.float32), s, o, axis=1))
+                nn.batch_norm(ops.convert(x, np.float32), s, o, axis=1, eps=eps))
 
     got = hf.jit(fn)(x, s, o, m, v, dy)
     eps32 = float(np.float32(eps))  # (the attribute is float32)
@@ -187,7 +187,7 @@ def test_batch_norm_ops_and_layer():
     y, bm, bv = got[8]
     assert_close(y, ref)
     assert_close(bv, v)
-    assert_close(got[9], ref.astype(F32), rtol=2e-3)  # (XLA:CPU expands float32 batch_norm_training with a fast rsqrt)
+    assert_close(got[9], ref.astype(F32), rtol=1e-5)
 
 
 # ---------------------------------------------------------------- structural ops
