@@ -326,7 +326,6 @@ STRUCTURED = [
     ("stablehlo.bitcast_convert", lambda: (np.arange(8, dtype=np.uint8).reshape(2, 4),), dict(dtype=np.dtype(np.int32))),
     ("stablehlo.reduce_precision", lambda: (np.array([1.0001, 70000, -3.14159, 1e-30, np.nan], np.float32),),
      dict(exponent_bits=5, mantissa_bits=10)),
-    ("stablehlo.optimization_barrier", lambda: (np.arange(3, dtype=np.int8), np.ones(2, np.float32)), {}),
     ("stablehlo.fft", lambda: (np.linspace(-1, 1, 6).astype(np.complex128).reshape(2, 3) * (1 + 1j),),
      dict(fft_type="IRFFT", fft_length=(2, 4))),
 ]

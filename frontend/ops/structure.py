@@ -79,8 +79,8 @@ def custom_call(operands, call_target_name: str, result_specs, *, has_side_effec
 
 # ---------------------------------------------------------------- optimization_barrier
 
-@register("stablehlo.optimization_barrier", rule=lambda *xs: [(x.shape, x.dtype) for x in xs],
-          evaluate=lambda *xs: list(xs), arrange=lambda operands: (list(operands),), traits={"variadic"})
+# (no evaluate: constant folding must not see through a barrier)
+@register("stablehlo.optimization_barrier", rule=lambda *xs: [(x.shape, x.dtype) for x in xs], arrange=lambda operands: (list(operands),), traits={"variadic"})
 def optimization_barrier(operands, *, loc=None):
     """The operands unchanged, with no computation moved across; emits
     ``stablehlo.optimization_barrier``.
