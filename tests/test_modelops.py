@@ -389,3 +389,20 @@ S = hf.ShapeDtype((2, 4, 6, 6), F32)
 def test_errors(fn, error, match):
     with pytest.raises(error, match=match):
         hf.trace(fn, S)
+
+
+def test_constant_folding_uses_the_new_evaluates_but_not_through_barriers():
+    w = np.arange(8, dtype=np.int32).reshape(2, 1, 2, 2)
+
+    def fn(x):
+        c = ops.convolution(ops.constant(np.ones((1, 1, 3, 3), np.int32)), ops.constant(w[:1]))
+        (b,) = ops.optimization_barrier([ops.constant(np.int32(3))])
+        return ops.add(x, ops.reshape(c, (4,))), b
+
+    m = hf.trace(fn, np.zeros(4, np.int32))
+    m.optimize()
+    counts = m.op_counts()
+    assert "stablehlo.convolution" not in counts and counts["stablehlo.optimization_barrier"] == 1
+    y, b = m.compile()(np.zeros(4, np.int32))
+    np.testing.assert_array_equal(y, np.full(4, w[0].sum()))
+    assert int(np.asarray(b)) == 3
