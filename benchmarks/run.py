@@ -8,7 +8,7 @@ float float64, as numpy does, and dispatches it exactly through its x64-scoped C
 targets, writes benchmarks/results.json and, with matplotlib (the `bench` extra),
 benchmarks/results.png.
 
-Run: python benchmarks/run.py [--quick] [--only CASE]
+Run: python benchmarks/run.py [--quick] [--only CASE,CASE]
 """
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from hloforge.runtime import cache as hf_cache
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
+import vision  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # metric -> the largest acceptable ratio hloforge/jax (None: no target)
@@ -58,6 +59,23 @@ def cases(quick: bool):
     grid = np.linspace(0, 2 * np.pi, 1024, endpoint=False, dtype=np.float32)
     u0 = np.sin(grid + rng.uniform(0, 2 * np.pi, (b, 1))).astype(np.float32)
     out.append(("burgers200", functools.partial(models.burgers, steps=200), (u0,)))
+    out += vision_cases(quick, rng)
+    return out
+
+
+def vision_cases(quick: bool, rng):
+    """VGG-11/16 (with and without batch norm) and ResNet-18 on 64x64 images (--quick: 32x32, a
+    quarter of the channels), and ViT-tiny (patch 16, 256x256x3, batch 4; --quick: 4 blocks)."""
+    image, width, batch = (32, 0.25, 4) if quick else (64, 0.5, 8)
+    x = rng.standard_normal((batch, image, image, 3)).astype(np.float32)
+    out = []
+    for depth in (11, 16):
+        for bn in (False, True):
+            p = vision.vgg_params(depth, rng, width=width, image=image, hidden=256, classes=100, bn=bn)
+            out.append((f"vgg{depth}{'_bn' if bn else ''}", functools.partial(vision.vgg, depth=depth), (x, p)))
+    out.append(("resnet18", vision.resnet18, (x, vision.resnet18_params(rng, width=width, classes=100))))
+    xv = rng.standard_normal((4, 256, 256, 3)).astype(np.float32)
+    out.append(("vit_tiny", vision.vit_tiny, (xv, vision.vit_tiny_params(rng, depth=4 if quick else 12))))
     return out
 
 
@@ -195,12 +213,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller batches, fewer repeats, fewer cases")
     parser.add_argument("--dispatch-only", action="store_true", help="only the dispatch rows")
-    parser.add_argument("--only", metavar="CASE", help="measure one case (e.g. burgers200) and dispatch")
+    parser.add_argument("--only", default=None, help="comma-separated case names (e.g. vgg11,burgers200)")
     args = parser.parse_args(argv)
     repeats = 3 if args.quick else 7
     results = {}
+    only = None if args.only is None else set(args.only.split(","))
     for name, program, case_args in [] if args.dispatch_only else cases(args.quick):
-        if args.only and name != args.only:
+        if only is not None and name not in only:
             continue
         print(f"measuring {name} ...", flush=True)
         results[name] = measure(name, program, case_args, repeats)

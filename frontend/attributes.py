@@ -189,3 +189,50 @@ def dense(array: np.ndarray, shape) -> ir.DenseElementsAttr:
 def _same_bits(flat: np.ndarray) -> bool:
     raw = flat.view(np.uint8).reshape(flat.size, -1)
     return bool((raw == raw[0]).all())
+
+
+# ---------------------------------------------------------------- model ops (convolution, windows, collectives)
+
+
+def bools(values) -> ir.DenseBoolArrayAttr:
+    return ir.DenseBoolArrayAttr.get([bool(v) for v in values])
+
+
+def read_bools(op, name: str):
+    """A DenseBoolArrayAttr attribute as a tuple of bools (None when absent)."""
+    return tuple(ir.DenseBoolArrayAttr(op.attributes[name])) if name in op.attributes else None
+
+
+def i64_matrix(rows, columns: int = 2) -> ir.DenseIntElementsAttr:
+    """A tensor<Nxcolumns x i64> attribute (convolution/reduce_window padding, replica groups)."""
+    array = np.asarray([[int(v) for v in row] for row in rows], dtype=np.int64).reshape(-1, columns)
+    return ir.DenseIntElementsAttr.get(array, type=ir.IntegerType.get_signless(64), shape=list(array.shape))
+
+
+def read_i64_matrix(op, name: str):
+    """A 2-d integer elements attribute as a tuple of tuples (None when absent)."""
+    if name not in op.attributes:
+        return None
+    a = ir.DenseIntElementsAttr(op.attributes[name])
+    shape = ir.ShapedType(a.type).shape
+    flat = [int(v) for v in a] if a.is_splat is False else [int(a.get_splat_value().value)] * int(np.prod(shape))
+    return tuple(tuple(flat[i * shape[1]:(i + 1) * shape[1]]) for i in range(shape[0]))
+
+
+def conv_dimensions(d):
+    """A ConvDimensionNumbers attribute from the nine fields of ``ops.ConvDimensions``."""
+    return stablehlo.ConvDimensionNumbers.get(
+        input_batch_dimension=d[0], input_feature_dimension=d[1], input_spatial_dimensions=list(d[2]),
+        kernel_input_feature_dimension=d[3], kernel_output_feature_dimension=d[4],
+        kernel_spatial_dimensions=list(d[5]), output_batch_dimension=d[6], output_feature_dimension=d[7],
+        output_spatial_dimensions=list(d[8]))
+
+
+def read_conv_dimensions(op) -> tuple:
+    """The nine fields of a convolution's dimension_numbers (ints and tuples of ints)."""
+    d = stablehlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
+    return (d.input_batch_dimension, d.input_feature_dimension, tuple(d.input_spatial_dimensions),
+            d.kernel_input_feature_dimension, d.kernel_output_feature_dimension,
+            tuple(d.kernel_spatial_dimensions), d.output_batch_dimension, d.output_feature_dimension,
+            tuple(d.output_spatial_dimensions))
+

@@ -13,6 +13,7 @@ signature, ``fastpath_data`` that matches it exactly; otherwise every call takes
 from __future__ import annotations
 
 import numpy as np
+from jax import tree_util
 
 from hloforge.frontend import dtypes
 from hloforge.runtime import pjrt
@@ -47,8 +48,16 @@ def route(args) -> int:
         if t in PYTHON_SCALARS:
             kind = WIDE
             continue
+        if t in (dict, list, tuple) and _device_tree(a):
+            continue
         return PYTHON
     return kind
+
+
+def _device_tree(x) -> bool:
+    """A container (a model's parameters) whose leaves are all jax arrays: jax's loop takes it."""
+    leaves = tree_util.tree_leaves(x)
+    return bool(leaves) and all(type(v) is DEVICE_ARRAY for v in leaves)
 
 
 def cpp_dtype(arg):

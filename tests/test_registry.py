@@ -65,7 +65,54 @@ def _hloforge_modules():
                                                         (ops.cos, (x,)), (ops.sqrt, (x,))]:
             outs.append(build(*args))
         return outs
-    return [hf.trace(every_op, spec), hf.trace(lambda x: hnp.fft.irfft2(hnp.fft.rfft2(x)), spec)]
+    return [hf.trace(every_op, spec), hf.trace(lambda x: hnp.fft.irfft2(hnp.fft.rfft2(x)), spec),
+            hf.trace(_model_ops, hf.ShapeDtype((2, 4, 6, 6), np.float32), hf.ShapeDtype((6, 2, 3, 3), np.float32)),
+            hf.trace(_collectives, hf.ShapeDtype((8, 4), np.float32))]
+
+
+def _model_ops(x, w):
+    v = x[0, 0, 0, :4]
+    i = ops.convert(x, np.int32)
+    k = ops.convert(x[0, 0, 0, :2], np.uint64)
+    outs = [ops.convolution(x, w, window_strides=(2, 1), padding=((1, 1), (0, -1)), lhs_dilation=(1, 2),
+                            rhs_dilation=(2, 1), window_reversal=(True, False), feature_group_count=2,
+                            precision=("HIGHEST", "DEFAULT")),
+            ops.convolution(x, ops.reshape(w, (2, 6, 3, 3)), ops.ConvDimensions(1, 0, (3, 2), 0, 1, (2, 3), 3, 0, (1, 2))),
+            ops.convolution(ops.reshape(x, (4, 4, 6, 3)), ops.reshape(ops.slice(ops.reshape(w, (108,)), (0,), (64,)),
+                                                                      (4, 4, 2, 2)),
+                            batch_group_count=2, padding=((0, 0), (1, 1))),
+            ops.reduce_window(x, -np.inf, (1, 1, 3, 3), window_strides=(1, 1, 2, 2), base_dilations=(1, 1, 2, 1),
+                              window_dilations=(1, 1, 1, 2), padding=((0, 0), (0, 0), (1, 1), (0, 2)), body="max"),
+            ops.reduce_window([x, i], [0.0, 0], (1, 2, 2, 1),
+                              body=lambda a, b, p, q: (ops.add(a, p), ops.maximum(b, q))),
+            ops.select_and_scatter(x, ops.reduce_window(x, 0.0, (1, 1, 2, 2), window_strides=(1, 1, 2, 2)), 0.0,
+                                   (1, 1, 2, 2), window_strides=(1, 1, 2, 2), padding=((0, 0),) * 4),
+            ops.select_and_scatter(x, x, 0.0, (1, 1, 1, 1), select=lambda a, b: ops.compare(a, b, "LT"),
+                                   scatter=lambda a, b: ops.maximum(a, b)),
+            ops.batch_norm_inference(x, v, v, v, v, 1e-3, 1), *ops.batch_norm_training(x, v, v, 1e-5, 1),
+            *ops.batch_norm_grad(x, v, v, v, x, 0.5, 1), ops.bitcast_convert(x, np.uint8),
+            ops.bitcast_convert(ops.bitcast_convert(x, np.uint16), np.int32), ops.reduce_precision(x, 5, 10),
+            *ops.rng_bit_generator(k, (3, 2), np.uint8, "THREE_FRY"), *ops.rng_bit_generator(k, (2,)),
+            ops.popcnt(i), ops.count_leading_zeros(i), ops.erf_inv(x), ops.lgamma(x), ops.digamma(x),
+            *ops.custom_call([x, i], "my_target", [((3,), np.float32), ((), np.int32)], has_side_effect=True,
+                             backend_config="cfg", api_version=2),
+            *ops.optimization_barrier([x, i]),
+            ops.map([x, x], lambda a, b: ops.convert(ops.add(a, b), np.int32), dtype=np.int32),
+            *ops.composite([x, v], "my.op", lambda a, b: ops.add(a, a), attributes={"n": 3, "s": "t", "b": False,
+                                                                                  "f": 0.5}, version=2)]
+    return outs
+
+
+def _collectives(x):
+    groups = [[0, 1, 2, 3], [4, 5, 6, 7]]
+    return [ops.all_reduce(x, groups), ops.all_reduce([x, x], [list(range(8))], computation="max", channel_handle=(1, 1),
+                                                      use_global_device_ids=True),
+            ops.all_reduce(x, groups, computation=lambda a, b: ops.add(ops.multiply(a, b), b)),
+            ops.all_gather(x, 1, groups, channel_handle=(2, 1), use_global_device_ids=True),
+            ops.reduce_scatter(x, 0, groups, computation="min", channel_handle=(3, 1)),
+            ops.all_to_all(x, 0, 1, 4, groups, channel_handle=(4, 1)), ops.all_to_all([x, x], 1, 0, 4, groups),
+            ops.collective_permute(x, [(0, 1), (1, 0)], channel_handle=(5, 1)),
+            ops.collective_broadcast(x, groups, channel_handle=(6, 1)), ops.partition_id(), ops.replica_id()]
 
 
 def _control_flow_and_indexing(x, i):
@@ -102,7 +149,8 @@ def _reemitted(op) -> str:
     specs = [shape_dtype_of(v.type) for v in op.operands]
     module = hf.trace(lambda *args: info.reemit(list(args), op), *[hf.ShapeDtype(*s) for s in specs])
     main = module.entry_function()
-    return _generic([o for o in main.regions[0].blocks[0].operations if o.name == op.name][-1])
+    # (.operation: the OpView of a composite has a .name of its own, the composite's name)
+    return _generic([o for o in main.regions[0].blocks[0].operations if o.operation.name == op.name][-1])
 
 
 def test_decode_reemits_every_op_found_in_real_modules():
@@ -187,7 +235,7 @@ def _elementwise_cases(dtype):
     out = []
     for name in registry.names("elementwise"):
         info = OPS[name]
-        if name in ("stablehlo.select", "stablehlo.clamp", "stablehlo.convert"):
+        if name in ("stablehlo.select", "stablehlo.clamp", "stablehlo.convert") or info.evaluate is None:
             continue
         arity = 1 if "unary" in info.traits else 2
         try:
@@ -297,6 +345,29 @@ STRUCTURED = [
                                                 np.int32(2), np.int32(-5)), {}),
     ("stablehlo.fft", lambda: (np.linspace(-1, 1, 10).reshape(2, 5).astype(np.float32),),
      dict(fft_type="RFFT", fft_length=(5,))),
+    ("stablehlo.convolution", lambda: (np.arange(2 * 4 * 5 * 4, dtype=np.int32).reshape(2, 4, 5, 4) % 7 - 3,
+                                       np.arange(6 * 2 * 3 * 2, dtype=np.int32).reshape(6, 2, 3, 2) % 5 - 2),
+     dict(dimension_numbers=ops.ConvDimensions.default(4), window_strides=(2, 1), padding=((1, 2), (-1, 1)),
+          lhs_dilation=(1, 2), rhs_dilation=(2, 1), window_reversal=(True, False), feature_group_count=2,
+          batch_group_count=1, precision=None)),
+    ("stablehlo.convolution", lambda: (np.linspace(-1, 1, 4 * 3 * 5).reshape(4, 5, 3), np.linspace(0, 2, 3 * 4 * 2).reshape(2, 3, 4)),
+     dict(dimension_numbers=ops.ConvDimensions(0, 2, (1,), 1, 2, (0,), 0, 2, (1,)), window_strides=None, padding=None,
+          lhs_dilation=None, rhs_dilation=None, window_reversal=None, feature_group_count=1, batch_group_count=2,
+          precision="HIGHEST")),
+    ("stablehlo.reduce_window", lambda: (np.arange(30, dtype=np.int32).reshape(5, 6), np.int32(0)),
+     dict(window_dimensions=(2, 3), window_strides=(1, 2), base_dilations=(2, 1), window_dilations=(1, 2),
+          padding=((1, 1), (0, 1)), body="add")),
+    ("stablehlo.reduce_window", lambda: (np.array([[1.5, -2, 3, 7], [0.5, 9, -1, 2]], np.float32), np.float32(-np.inf)),
+     dict(window_dimensions=(1, 2), window_strides=(1, 2), base_dilations=None, window_dilations=None, padding=None,
+          body="max")),
+    ("stablehlo.select_and_scatter", lambda: (np.array([[3, 1, 4, 1, 5, 9], [2, 6, 5, 3, 5, 8], [9, 7, 9, 3, 2, 3],
+                                                         [8, 4, 6, 2, 6, 4]], np.int32),
+                                              np.array([[1, 2, 3], [4, 5, 6]], np.int32), np.int32(0)),
+     dict(window_dimensions=(2, 3), window_strides=(2, 2), padding=((0, 0), (1, 0)), select="GE", scatter="add")),
+    ("stablehlo.bitcast_convert", lambda: (np.array([1.5, -2, np.inf], np.float32),), dict(dtype=np.dtype(np.uint8))),
+    ("stablehlo.bitcast_convert", lambda: (np.arange(8, dtype=np.uint8).reshape(2, 4),), dict(dtype=np.dtype(np.int32))),
+    ("stablehlo.reduce_precision", lambda: (np.array([1.0001, 70000, -3.14159, 1e-30, np.nan], np.float32),),
+     dict(exponent_bits=5, mantissa_bits=10)),
     ("stablehlo.fft", lambda: (np.linspace(-1, 1, 6).astype(np.complex128).reshape(2, 3) * (1 + 1j),),
      dict(fft_type="IRFFT", fft_length=(2, 4))),
 ]
@@ -326,6 +397,9 @@ def test_evaluate_declines_what_the_backend_computes_differently():
     assert OPS["stablehlo.divide"].evaluate(np.int32([5]), np.int32([0])) is None
     assert OPS["stablehlo.add"].evaluate(np.array([True]), np.array([True])) is None  # xor on XLA:CPU
     assert OPS["stablehlo.dot_general"].evaluate(np.ones(2, np.float16), np.ones(2, np.float16), (), (), (0,), (0,)) is None
+    assert OPS["stablehlo.reduce_window"].evaluate(np.ones(3, np.int32), np.int32(1), window_dimensions=(2,),
+                                                   window_strides=None, base_dilations=None, window_dilations=None,
+                                                   padding=((1, 0),), body="add") is None  # (init is no identity)
 
 
 # ---------------------------------------------------------------- rules and params

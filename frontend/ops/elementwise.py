@@ -188,6 +188,22 @@ def _complex(a, b):
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
+
+def _popcnt(x):
+    return np.bitwise_count(x.view(np.dtype(f"u{x.dtype.itemsize}"))).astype(x.dtype)
+
+
+def _clz(x):
+    bits = x.dtype.itemsize * 8
+    u = x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+    length = np.zeros(u.shape, np.int64)  # the bit length of each element
+    for shift in (32, 16, 8, 4, 2, 1):
+        big = u >= (np.uint64(1) << np.uint64(shift))
+        length = length + np.where(big, shift, 0)
+        u = np.where(big, u >> np.uint64(shift), u)
+    length = length + (u > 0)
+    return (bits - length).astype(x.dtype)
+
 # ---------------------------------------------------------------- the tables
 
 # pyname, StableHLO op, operand dtypes, summary, numpy function (None: not evaluated),
@@ -225,6 +241,13 @@ UNARY = [
     ("imag", "stablehlo.imag", (FLOAT, COMPLEX), "The imaginary part", _imag, "fc", REAL, True),
     # StableHLO has no erf op; XLA expands CHLO.
     ("erf", "chlo.erf", (FLOAT,), "The error function", _erf, "f", SAME, False),
+    # CHLO's special functions (XLA expands them; their approximations are the backend's: not evaluated)
+    ("erf_inv", "chlo.erf_inv", (FLOAT,), "The inverse error function", None, "f", SAME, False),
+    ("lgamma", "chlo.lgamma", (FLOAT,), "log|Gamma(x)|", None, "f", SAME, False),
+    ("digamma", "chlo.digamma", (FLOAT,), "The digamma function (Gamma'/Gamma)", None, "f", SAME, False),
+    ("popcnt", "stablehlo.popcnt", INT, "The number of set bits", _popcnt, "iu", SAME, True),
+    ("count_leading_zeros", "stablehlo.count_leading_zeros", INT, "The number of leading zero bits", _clz,
+     "iu", SAME, True),
 ]
 
 BINARY = [
@@ -269,6 +292,8 @@ for _row in BINARY:
     _defined[_row[0]] = _define(_row[0], _row[1], 2, *_row[2:], check=_CHECKS.get(_row[0]))
 
 (neg, abs, exp, log, log1p, expm1, sin, cos, tan, tanh, sqrt, rsqrt, cbrt, logistic, floor, ceil, round,
- round_nearest_afz, sign, not_, is_finite, real, imag, erf) = (_defined[r[0]] for r in UNARY)
+ round_nearest_afz, sign, not_, is_finite, real, imag, erf, erf_inv, lgamma, digamma, popcnt,
+ count_leading_zeros) = (
+    _defined[r[0]] for r in UNARY)
 (add, subtract, multiply, divide, remainder, power, maximum, minimum, atan2, and_, or_, xor, shift_left,
  shift_right_arithmetic, shift_right_logical, complex) = (_defined[r[0]] for r in BINARY)
