@@ -4,3 +4,4 @@ Same names, signatures, semantics and errors as ``jax.lax``, emitting StableHLO:
 indexing, convolution, windows, linear algebra and special functions, each family in its own
 module of this package.
 """
+from hloforge.frontend.lax import linalg  # noqa: E402,F401
