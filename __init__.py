@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 # `import hloforge.numpy` / `hloforge.numpy.fft` / `hloforge.ops` / `hloforge.nn` work like the
 # attributes above (and never load a second copy of a module).
 for _name, _mod in (("numpy", numpy), ("numpy.fft", numpy.fft), ("ops", ops), ("nn", nn), ("lax", lax),
-                   ("lax.linalg", lax.linalg)):
+                   ("numpy.linalg", numpy.linalg), ("lax.linalg", lax.linalg)):
     _sys.modules[f"{__name__}.{_name}"] = _mod
 
 __all__ = ["jit", "trace", "Jitted", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",

@@ -61,3 +61,10 @@ from numpy import (  # noqa: E402  (numpy's scalar types, as jax.numpy re-export
     bool_, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32,
     uint64)
 from hloforge.frontend.dtypes import bfloat16  # noqa: E402
+from hloforge.frontend.numpy import linalg_ops as _linalg_ops  # noqa: E402
+# numpy.linalg's solvers live in linalg_ops; hloforge.numpy.linalg (linalg.py: dot, einsum,
+# matmul) shows them too
+for _name in _linalg_ops.__all__:
+    setattr(linalg, _name, getattr(_linalg_ops, _name))
+for _name, _fn in _linalg_ops._array_api_extras().items():
+    setattr(linalg, _name, _fn)
