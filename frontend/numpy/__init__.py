@@ -68,3 +68,9 @@ for _name in _linalg_ops.__all__:
     setattr(linalg, _name, getattr(_linalg_ops, _name))
 for _name, _fn in _linalg_ops._array_api_extras().items():
     setattr(linalg, _name, _fn)
+from hloforge.frontend.numpy.extras import (  # noqa: E402
+    einsum_path, fill_diagonal, from_dlpack, frombuffer, fromfile, fromiter, fromstring, get_printoptions, i0,
+    load, place, printoptions, put, set_printoptions)
+from hloforge.frontend.numpy.setops import (  # noqa: E402
+    argwhere, compress, extract, flatnonzero, intersect1d, nonzero, setdiff1d, setxor1d, union1d, unique,
+    unique_all, unique_counts, unique_inverse, unique_values)
