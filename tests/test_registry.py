@@ -15,6 +15,7 @@ from hloforge import ops
 from hloforge.frontend import dtypes, registry
 from hloforge.frontend.context import shape_dtype_of
 from hloforge.frontend.registry import OPS, Spec
+from hloforge.frontend.ops import chlo_math, factorization
 from hloforge.frontend.tracing import Builder
 
 from helpers import ALL_DTYPES, RTOL
@@ -61,10 +62,19 @@ def _hloforge_modules():
                 [(b, (x, x)) for b in (ops.atan2, ops.power, ops.remainder, ops.minimum, ops.subtract)] + \
                 [(b, (i, i)) for b in (ops.xor, ops.or_, ops.and_, ops.shift_left, ops.shift_right_arithmetic,
                                        ops.divide)] + [(ops.not_, (i,)), (ops.abs, (c,)), (ops.real, (c,)),
-                                                        (ops.cos, (x,)), (ops.sqrt, (x,))]:
+                                                        (ops.cos, (x,)), (ops.sqrt, (x,))] + \
+                [(u, (x,)) for u in (chlo_math.asin, chlo_math.acos, chlo_math.atan, chlo_math.sinh, chlo_math.cosh,
+                                     chlo_math.asinh, chlo_math.acosh, chlo_math.atanh, chlo_math.is_inf,
+                                     chlo_math.is_pos_inf, chlo_math.is_neg_inf)] + [(chlo_math.next_after, (x, x))]:
             outs.append(build(*args))
         return outs
-    return [hf.trace(every_op, spec), hf.trace(lambda x: hnp.fft.irfft2(hnp.fft.rfft2(x)), spec)]
+    def factorizations(a, b):
+        return [factorization.cholesky(a, lower=False), factorization.cholesky(a),
+                factorization.triangular_solve(a, b, left_side=True, lower=False, unit_diagonal=True,
+                                               transpose_a="ADJOINT")]
+
+    return [hf.trace(every_op, spec), hf.trace(lambda x: hnp.fft.irfft2(hnp.fft.rfft2(x)), spec),
+            hf.trace(factorizations, hf.ShapeDtype((2, 3, 3), np.float32), hf.ShapeDtype((2, 3, 4), np.float32))]
 
 
 def _generic(op) -> str:
@@ -163,7 +173,7 @@ def _elementwise_cases(dtype):
     out = []
     for name in registry.names("elementwise"):
         info = OPS[name]
-        if name in ("stablehlo.select", "stablehlo.clamp", "stablehlo.convert"):
+        if name in ("stablehlo.select", "stablehlo.clamp", "stablehlo.convert") or info.evaluate is None:
             continue
         arity = 1 if "unary" in info.traits else 2
         try:
@@ -253,6 +263,15 @@ STRUCTURED = [
     ("stablehlo.sort", lambda: (np.array([[3, np.nan, -1, 2]], np.float32), np.arange(4, dtype=np.int32)[None]),
      dict(dimension=1, comparator="GT", is_stable=True)),
     ("stablehlo.sort", lambda: (np.array([5, 1, 4, 1], np.int16),), dict(dimension=0, comparator="LT", is_stable=False)),
+    ("stablehlo.cholesky", lambda: (np.array([[[4.0, 2, 0.5], [2, 5, 1], [0.5, 1, 3]]] * 2, np.float64),),
+     dict(lower=True)),
+    ("stablehlo.cholesky", lambda: (np.array([[4.0, 1 - 1j], [1 + 1j, 3]], np.complex64),), dict(lower=False)),
+    ("stablehlo.triangular_solve", lambda: (np.array([[2.0, 0, 0], [1, 3, 0], [-1, 2, 4]], np.float32),
+                                            np.arange(6, dtype=np.float32).reshape(3, 2)),
+     dict(left_side=True, lower=True, unit_diagonal=False, transpose_a="NO_TRANSPOSE")),
+    ("stablehlo.triangular_solve", lambda: (np.array([[2.0, 1j, 3], [0, 3, 1], [0, 0, 1 + 1j]], np.complex128),
+                                            np.arange(6, dtype=np.complex128).reshape(2, 3)),
+     dict(left_side=False, lower=False, unit_diagonal=True, transpose_a="ADJOINT")),
     ("stablehlo.fft", lambda: (np.linspace(-1, 1, 10).reshape(2, 5).astype(np.float32),),
      dict(fft_type="RFFT", fft_length=(5,))),
     ("stablehlo.fft", lambda: (np.linspace(-1, 1, 6).astype(np.complex128).reshape(2, 3) * (1 + 1j),),
