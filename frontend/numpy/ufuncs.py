@@ -190,7 +190,12 @@ fabs = _unary("fabs", np.fabs, _fabs, "absolute value of a real number")
 def _fminmax(op, name):
     def emit(a, b):
         if dtypes.is_complex(a.dtype):
-            raise TypeError(f"{name}: complex operands are not supported")
+            # numpy orders complex numbers lexicographically
+            from hloforge.frontend.numpy.math import greater_equal, less_equal
+            pick_a = (greater_equal if name == "fmax" else less_equal)(a, b)
+            out = ops.select(pick_a, a, b)
+            out = ops.select(isnan(a), b, out)
+            return ops.select(isnan(b), a, out)
         out = op(a, b)
         if dtypes.is_float(a.dtype):
             out = ops.select(ops.compare(a, a, "NE"), b, out)
@@ -261,7 +266,7 @@ def modf(x):
     if not dtypes.is_float(x.dtype):
         x = astype(x, ufunc_dtypes(np.modf, x.dtype)[0])
     i = _trunc(x)
-    frac = ops.select(chlo_math.is_inf(x), ops.multiply(_c(x, 0), x), ops.subtract(x, i))
+    frac = ops.select(chlo_math.is_inf(x), _c(x, 0), ops.subtract(x, i))
     return _copysign(frac, x), i
 
 
@@ -431,7 +436,7 @@ def angle(z, deg=False):
     if dtypes.is_complex(z.dtype):
         out = ops.atan2(ops.imag(z), ops.real(z))
     else:
-        if not dtypes.is_inexact(z.dtype):
-            z = astype(z, np.float64)
+        common = dtypes.result_type(z, 0)  # numpy computes arctan2(0, z)
+        z = astype(z, ufunc_dtypes(np.arctan2, common, common)[0])
         out = ops.atan2(_c(z, 0), z)
     return ops.multiply(out, _c(out, 180 / np.pi)) if deg else out
