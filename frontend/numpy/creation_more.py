@@ -209,6 +209,8 @@ def vander(x, N=None, increasing=False):
     N = x.shape[0] if N is None else _int(N, "N")
     if N < 0:
         raise ValueError("N must be nonnegative")
+    if x.dtype != dtypes.bfloat16:
+        x = astype(x, np.promote_types(x.dtype, np.int64))  # numpy's vander dtype
     col = reshape(x, (x.shape[0], 1))
     cols, p = [], None
     for i in range(N):

@@ -163,19 +163,31 @@ def put(a, ind, v, mode=None, *, inplace=True):
 
 
 def place(arr, mask, vals, *, inplace=True):
-    """numpy.place as a function (``inplace=False``) with a static mask: the True positions take
-    ``vals`` in order, cycled."""
+    """numpy.place as a function (``inplace=False``): the True positions of ``mask`` take ``vals``
+    in order, cycled (a traced mask ranks its positions with an n x n comparison)."""
     _no_inplace("place", inplace)
-    if isinstance(mask, Tensor):
-        raise TypeError("place: the mask must be static (its True count sets how many values are read)")
     x = asarray(arr)
-    mk = np.asarray(mask, dtype=bool)
-    if mk.size != x.size:
+    vt = ravel(astype(asarray(vals), x.dtype))
+    if not isinstance(mask, Tensor):
+        mk = np.asarray(mask, dtype=bool)
+        if mk.size != x.size:
+            raise ValueError("place: mask and data must be the same size")
+        positions = np.flatnonzero(mk)
+        if positions.size == 0:
+            return x
+        if vt.shape[0] == 0:
+            raise ValueError("Cannot insert from an empty array!")
+        return put(x, positions, vt, inplace=False)
+    mk = ravel(astype(mask, bool))
+    if mk.shape[0] != x.size:
         raise ValueError("place: mask and data must be the same size")
-    positions = np.flatnonzero(mk)
-    if positions.size == 0:
-        return x
-    vt = ravel(asarray(vals))
     if vt.shape[0] == 0:
         raise ValueError("Cannot insert from an empty array!")
-    return put(x, positions, vt, inplace=False)
+    n = mk.shape[0]
+    full = (n, n)
+    before = ops.compare(ops.iota(full, np.int64, 1), ops.iota(full, np.int64, 0), "LT")
+    counted = m.logical_and(before, ops.broadcast_in_dim(mk, full, (1,)))
+    from hloforge.frontend.numpy.reductions import sum as _sum
+    rank = m.remainder(_sum(astype(counted, np.int64), axis=1), vt.shape[0])
+    from hloforge.frontend.numpy.setops import _pick
+    return reshape(m.where(mk, _pick(vt, rank), ravel(x)), x.shape)

@@ -64,7 +64,8 @@ def array_equiv(a1, a2):
 
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """numpy.isin: whether each element occurs in ``test_elements`` (a broadcast comparison)."""
-    x, t = asarray(element), ravel(asarray(test_elements))
+    from hloforge.frontend.numpy.creation_more import array
+    x, t = array(element), ravel(array(test_elements))
     common = dtypes.result_type(x, t)
     x, t = astype(x, common), astype(t, common)
     full = x.shape + t.shape
