@@ -708,7 +708,8 @@ def _conv(name, a, v, mode, correlate_):
     if mode == "full":
         out = full
     elif mode == "same":
-        start = (lo - 1) // 2
+        # numpy centres correlate and convolve differently when the second sequence is longer
+        start = ((k - 1) // 2 if n >= k else n // 2) if correlate_ else (lo - 1) // 2
         out = full[start:start + hi]
     else:
         out = full[lo - 1:hi]
