@@ -76,6 +76,29 @@ def test_cpu_custom_calls_are_jaxs(dtype, shape):
         assert got == want, name
 
 
+def test_eig_custom_call_is_jaxs():
+    x = np.ones((2, 3, 3), np.float32)
+    for jax_fn, hf_fn in ((lambda x: jax.numpy.linalg.eig(x), lambda x: L.eig(x, compute_left_eigenvectors=False)),
+                          (lambda x: lax.linalg.eig(x.astype(np.complex64)),
+                           lambda x: L.eig(x.astype(np.complex64)))):
+        assert _custom_calls(hf.trace(hf_fn, x).text) == _custom_calls(jax.jit(jax_fn).lower(x).as_text())
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_eig_eigvals_roots(dtype):
+    a = _random((2, 4, 4), dtype, 11)
+    p = np.array([0.0, 1.0, -6.0, 11.0, -6.0, 0.0])
+    w, v, wv, r_static, r_traced = run(lambda a, q: tuple(hl.eig(a)) + (hl.eigvals(a), hnp.roots(p), hnp.roots(q)),
+                                       a, p[1:5].astype(dtype))
+    complex_dtype = np.result_type(dtype, np.complex64)
+    assert w.dtype == v.dtype == wv.dtype == complex_dtype
+    assert_close(a @ v, v * w[:, None, :], rtol=_tol(dtype) * 10)
+    assert_close(np.sort_complex(wv.ravel()), np.sort_complex(np.linalg.eigvals(a).ravel()).astype(complex_dtype),
+                 rtol=_tol(dtype) * 10)
+    assert_close(np.sort_complex(r_static), np.sort_complex(np.roots(p)).astype(np.complex128), rtol=1e-9)
+    assert_close(np.sort_complex(r_traced), np.array([1, 2, 3], complex_dtype), rtol=_tol(dtype) * 100)
+
+
 def test_gpu_custom_calls_are_jaxs():
     """jax lowers for CUDA without a GPU (jax.export); hloforge emits the same calls."""
     x = np.ones((2, 3, 3), np.float32)

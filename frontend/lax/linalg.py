@@ -440,4 +440,38 @@ def lu(x, *, platform=None):
     return out, pivots, perm
 
 
-__all__ = ["cholesky", "triangular_solve", "qr", "eigh", "svd", "lu", "lu_pivots_to_permutation", "custom_call"]
+def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True, platform=None):
+    """jax.lax.linalg.eig: [w, vl, vr] (the eigenvector entries as requested) of general square
+    matrices, complex results. Emits lapack_?geev_ffi (CPU only, as jax's default).
+
+    Example:
+      >>> w, vl, vr = hf.lax.linalg.eig(a)
+    """
+    x = _check("eig", x)
+    platform = _platform(platform)
+    if platform != "cpu":
+        raise NotImplementedError("eig: only the CPU (LAPACK geev) lowering is supported")
+    batch, n = x.shape[:-2], x.shape[-1]
+    cdt = dtypes.complex_dtype(x.dtype) if not dtypes.is_complex(x.dtype) else x.dtype
+    if n == 0:
+        out = [_c(0, cdt, batch + (0,))]
+        return out + [_c(0, cdt, x.shape)] * (int(compute_left_eigenvectors) + int(compute_right_eigenvectors))
+    real = not dtypes.is_complex(x.dtype)
+    w_specs = [(batch + (n,), x.dtype)] * (2 if real else 1)
+    outs = custom_call(_lapack_target("geev_ffi", x.dtype), [x],
+                       w_specs + [(x.shape, cdt), (x.shape, cdt), (batch, np.int32)],
+                       backend_config={"compute_left": "V" if compute_left_eigenvectors else "N",
+                                       "compute_right": "V" if compute_right_eigenvectors else "N"},
+                       batch_dims=len(batch))
+    *w, vl, vr, info = outs
+    w = ops.complex(w[0], w[1]) if real else w[0]
+    ok = _info_ok(info)
+    out = [_nan_where_not(ok, w)]
+    if compute_left_eigenvectors:
+        out.append(_nan_where_not(ok, vl))
+    if compute_right_eigenvectors:
+        out.append(_nan_where_not(ok, vr))
+    return out
+
+
+__all__ = ["eig", "cholesky", "triangular_solve", "qr", "eigh", "svd", "lu", "lu_pivots_to_permutation", "custom_call"]

@@ -55,7 +55,7 @@ from hloforge.frontend.numpy.products import (  # noqa: E402
     apply_along_axis, apply_over_axes, cross, gradient, inner, matvec, packbits, ravel_multi_index, tensordot,
     trapezoid, unpackbits, unravel_index, unwrap, vdot, vecdot, vecmat, vectorize)
 from hloforge.frontend.numpy.polynomial import (  # noqa: E402
-    poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval, trim_zeros)
+    poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval, roots, trim_zeros)
 pow = power  # noqa: E305 (the array API name)
 from numpy import (  # noqa: E402  (numpy's scalar types, as jax.numpy re-exports them)
     bool_, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32,

@@ -132,6 +132,26 @@ def eigh(a, UPLO="L"):
     return EighResult(w, v)
 
 
+class EigResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+def eig(a):
+    """numpy.linalg.eig: EigResult(eigenvalues, right eigenvectors as columns). The results are
+    always complex (numpy returns real arrays when every eigenvalue happens to be real, a
+    value-dependent dtype), as in jax.numpy."""
+    x = _square(a)
+    w, vr = lax_linalg.eig(x, compute_left_eigenvectors=False)
+    return EigResult(w, vr)
+
+
+def eigvals(a):
+    """numpy.linalg.eigvals (complex, as ``eig``)."""
+    x = _square(a)
+    return lax_linalg.eig(x, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
+
+
 def eigvalsh(a, UPLO="L"):
     """numpy.linalg.eigvalsh: the ascending eigenvalues of Hermitian matrices."""
     return eigh(a, UPLO).eigenvalues
@@ -516,6 +536,6 @@ def _array_api_extras():
             "matrix_transpose": manipulation.matrix_transpose}
 
 
-__all__ = ["LinAlgError", "EighResult", "QRResult", "SlogdetResult", "SVDResult", "cholesky", "qr", "eigh",
+__all__ = ["LinAlgError", "EigResult", "eig", "eigvals", "EighResult", "QRResult", "SlogdetResult", "SVDResult", "cholesky", "qr", "eigh",
            "eigvalsh", "svd", "svdvals", "solve", "inv", "det", "slogdet", "matrix_power", "vector_norm",
            "matrix_norm", "norm", "matrix_rank", "pinv", "lstsq", "cond", "multi_dot", "tensorsolve", "tensorinv"]

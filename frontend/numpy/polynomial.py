@@ -136,6 +136,43 @@ def poly(seq_of_zeros):
     return c
 
 
+def roots(p, *, strip_zeros=True):
+    """numpy.roots: the eigenvalues of the companion matrix (always complex, as in jax.numpy).
+    Leading and trailing zeros are stripped for constant coefficients; traced coefficients are
+    taken as they are (their zeros cannot be seen at trace time)."""
+    from hloforge.frontend.numpy.linalg_ops import eigvals
+    if not isinstance(p, Tensor):
+        arr = np.atleast_1d(np.asarray(p))
+        if arr.ndim != 1:
+            raise ValueError("Input must be a rank-1 array.")
+        nz = np.flatnonzero(arr)
+        if nz.size == 0:
+            return asarray(np.zeros(0, np.complex128))
+        trailing = arr.shape[0] - nz[-1] - 1
+        arr = arr[nz[0]:nz[-1] + 1]
+        c = asarray(arr)
+    else:
+        c = _poly1d(p, "roots")
+        trailing = 0
+    if not dtypes.is_inexact(c.dtype):
+        c = astype(c, np.float64)
+    n = c.shape[0]
+    cdt = dtypes.complex_dtype(c.dtype) if not dtypes.is_complex(c.dtype) else c.dtype
+    if n < 2:
+        out = splat(0, cdt, (0,))
+    else:
+        from hloforge.frontend.numpy.creation_more import eye
+        first = reshape(m.negative(m.divide(c[1:], c[0])), (1, n - 1))
+        if n == 2:
+            comp = first
+        else:
+            comp = concatenate([first, astype(eye(n - 2, n - 1), c.dtype)], axis=0)
+        out = eigvals(comp)
+    if trailing:
+        out = concatenate([out, splat(0, out.dtype, (trailing,))])
+    return out
+
+
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """numpy.polyfit by least squares (``hloforge.numpy.linalg.lstsq``)."""
     from hloforge.frontend.numpy.creation_more import vander
