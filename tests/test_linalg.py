@@ -119,7 +119,7 @@ def test_lax_linalg_factorizations(dtype):
 
     def f(a, spd, b, tall):
         return {"chol": L.cholesky(spd), "trsm": L.triangular_solve(spd, b, left_side=True, lower=True),
-                "trsm_right": L.triangular_solve(spd, np.swapaxes(b, 1, 2) if False else hnp.swapaxes(b, 1, 2),
+                "trsm_right": L.triangular_solve(spd, hnp.swapaxes(b, 1, 2),
                                                  lower=False, transpose_a=True, conjugate_a=True),
                 "qr": L.qr(a), "qr_tall": L.qr(tall), "qr_tall_reduced": L.qr(tall, full_matrices=False),
                 "qr_wide": L.qr(hnp.swapaxes(tall, 1, 2)), "eigh": L.eigh(spd), "svd": L.svd(a),

@@ -7,8 +7,6 @@ The target platform is chosen at trace time: ``platform="cpu"`` or ``"gpu"`` (de
 """
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from hloforge.frontend import dtypes, ops

@@ -10,8 +10,8 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_to, normalize_axis, splat
-from hloforge.frontend.numpy.creation import zeros, zeros_like
-from hloforge.frontend.numpy.shape import moveaxis, ravel, reshape, transpose
+from hloforge.frontend.numpy.creation import zeros
+from hloforge.frontend.numpy.shape import moveaxis, ravel, reshape
 from hloforge.frontend.tracing import Tensor
 
 

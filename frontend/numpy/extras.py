@@ -7,7 +7,7 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy import math as m
-from hloforge.frontend.numpy._base import asarray, astype, broadcast_to, splat
+from hloforge.frontend.numpy._base import asarray, astype, splat
 from hloforge.frontend.numpy.shape import ravel, reshape
 from hloforge.frontend.tracing import Tensor
 

@@ -80,7 +80,6 @@ def _adj(x):
 
 
 def _eye_like(x):
-    n = x.shape[-1]
     shape = x.shape
     eq = ops.compare(ops.iota(shape, np.int32, x.ndim - 2), ops.iota(shape, np.int32, x.ndim - 1), "EQ")
     return ops.select(eq, splat(1, x.dtype, shape), splat(0, x.dtype, shape))
@@ -226,7 +225,6 @@ def inv(a):
 def _lu_parts(x):
     lu, piv, _ = lax_linalg.lu(x)
     d = _diag(lu)
-    k = piv.shape[-1]
     swaps = _sum(astype(ops.compare(piv, ops.iota(piv.shape, np.int32, piv.ndim - 1), "NE"), np.int32), axis=-1)
     odd = m.equal(m.remainder(swaps, 2), 1)
     parity = m.where(odd, -1, 1)

@@ -10,9 +10,9 @@ import numpy as np
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy import math as m
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_shapes, broadcast_to, splat
-from hloforge.frontend.numpy.reductions import all as _all, any as _any, sum as _sum
-from hloforge.frontend.numpy.shape import ravel, reshape
-from hloforge.frontend.numpy.ufuncs import isfinite, isinf, isnan
+from hloforge.frontend.numpy.reductions import all as _all, any as _any
+from hloforge.frontend.numpy.shape import ravel
+from hloforge.frontend.numpy.ufuncs import isfinite, isnan
 from hloforge.frontend.tracing import Tensor
 
 
@@ -20,8 +20,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """numpy.isclose: |a - b| <= atol + rtol * |b|; infinities equal only themselves."""
     x, y = asarray(a), asarray(b)
     common = dtypes.result_type(a if not isinstance(a, Tensor) else x, b if not isinstance(b, Tensor) else y)
-    if not dtypes.is_inexact(common):
-        common = np.dtype(np.float64) if common != np.bool_ or True else common
+    common = dtypes.result_type(common, 1.0)  # numpy: result_type(y, 1.)
     x, y = astype(x, common), astype(y, common)
     shape = broadcast_shapes(x.shape, y.shape, what="isclose")
     x, y = broadcast_to(x, shape), broadcast_to(y, shape)

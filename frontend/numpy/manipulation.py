@@ -7,11 +7,11 @@ import operator
 
 import numpy as np
 
-from hloforge.frontend import dtypes, ops
+from hloforge.frontend import ops
 from hloforge.frontend.numpy._base import (
     asarray, astype, broadcast_shapes as _broadcast_shapes, broadcast_to, normalize_axis, splat)
 from hloforge.frontend.numpy.shape import (
-    concatenate, expand_dims, flip, moveaxis, ravel, reshape, stack, swapaxes, transpose)
+    concatenate, flip, moveaxis, ravel, reshape, swapaxes, transpose)
 from hloforge.frontend.tracing import Tensor
 
 

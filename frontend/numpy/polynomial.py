@@ -9,7 +9,7 @@ import numpy as np
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy import math as m
 from hloforge.frontend.numpy._base import asarray, astype, splat
-from hloforge.frontend.numpy.shape import concatenate, ravel, reshape
+from hloforge.frontend.numpy.shape import concatenate, reshape
 from hloforge.frontend.tracing import Tensor
 
 
@@ -71,7 +71,6 @@ def polydiv(u, v):
     n, k = a.shape[0], b.shape[0]
     if k == 0:
         raise ValueError("polydiv: the divisor has no coefficients")
-    qn = max(n - k + 1, 1)
     scale = m.divide(1.0, b[0])
     rem = [a[i] for i in range(n)]
     q = []

@@ -5,16 +5,15 @@ one-hot selects, so every shape stays static."""
 from __future__ import annotations
 
 import builtins
-import operator
 
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy import math as m
 from hloforge.frontend.numpy._base import (
-    asarray, astype, broadcast_shapes, broadcast_to, normalize_axes, normalize_axis, splat)
+    asarray, astype, broadcast_to, normalize_axes, splat)
 from hloforge.frontend.numpy.reductions import max as _max, mean as _mean, min as _min, sum as _sum
-from hloforge.frontend.numpy.shape import concatenate, expand_dims, moveaxis, ravel, reshape, squeeze, transpose
+from hloforge.frontend.numpy.shape import concatenate, ravel, reshape, squeeze, transpose
 from hloforge.frontend.numpy.ufuncs import isnan
 from hloforge.frontend.tracing import Tensor
 
@@ -360,7 +359,7 @@ def cov(m_, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=
     if not rowvar and X.shape[0] != 1:
         X = transpose(X)
     if X.shape[0] == 0:
-        return splat(np.nan, dtype, (0, 0)) if False else reshape(splat(0, dtype, (0,)), (0, 0))
+        return reshape(splat(0, dtype, (0,)), (0, 0))
     if y is not None:
         Y = asarray(y)
         if Y.ndim > 2:
@@ -450,7 +449,6 @@ def searchsorted(a, v, side="left", sorter=None, *, method=None):
     if x.ndim != 1:
         raise ValueError("object too deep for desired array" if x.ndim > 1 else "object of too small depth for desired array")
     if sorter is not None:
-        from hloforge.frontend.numpy.shape import getitem
         raise NotImplementedError("searchsorted: sorter is not supported (take_along_axis lives in another module)")
     vv = asarray(v)
     common = dtypes.result_type(x, vv)

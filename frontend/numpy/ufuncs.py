@@ -388,7 +388,7 @@ def _real_only(name, op):
     def fn(x):
         x = asarray(x)
         if dtypes.is_complex(x.dtype):
-            raise TypeError(f"This operation is not supported for complex values because it would be ambiguous.")
+            raise TypeError("This operation is not supported for complex values because it would be ambiguous.")
         if not dtypes.is_float(x.dtype):
             return splat(False, bool, x.shape)
         return op(x)
