@@ -44,10 +44,11 @@ from hloforge.frontend.numpy.creation_more import (  # noqa: E402
     mask_indices, meshgrid, trace, tri, tril, tril_indices, tril_indices_from, triu, triu_indices,
     triu_indices_from, vander)
 from hloforge.frontend.numpy.statistics import (  # noqa: E402
-    average, bincount, convolve, corrcoef, correlate, count_nonzero, cov, digitize, histogram,
-    histogram2d, histogram_bin_edges, histogramdd, interp, median, nanmax, nanmean, nanmedian, nanmin,
-    nanpercentile, nanprod, nanquantile, nanstd, nansum, nanvar, percentile, ptp, quantile, searchsorted,
-    std, var)
+    average, corrcoef, count_nonzero, cov, median, nanmax, nanmean, nanmedian, nanmin, nanpercentile, nanprod,
+    nanquantile, nanstd, nansum, nanvar, percentile, ptp, quantile, std, var)
+from hloforge.frontend.numpy.sequences import (  # noqa: E402
+    bincount, convolve, correlate, digitize, histogram, histogram2d, histogram_bin_edges, histogramdd, interp,
+    searchsorted)
 from hloforge.frontend.numpy.logic import (  # noqa: E402
     allclose, array_equal, array_equiv, can_cast, choose, iscomplexobj, isclose, isdtype, isin, isrealobj,
     isscalar, issubdtype, iterable, ndim, piecewise, promote_types, result_type, select, shape, size)

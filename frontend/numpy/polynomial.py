@@ -57,7 +57,7 @@ def polysub(a1, a2):
 
 def polymul(a1, a2):
     """numpy.polymul: the convolution of the coefficients."""
-    from hloforge.frontend.numpy.statistics import convolve
+    from hloforge.frontend.numpy.sequences import convolve
     return convolve(_poly1d(a1, "polymul"), _poly1d(a2, "polymul"))
 
 
@@ -129,7 +129,7 @@ def poly(seq_of_zeros):
         raise ValueError("input must be 1d or non-empty square 2d array.")
     dt = z.dtype if dtypes.is_inexact(z.dtype) else np.dtype(np.float64)
     c = splat(1, dt, (1,))
-    from hloforge.frontend.numpy.statistics import convolve
+    from hloforge.frontend.numpy.sequences import convolve
     for i in range(z.shape[0]):
         c = convolve(c, concatenate([splat(1, dt, (1,)), reshape(m.negative(astype(z[i], dt)), (1,))]))
     return c

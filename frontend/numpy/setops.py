@@ -198,7 +198,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         xb = ops.broadcast_in_dim(x, full, (0,))
         vb = ops.broadcast_in_dim(vals, full, (1,))
         fb = ops.broadcast_in_dim(first, full, (1,))
-        from hloforge.frontend.numpy.statistics import _before
+        from hloforge.frontend.numpy.sequences import _before
         below = m.logical_and(fb, m.logical_and(_before(vb, xb, strict=True), m.logical_not(_same(vb, xb, equal_nan))))
         inv = _sum(astype(below, np.int64), axis=1) if n else splat(0, np.int64, (0,))
         out.append(reshape(inv, x0.shape))
