@@ -15,10 +15,11 @@ from hloforge.runtime import PartitionSpec as P
 
 __version__ = "0.1.0"
 
-# `import hloforge.numpy` / `hloforge.numpy.fft` / `hloforge.ops` / `hloforge.nn` / `hloforge.lax` /
-# `hloforge.random` work like the attributes above (and never load a second copy of a module).
-for _name, _mod in (("numpy", numpy), ("numpy.fft", numpy.fft), ("ops", ops), ("nn", nn), ("lax", lax),
-                    ("random", random)):
+# `import hloforge.numpy` / `hloforge.numpy.fft` / `hloforge.numpy.linalg` / `hloforge.ops` / `hloforge.nn`
+# / `hloforge.lax` / `hloforge.lax.linalg` / `hloforge.random` work like the attributes above (and never
+# load a second copy of a module).
+for _name, _mod in (("numpy", numpy), ("numpy.fft", numpy.fft), ("numpy.linalg", numpy.linalg), ("ops", ops),
+                    ("nn", nn), ("lax", lax), ("lax.linalg", lax.linalg), ("random", random)):
     _sys.modules[f"{__name__}.{_name}"] = _mod
 
 __all__ = ["jit", "trace", "Jitted", "from_jax", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",

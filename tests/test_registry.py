@@ -15,6 +15,7 @@ from hloforge import ops
 from hloforge.frontend import dtypes, registry
 from hloforge.frontend.context import shape_dtype_of
 from hloforge.frontend.registry import OPS, Spec
+from hloforge.frontend.ops import chlo_math, factorization
 from hloforge.frontend.tracing import Builder
 
 from helpers import ALL_DTYPES, RTOL
@@ -62,12 +63,21 @@ def _hloforge_modules():
                 [(b, (x, x)) for b in (ops.atan2, ops.power, ops.remainder, ops.minimum, ops.subtract)] + \
                 [(b, (i, i)) for b in (ops.xor, ops.or_, ops.and_, ops.shift_left, ops.shift_right_arithmetic,
                                        ops.divide)] + [(ops.not_, (i,)), (ops.abs, (c,)), (ops.real, (c,)),
-                                                        (ops.cos, (x,)), (ops.sqrt, (x,))]:
+                                                        (ops.cos, (x,)), (ops.sqrt, (x,))] + \
+                [(u, (x,)) for u in (chlo_math.asin, chlo_math.acos, chlo_math.atan, chlo_math.sinh, chlo_math.cosh,
+                                     chlo_math.asinh, chlo_math.acosh, chlo_math.atanh, chlo_math.is_inf,
+                                     chlo_math.is_pos_inf, chlo_math.is_neg_inf)] + [(chlo_math.next_after, (x, x))]:
             outs.append(build(*args))
         return outs
+    def factorizations(a, b):
+        return [factorization.cholesky(a, lower=False), factorization.cholesky(a),
+                factorization.triangular_solve(a, b, left_side=True, lower=False, unit_diagonal=True,
+                                               transpose_a="ADJOINT")]
+
     return [hf.trace(every_op, spec), hf.trace(lambda x: hnp.fft.irfft2(hnp.fft.rfft2(x)), spec),
             hf.trace(_model_ops, hf.ShapeDtype((2, 4, 6, 6), np.float32), hf.ShapeDtype((6, 2, 3, 3), np.float32)),
-            hf.trace(_collectives, hf.ShapeDtype((8, 4), np.float32))]
+            hf.trace(_collectives, hf.ShapeDtype((8, 4), np.float32)),
+            hf.trace(factorizations, hf.ShapeDtype((2, 3, 3), np.float32), hf.ShapeDtype((2, 3, 4), np.float32))]
 
 
 def _model_ops(x, w):
@@ -343,6 +353,15 @@ STRUCTURED = [
           unique_indices=True)),
     ("stablehlo.dynamic_update_slice", lambda: (np.arange(12, dtype=np.float64).reshape(3, 4), -np.ones((2, 2)),
                                                 np.int32(2), np.int32(-5)), {}),
+    ("stablehlo.cholesky", lambda: (np.array([[[4.0, 2, 0.5], [2, 5, 1], [0.5, 1, 3]]] * 2, np.float64),),
+     dict(lower=True)),
+    ("stablehlo.cholesky", lambda: (np.array([[4.0, 1 - 1j], [1 + 1j, 3]], np.complex64),), dict(lower=False)),
+    ("stablehlo.triangular_solve", lambda: (np.array([[2.0, 0, 0], [1, 3, 0], [-1, 2, 4]], np.float32),
+                                            np.arange(6, dtype=np.float32).reshape(3, 2)),
+     dict(left_side=True, lower=True, unit_diagonal=False, transpose_a="NO_TRANSPOSE")),
+    ("stablehlo.triangular_solve", lambda: (np.array([[2.0, 1j, 3], [0, 3, 1], [0, 0, 1 + 1j]], np.complex128),
+                                            np.arange(6, dtype=np.complex128).reshape(2, 3)),
+     dict(left_side=False, lower=False, unit_diagonal=True, transpose_a="ADJOINT")),
     ("stablehlo.fft", lambda: (np.linspace(-1, 1, 10).reshape(2, 5).astype(np.float32),),
      dict(fft_type="RFFT", fft_length=(5,))),
     ("stablehlo.convolution", lambda: (np.arange(2 * 4 * 5 * 4, dtype=np.int32).reshape(2, 4, 5, 4) % 7 - 3,

@@ -30,3 +30,4 @@ __all__ = [
     "batch_matmul", "dot_general", "digamma", "erf_inv", "igamma", "igammac", "lgamma",
     "bitcast_convert_type", "clz", "population_count", "reduce_precision", "reduce_window",
 ]
+from hloforge.frontend.lax import linalg  # noqa: E402,F401

@@ -4,6 +4,8 @@ Operands must agree in shape and dtype as the StableHLO spec requires; every
 builder checks that in Python and raises ``TypeError``/``ValueError`` before MLIR
 sees the op. For numpy-style broadcasting and promotion use ``hloforge.numpy``.
 """
+from hloforge.frontend.ops.chlo_math import (
+    acos, acosh, asin, asinh, atan, atanh, cosh, is_inf, is_neg_inf, is_pos_inf, next_after, sinh)
 from hloforge.frontend.ops.bits import bitcast_convert, reduce_precision, rng_bit_generator
 from hloforge.frontend.ops.collective import (
     all_gather, all_reduce, all_to_all, collective_broadcast, collective_permute, partition_id, reduce_scatter,
@@ -17,6 +19,7 @@ from hloforge.frontend.ops.elementwise import (
     exp, expm1, floor, imag, is_finite, lgamma, log, log1p, logistic, maximum, minimum, multiply, neg,
     not_, or_, popcnt, power, real, remainder, round, round_nearest_afz, rsqrt, shift_left,
     shift_right_arithmetic, shift_right_logical, sign, sin, sqrt, subtract, tan, tanh, xor)
+from hloforge.frontend.ops.factorization import cholesky, triangular_solve
 from hloforge.frontend.ops.fft import fft
 from hloforge.frontend.ops.linalg import dot_general, reduce
 from hloforge.frontend.ops.normalization import batch_norm_grad, batch_norm_inference, batch_norm_training
@@ -29,6 +32,8 @@ from hloforge.frontend.ops.structure import composite, custom_call, map, optimiz
 from hloforge.frontend.ops.window import reduce_window, select_and_scatter
 
 __all__ = [
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "cholesky", "cosh", "is_inf", "is_neg_inf",
+    "is_pos_inf", "next_after", "sinh", "triangular_solve",
     "abs", "add", "all_gather", "all_reduce", "all_to_all", "and_", "atan2", "batch_norm_grad",
     "batch_norm_inference", "batch_norm_training", "bitcast_convert", "broadcast_in_dim", "case", "cbrt",
     "ceil", "clamp", "collective_broadcast", "collective_permute", "compare", "complex", "composite",

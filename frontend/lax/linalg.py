@@ -1,0 +1,475 @@
+"""``hloforge.lax.linalg``: jax.lax.linalg's factorizations, emitting the same LAPACK (CPU) and
+cuSOLVER (GPU) custom calls jaxlib registers for jax, with jax's pre- and post-processing
+(symmetrized input, NaN where the solver reports failure, zeroed triangles).
+
+The target platform is chosen at trace time: ``platform="cpu"`` or ``"gpu"`` (default
+``hloforge.config.device``); a module traced for one platform does not compile for the other.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hloforge.frontend import dtypes, ops
+from hloforge.frontend.context import ir, stablehlo
+from hloforge.frontend.ops.factorization import triangular_solve as _hlo_triangular_solve
+from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
+
+_LAPACK_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d", np.dtype(np.complex64): "c",
+                  np.dtype(np.complex128): "z"}
+SUPPORTED = tuple(_LAPACK_PREFIX)
+
+
+# ---------------------------------------------------------------- the custom call
+
+def _platform(platform):
+    if platform is None:
+        from hloforge.runtime.settings import config
+        platform = config.device
+    platform = {"cuda": "gpu"}.get(platform, platform)
+    if platform not in ("cpu", "gpu"):
+        raise ValueError(f"platform must be 'cpu' or 'gpu', got {platform!r}")
+    return platform
+
+
+def _lapack_target(fn: str, dtype) -> str:
+    """jaxlib's LAPACK target name for ``fn`` (e.g. "potrf_ffi") and ``dtype``; loads LAPACK
+    into jaxlib's kernels (jaxlib-version specific)."""
+    from jaxlib import lapack
+    lapack._lapack.initialize()
+    return f"lapack_{_LAPACK_PREFIX[np.dtype(dtype)]}{fn}"
+
+
+def _layout(rank: int, column_major: bool) -> tuple:
+    if column_major and rank >= 2:
+        return (rank - 2, rank - 1) + tuple(range(rank - 3, -1, -1))
+    return tuple(range(rank - 1, -1, -1))
+
+
+def _config_attr(value) -> ir.Attribute:
+    if isinstance(value, (bool, np.bool_)):
+        return ir.BoolAttr.get(bool(value))
+    if isinstance(value, np.uint8):
+        return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), int(value))
+    if isinstance(value, str):  # a LAPACK flag character ('L', 'N', ...)
+        return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), ord(value))
+    raise TypeError(f"custom_call: unsupported backend_config value {value!r}")
+
+
+def custom_call(target: str, operands, results, *, backend_config=None, operand_output_aliases=None,
+                batch_dims: int = 0, column_major: bool = True, loc=None):
+    """Emit ``stablehlo.custom_call @target`` the way jax's ``_linalg_ffi_lowering`` does:
+    api_version 1 with an ``mhlo.backend_config`` dictionary, column-major layouts for the
+    highest-rank arrays (row-major for the others), ``mhlo.frontend_attributes.num_batch_dims``
+    and the operand/output aliases. Returns one Tensor per result.
+
+    (The sdy.sharding_rule jax adds for Shardy is not emitted.)
+    """
+    b = current_builder("custom_call")
+    operands = [as_tensor(o, what=f"custom_call {target}") for o in operands]
+    results = [(tuple(s), np.dtype(d)) for s, d in results]
+    top = max(o.ndim for o in operands)
+    with b.ctx:
+        index = ir.IndexType.get()
+
+        def layouts(shapes):
+            return ir.ArrayAttr.get([
+                ir.DenseIntElementsAttr.get(np.asarray(_layout(len(s), column_major and len(s) == top), np.int64)
+                                            .reshape(-1) if len(s) else np.zeros((0,), np.int64), type=index)
+                for s in shapes])
+
+        attrs = {
+            "call_target_name": ir.StringAttr.get(target),
+            "has_side_effect": ir.BoolAttr.get(False),
+            "backend_config": ir.StringAttr.get(""),
+            "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),
+            "called_computations": ir.ArrayAttr.get([]),
+            "operand_layouts": layouts([o.shape for o in operands]),
+            "result_layouts": layouts([s for s, _ in results]),
+            "mhlo.backend_config": ir.DictAttr.get({k: _config_attr(v) for k, v in (backend_config or {}).items()}),
+            "mhlo.frontend_attributes": ir.DictAttr.get({"num_batch_dims": ir.StringAttr.get(str(batch_dims))}),
+        }
+        if operand_output_aliases:
+            attrs["output_operand_aliases"] = ir.ArrayAttr.get([
+                stablehlo.OutputOperandAlias.get(output_tuple_indices=[out] if len(results) > 1 else [],
+                                                 operand_index=inp, operand_tuple_indices=[])
+                for inp, out in operand_output_aliases.items()])
+    op = b.emit("stablehlo.custom_call", operands, results, attrs, loc=loc)
+    return [Tensor(r, s, d, b) for r, (s, d) in zip(op.results, results)]
+
+
+# ---------------------------------------------------------------- helpers (hloforge.ops only)
+
+def _c(value, dtype, shape=()):
+    return ops.broadcast_in_dim(ops.constant(np.asarray(value).astype(dtype)), tuple(shape), ())
+
+
+def _check(name, x, square=True):
+    x = as_tensor(x, what=f"linalg.{name}")
+    if x.ndim < 2:
+        raise ValueError(f"{name}: operand must have rank >= 2 (a batch of matrices), got shape {x.shape}")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"{name}: operand must be a batch of square matrices, got shape {x.shape}")
+    if x.dtype not in SUPPORTED:
+        raise TypeError(f"{name}: dtype {x.dtype} is not supported (LAPACK/cuSOLVER take float32, float64, "
+                        "complex64 or complex128)")
+    return x
+
+
+def _adjoint(x):
+    nd = x.ndim
+    t = ops.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+    return ops.complex(ops.real(t), ops.neg(ops.imag(t))) if dtypes.is_complex(x.dtype) else t
+
+
+def _symmetrize(x):
+    return ops.divide(ops.add(x, _adjoint(x)), _c(2, x.dtype, x.shape))
+
+
+def _nan_where_not(ok, x):
+    """x, with every matrix of a batch whose ``ok`` flag is false set to NaN (jax's
+    _replace_not_ok_with_nan)."""
+    nb = ok.ndim
+    mask = ops.broadcast_in_dim(ok, x.shape, tuple(range(nb)))
+    return ops.select(mask, x, _c(np.nan, x.dtype, x.shape))
+
+
+def _info_ok(info, direction="EQ"):
+    return ops.compare(info, _c(0, np.int32, info.shape), direction)
+
+
+def _triangle(x, lower, k=0):
+    shape = x.shape
+    r = len(shape)
+    d = ops.subtract(ops.iota(shape, np.int32, r - 2), ops.iota(shape, np.int32, r - 1))  # i - j
+    keep = ops.compare(d, _c(-k, np.int32, shape), "GE" if lower else "LE")
+    return ops.select(keep, x, _c(0, x.dtype, shape))
+
+
+def _eye(dtype, batch, m, n):
+    shape = tuple(batch) + (m, n)
+    r = len(shape)
+    eq = ops.compare(ops.iota(shape, np.int32, r - 2), ops.iota(shape, np.int32, r - 1), "EQ")
+    return ops.select(eq, _c(1, dtype, shape), _c(0, dtype, shape))
+
+
+# ---------------------------------------------------------------- the factorizations
+
+def cholesky(x, *, symmetrize_input: bool = True, platform=None):
+    """jax.lax.linalg.cholesky: the lower Cholesky factor L (a = L L^H) of each matrix; NaN for
+    matrices that are not positive definite. Emits lapack_?potrf_ffi (CPU) or cusolver_potrf_ffi.
+
+    Args:
+      x: Tensor (..., n, n) of float32, float64, complex64 or complex128.
+      symmetrize_input: factor (x + x^H) / 2 (jax's default); else only the lower triangle is read.
+      platform: "cpu" or "gpu" (default: hloforge.config.device).
+    Returns:
+      L, lower triangular, x's shape and dtype.
+    Example:
+      >>> l = hf.lax.linalg.cholesky(a)
+    """
+    x = _check("cholesky", x)
+    platform = _platform(platform)
+    if x.shape[-1] == 0:
+        return x
+    if symmetrize_input:
+        x = _symmetrize(x)
+    batch = x.shape[:-2]
+    if platform == "cpu":
+        target, config = _lapack_target("potrf_ffi", x.dtype), {"uplo": "L"}
+    else:
+        target, config = "cusolver_potrf_ffi", {"lower": True}
+    l, info = custom_call(target, [x], [(x.shape, x.dtype), (batch, np.int32)], backend_config=config,
+                          operand_output_aliases={0: 0}, batch_dims=len(batch))
+    return _triangle(_nan_where_not(_info_ok(info), l), True)
+
+
+def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False, transpose_a: bool = False,
+                     conjugate_a: bool = False, unit_diagonal: bool = False, platform=None):
+    """jax.lax.linalg.triangular_solve: x with op(a) x = b (``left_side``) or x op(a) = b.
+    Emits lapack_?trsm_ffi on CPU, stablehlo.triangular_solve on GPU (as jax does).
+
+    Args:
+      a: Tensor (..., m, m), triangular (only the ``lower`` or upper triangle is read).
+      b: Tensor (..., m, n) (left side) or (..., n, m), a's dtype and batch dims.
+      transpose_a, conjugate_a: op(a) = a, a^T, conj(a) or a^H.
+      unit_diagonal: take a's diagonal as ones.
+    Returns:
+      x, b's shape and dtype.
+    Example:
+      >>> x = hf.lax.linalg.triangular_solve(l, b, left_side=True, lower=True)
+    """
+    a, b = _check("triangular_solve", a), as_tensor(b, what="linalg.triangular_solve")
+    platform = _platform(platform)
+    if a.dtype != b.dtype:
+        raise TypeError(f"triangular_solve: a and b dtypes {a.dtype} and {b.dtype} differ")
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2]:
+        raise ValueError(f"triangular_solve requires both arguments to have the same number of dimensions "
+                         f"and equal batch dimensions, got {a.shape} and {b.shape}")
+    m = a.shape[-1]
+    if (b.shape[-2] if left_side else b.shape[-1]) != m:
+        raise ValueError(f"triangular_solve: a {a.shape} does not match b {b.shape} on the "
+                         f"{'left' if left_side else 'right'} side")
+    if conjugate_a and not transpose_a and dtypes.is_complex(a.dtype):
+        a = ops.complex(ops.real(a), ops.neg(ops.imag(a)))
+        conjugate_a = False
+    if platform == "gpu":
+        mode = ("ADJOINT" if conjugate_a and dtypes.is_complex(a.dtype) else "TRANSPOSE") if transpose_a \
+            else "NO_TRANSPOSE"
+        return _hlo_triangular_solve(a, b, left_side=left_side, lower=lower, unit_diagonal=unit_diagonal,
+                                     transpose_a=mode)
+    if b.size == 0 or m == 0:
+        return b
+    config = {"side": "L" if left_side else "R", "uplo": "L" if lower else "U",
+              "trans_x": ("C" if conjugate_a else "T") if transpose_a else "N",
+              "diag": "U" if unit_diagonal else "N"}
+    (x,) = custom_call(_lapack_target("trsm_ffi", a.dtype), [a, b], [(b.shape, b.dtype)], backend_config=config,
+                       operand_output_aliases={1: 0}, batch_dims=a.ndim - 2)
+    return x
+
+
+def _geqrf(x, platform):
+    batch, (m, n) = x.shape[:-2], x.shape[-2:]
+    target = _lapack_target("geqrf_ffi", x.dtype) if platform == "cpu" else "cusolver_geqrf_ffi"
+    return custom_call(target, [x], [(x.shape, x.dtype), (batch + (min(m, n),), x.dtype)],
+                       operand_output_aliases={0: 0}, batch_dims=len(batch))
+
+
+def _householder_product(a, taus, platform):
+    if platform == "cpu":
+        target = _lapack_target(("un" if dtypes.is_complex(a.dtype) else "or") + "gqr_ffi", a.dtype)
+    else:
+        target = "cusolver_orgqr_ffi"
+    (q,) = custom_call(target, [a, taus], [(a.shape, a.dtype)], operand_output_aliases={0: 0},
+                       batch_dims=a.ndim - 2)
+    return q
+
+
+def _slice_last2(x, rows, cols):
+    nd = x.ndim
+    return ops.slice(x, [0] * nd, list(x.shape[:-2]) + [rows, cols])
+
+
+def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None, platform=None):
+    """jax.lax.linalg.qr: (q, r) with x = q r. Emits ?geqrf_ffi then ?orgqr_ffi/?ungqr_ffi
+    (cusolver_geqrf_ffi/cusolver_orgqr_ffi on GPU).
+
+    Args:
+      x: Tensor (..., m, n).
+      full_matrices: q is (..., m, m) and r (..., m, n); else q (..., m, k), r (..., k, n),
+        k = min(m, n).
+    Returns:
+      (q, r).
+    Example:
+      >>> q, r = hf.lax.linalg.qr(a, full_matrices=False)
+    """
+    if pivoting:
+        raise NotImplementedError("qr: pivoting (geqp3) is not supported yet")
+    x = _check("qr", x, square=False)
+    platform = _platform(platform)
+    batch, (m, n) = x.shape[:-2], x.shape[-2:]
+    if m == 0 or n == 0:
+        k = m if full_matrices else min(m, n)
+        return _eye(x.dtype, batch, m, k), _c(0, x.dtype, batch + (k, n))
+    r, taus = _geqrf(x, platform)
+    if m < n:
+        q = _householder_product(_slice_last2(r, m, m), taus, platform)
+    elif full_matrices:
+        nd = r.ndim
+        padded = ops.pad(r, ops.constant(np.zeros((), x.dtype)), [0] * nd, [0] * (nd - 1) + [m - n], [0] * nd)
+        q = _householder_product(padded, taus, platform)
+    else:
+        q = _householder_product(r, taus, platform)
+        r = _slice_last2(r, n, n)
+    return q, _triangle(r, False)
+
+
+def eigh(x, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalues: bool = True,
+         subset_by_index=None, platform=None):
+    """jax.lax.linalg.eigh: (v, w), eigenvectors (columns) and ascending real eigenvalues of
+    Hermitian matrices. Emits lapack_?syevd_ffi/?heevd_ffi (cusolver_syevd_ffi on GPU).
+
+    Args:
+      x: Tensor (..., n, n).
+      lower: read the lower (or upper) triangle when ``symmetrize_input`` is False.
+    Returns:
+      (v, w): v of x's shape and dtype, w (..., n) real.
+    Example:
+      >>> v, w = hf.lax.linalg.eigh(a)
+    """
+    x = _check("eigh", x)
+    platform = _platform(platform)
+    n = x.shape[-1]
+    if subset_by_index is not None and tuple(subset_by_index) != (0, n):
+        raise NotImplementedError("eigh: subset_by_index is not supported on CPU and GPU")
+    batch = x.shape[:-2]
+    real = dtypes.real_dtype(x.dtype)
+    if n == 0:
+        return x, _c(0, real, batch + (0,))
+    if symmetrize_input:
+        x = _symmetrize(x)
+    if platform == "cpu":
+        prefix = "he" if dtypes.is_complex(x.dtype) else "sy"
+        target, config = _lapack_target(f"{prefix}evd_ffi", x.dtype), {"mode": "V", "uplo": "L" if lower else "U"}
+    else:
+        target, config = "cusolver_syevd_ffi", {"algorithm": np.uint8(0), "lower": bool(lower)}
+    v, w, info = custom_call(target, [x], [(x.shape, x.dtype), (batch + (n,), real), (batch, np.int32)],
+                             backend_config=config, operand_output_aliases={0: 0}, batch_dims=len(batch))
+    ok = _info_ok(info)
+    return _nan_where_not(ok, v), _nan_where_not(ok, w)
+
+
+def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None, algorithm=None,
+        platform=None):
+    """jax.lax.linalg.svd: (u, s, vh) with x = u diag(s) vh (or s alone), s descending.
+    Emits lapack_?gesdd_ffi on CPU; on GPU cusolver_gesvdj_ffi (m, n <= 1024) or
+    cusolver_gesvd_ffi, as jax's default algorithm does.
+
+    Args:
+      x: Tensor (..., m, n).
+      full_matrices: u (..., m, m), vh (..., n, n); else (..., m, k), (..., k, n).
+      compute_uv: return (u, s, vh); else only s.
+    Returns:
+      (u, s, vh) or s (real, (..., k)).
+    Example:
+      >>> u, s, vh = hf.lax.linalg.svd(a, full_matrices=False)
+    """
+    if algorithm is not None:
+        raise NotImplementedError("svd: only the default algorithm is supported")
+    x = _check("svd", x, square=False)
+    platform = _platform(platform)
+    batch, (m, n) = x.shape[:-2], x.shape[-2:]
+    k = min(m, n)
+    if subset_by_index is not None and tuple(subset_by_index) != (0, k):
+        raise NotImplementedError("svd: subset_by_index is not supported on CPU and GPU")
+    real = dtypes.real_dtype(x.dtype)
+    if m == 0 or n == 0:
+        s = _c(0, real, batch + (0,))
+        if not compute_uv:
+            return s
+        return (_eye(x.dtype, batch, m, m if full_matrices else k), s,
+                _eye(x.dtype, batch, n if full_matrices else k, n))
+    nb = len(batch)
+    if platform == "cpu":
+        mode = "N" if not compute_uv else ("A" if full_matrices else "S")
+        u_shape = batch + (m, m if full_matrices else k)
+        vt_shape = batch + (n if full_matrices else k, n)
+        _, s, u, vt, info = custom_call(
+            _lapack_target("gesdd_ffi", x.dtype), [x],
+            [(x.shape, x.dtype), (batch + (k,), real), (u_shape, x.dtype), (vt_shape, x.dtype), (batch, np.int32)],
+            backend_config={"mode": mode}, operand_output_aliases={0: 0}, batch_dims=nb)
+    elif m <= 1024 and n <= 1024:
+        econ = not full_matrices and m > 32 and n > 32
+        u_shape, v_shape = batch + (m, k if econ else m), batch + (n, k if econ else n)
+        _, s, u, v, info = custom_call(
+            "cusolver_gesvdj_ffi", [x],
+            [(x.shape, x.dtype), (batch + (k,), real), (u_shape, x.dtype), (v_shape, x.dtype), (batch, np.int32)],
+            backend_config={"full_matrices": not econ, "compute_uv": bool(compute_uv)},
+            operand_output_aliases={0: 0}, batch_dims=nb)
+        if compute_uv:
+            vt = _adjoint(v)
+            if not full_matrices and not econ:
+                u, vt = _slice_last2(u, m, k), _slice_last2(vt, k, n)
+    else:
+        transposed = m < n
+        u_shape = batch + (m, m if full_matrices else k)
+        vt_shape = batch + (n if full_matrices else k, n)
+        if not compute_uv:
+            u_shape = vt_shape = ()
+        outs = [(x.shape, x.dtype), (batch + (k,), real)] + (
+            [(vt_shape, x.dtype), (u_shape, x.dtype)] if transposed else [(u_shape, x.dtype), (vt_shape, x.dtype)])
+        _, s, u, vt, info = custom_call(
+            "cusolver_gesvd_ffi", [x], outs + [(batch, np.int32)],
+            backend_config={"full_matrices": bool(full_matrices), "compute_uv": bool(compute_uv),
+                            "transposed": transposed},
+            operand_output_aliases={0: 0}, batch_dims=nb, column_major=not transposed)
+    ok = _info_ok(info)
+    s = _nan_where_not(ok, s)
+    if not compute_uv:
+        return s
+    return _nan_where_not(ok, u), s, _nan_where_not(ok, vt)
+
+
+def lu_pivots_to_permutation(pivots, permutation_size: int):
+    """jax.lax.linalg.lu_pivots_to_permutation: apply the row swaps ``pivots`` (0-based, LAPACK's
+    order) to the identity permutation; unrolled selects (k is static)."""
+    pivots = as_tensor(pivots, what="lu_pivots_to_permutation")
+    batch, k = pivots.shape[:-1], pivots.shape[-1]
+    shape = batch + (permutation_size,)
+    perm = ops.iota(shape, np.int32, len(shape) - 1)
+    pos = ops.iota(shape, np.int32, len(shape) - 1)
+    nb = len(batch)
+    for i in range(min(k, permutation_size)):
+        j = ops.slice(pivots, [0] * nb + [i], list(batch) + [i + 1])        # (..., 1)
+        jb = ops.broadcast_in_dim(ops.reshape(j, batch), shape, tuple(range(nb)))
+        pi = ops.slice(perm, [0] * nb + [i], list(batch) + [i + 1])
+        pib = ops.broadcast_in_dim(ops.reshape(pi, batch), shape, tuple(range(nb)))
+        at_j = ops.compare(pos, jb, "EQ")
+        pj = ops.reduce(ops.select(at_j, perm, _c(0, np.int32, shape)), np.int32(0), (nb,), "add")
+        pjb = ops.broadcast_in_dim(pj, shape, tuple(range(nb)))
+        at_i = ops.compare(pos, _c(i, np.int32, shape), "EQ")
+        perm = ops.select(at_i, pjb, ops.select(at_j, pib, perm))
+    return perm
+
+
+def lu(x, *, platform=None):
+    """jax.lax.linalg.lu: (lu, pivots, permutation) with the unit-lower L and upper U packed in
+    ``lu``, 0-based int32 row-swap ``pivots`` (..., min(m, n)) and the int32 ``permutation``
+    (..., m) with x[permutation] = L U. Emits lapack_?getrf_ffi (cusolver_getrf_ffi on GPU).
+
+    Example:
+      >>> lu, piv, perm = hf.lax.linalg.lu(a)
+    """
+    x = _check("lu", x, square=False)
+    platform = _platform(platform)
+    batch, (m, n) = x.shape[:-2], x.shape[-2:]
+    k = min(m, n)
+    if m == 0 or n == 0:
+        return x, _c(0, np.int32, batch + (0,)), ops.iota(batch + (m,), np.int32, len(batch))
+    target = _lapack_target("getrf_ffi", x.dtype) if platform == "cpu" else "cusolver_getrf_ffi"
+    out, pivots, info = custom_call(target, [x], [(x.shape, x.dtype), (batch + (k,), np.int32), (batch, np.int32)],
+                                    operand_output_aliases={0: 0}, batch_dims=len(batch))
+    pivots = ops.subtract(pivots, _c(1, np.int32, pivots.shape))
+    out = _nan_where_not(_info_ok(info, "GE"), out)
+    if platform == "gpu":
+        (perm,) = custom_call("cu_lu_pivots_to_permutation", [pivots], [(batch + (m,), np.int32)],
+                              batch_dims=len(batch), column_major=False)
+    else:
+        perm = lu_pivots_to_permutation(pivots, m)
+    return out, pivots, perm
+
+
+def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True, platform=None):
+    """jax.lax.linalg.eig: [w, vl, vr] (the eigenvector entries as requested) of general square
+    matrices, complex results. Emits lapack_?geev_ffi (CPU only, as jax's default).
+
+    Example:
+      >>> w, vl, vr = hf.lax.linalg.eig(a)
+    """
+    x = _check("eig", x)
+    platform = _platform(platform)
+    if platform != "cpu":
+        raise NotImplementedError("eig: only the CPU (LAPACK geev) lowering is supported")
+    batch, n = x.shape[:-2], x.shape[-1]
+    cdt = dtypes.complex_dtype(x.dtype) if not dtypes.is_complex(x.dtype) else x.dtype
+    if n == 0:
+        out = [_c(0, cdt, batch + (0,))]
+        return out + [_c(0, cdt, x.shape)] * (int(compute_left_eigenvectors) + int(compute_right_eigenvectors))
+    real = not dtypes.is_complex(x.dtype)
+    w_specs = [(batch + (n,), x.dtype)] * (2 if real else 1)
+    outs = custom_call(_lapack_target("geev_ffi", x.dtype), [x],
+                       w_specs + [(x.shape, cdt), (x.shape, cdt), (batch, np.int32)],
+                       backend_config={"compute_left": "V" if compute_left_eigenvectors else "N",
+                                       "compute_right": "V" if compute_right_eigenvectors else "N"},
+                       batch_dims=len(batch))
+    *w, vl, vr, info = outs
+    w = ops.complex(w[0], w[1]) if real else w[0]
+    ok = _info_ok(info)
+    out = [_nan_where_not(ok, w)]
+    if compute_left_eigenvectors:
+        out.append(_nan_where_not(ok, vl))
+    if compute_right_eigenvectors:
+        out.append(_nan_where_not(ok, vr))
+    return out
+
+
+__all__ = ["eig", "cholesky", "triangular_solve", "qr", "eigh", "svd", "lu", "lu_pivots_to_permutation", "custom_call"]

@@ -1,0 +1,40 @@
+"""Elementwise CHLO ops (inverse trigonometric, hyperbolic, infinity tests, nextafter): one
+registry row each, like :mod:`hloforge.frontend.ops.elementwise`. StableHLO has no such ops; XLA
+expands CHLO (as it does for ``chlo.erf``), and jax emits the same ops for ``jnp.arcsin`` & co."""
+from __future__ import annotations
+
+import numpy as np
+
+from hloforge.frontend.ops._common import COMPLEX, FLOAT
+from hloforge.frontend.ops.elementwise import BOOLEAN, SAME, _define
+
+# pyname, op, operand dtypes, summary, numpy function, kinds evaluated, result, exact complex
+UNARY = [
+    ("asin", "chlo.asin", (FLOAT, COMPLEX), "Inverse sine", np.arcsin, "fc", SAME, False),
+    ("acos", "chlo.acos", (FLOAT, COMPLEX), "Inverse cosine", np.arccos, "fc", SAME, False),
+    ("atan", "chlo.atan", (FLOAT, COMPLEX), "Inverse tangent", np.arctan, "fc", SAME, False),
+    ("sinh", "chlo.sinh", (FLOAT, COMPLEX), "Hyperbolic sine", np.sinh, "fc", SAME, False),
+    ("cosh", "chlo.cosh", (FLOAT, COMPLEX), "Hyperbolic cosine", np.cosh, "fc", SAME, False),
+    ("asinh", "chlo.asinh", (FLOAT, COMPLEX), "Inverse hyperbolic sine", np.arcsinh, "fc", SAME, False),
+    ("acosh", "chlo.acosh", (FLOAT, COMPLEX), "Inverse hyperbolic cosine", np.arccosh, "fc", SAME, False),
+    ("atanh", "chlo.atanh", (FLOAT, COMPLEX), "Inverse hyperbolic tangent", np.arctanh, "fc", SAME, False),
+    ("is_inf", "chlo.is_inf", (FLOAT,), "True where x is +-inf", np.isinf, "f", BOOLEAN, False),
+    ("is_pos_inf", "chlo.is_pos_inf", (FLOAT,), "True where x is +inf", np.isposinf, "f", BOOLEAN, False),
+    ("is_neg_inf", "chlo.is_neg_inf", (FLOAT,), "True where x is -inf", np.isneginf, "f", BOOLEAN, False),
+]
+
+BINARY = [
+    # not evaluated: steps next to 0 land on subnormals, which XLA:CPU keeps for 16-bit floats and
+    # flushes for wider ones
+    ("next_after", "chlo.next_after", (FLOAT,), "nextafter(lhs, rhs)", None, "fc", SAME, False),
+]
+
+_defined = {}
+for _row in UNARY:
+    _defined[_row[0]] = _define(_row[0], _row[1], 1, *_row[2:])
+for _row in BINARY:
+    _defined[_row[0]] = _define(_row[0], _row[1], 2, *_row[2:])
+
+(asin, acos, atan, sinh, cosh, asinh, acosh, atanh, is_inf, is_pos_inf, is_neg_inf) = (
+    _defined[r[0]] for r in UNARY)
+next_after = _defined["next_after"]
