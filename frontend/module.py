@@ -193,7 +193,7 @@ class Module:
     # ---------------------------------------------------------------- optimization
 
     def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir=None,
-                 print_ir_after_change: bool = False):
+                 print_ir_after_change: bool = False, cost_model=None):
         """Rewrite this module in place with a pass pipeline; returns a ``PassReport``.
 
         Args:
@@ -205,6 +205,9 @@ class Module:
           dump_dir: write ``NN_<pass>.mlir`` there after each pass that changed the module
             (NN: the pass's position in the run).
           print_ir_after_change: print the module after each pass that changed it.
+          cost_model: what ``fft-truncate`` assumes about the target: "cpu", "gpu" or a
+            ``hloforge.passes.spectral.CostModel``; None uses ``hf.config.cost_model``, and
+            when that is None too the model of ``hf.config.device``.
         Raises:
           ValueError: an unknown pass name, or a pass left an invalid module (the
             message names the pass and carries MLIR's diagnostic).
@@ -212,8 +215,14 @@ class Module:
           >>> report = m.optimize(); print(report)
         """
         from hloforge.passes import run
-        return run(self, pipeline, finite_math=finite_math, dump_dir=dump_dir,
-                   print_ir_after_change=print_ir_after_change)
+        from hloforge.passes._ir import using_cost_model
+        from hloforge.passes.spectral import resolve
+        from hloforge.runtime.settings import config
+        if cost_model is None:
+            cost_model = config.cost_model if config.cost_model is not None else config.device
+        with using_cost_model(resolve(cost_model)):
+            return run(self, pipeline, finite_math=finite_math, dump_dir=dump_dir,
+                       print_ir_after_change=print_ir_after_change)
 
     # ---------------------------------------------------------------- compilation
 

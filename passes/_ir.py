@@ -209,3 +209,39 @@ def _token(token: str, part: np.dtype):
     if token.startswith("0x"):  # a bit pattern (NaN, Inf, or a value decimal would not round-trip)
         return np.array(int(token, 16), _UINT[part.itemsize]).view(part)
     return np.asarray(float(token)).astype(part)
+
+
+# ---------------------------------------------------------------- helpers of the newer families
+
+def cost_model():
+    """The CostModel of the running pipeline (``optimize(cost_model=...)``), or None outside one."""
+    return getattr(_options, "cost_model", None)
+
+
+@contextlib.contextmanager
+def using_cost_model(model):
+    saved, _options.cost_model = cost_model(), model
+    try:
+        yield
+    finally:
+        _options.cost_model = saved
+
+
+def is_zero(value: ir.Value) -> bool:
+    """A splat constant 0 (of any type, -0.0 included), or a broadcast_in_dim of one."""
+    b = producer(value, "stablehlo.broadcast_in_dim")
+    if b is not None:
+        value = b.operands[0]
+    c = splat_value(value)
+    return c is not None and bool(c == 0)
+
+
+def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, result_type, loc, precision="HIGHEST"):
+    """``stablehlo.dot_general`` without batching dims: lhs's free dims, then rhs's."""
+    dims = ir.Attribute.parse(f"#stablehlo.dot<lhs_contracting_dimensions = {list(lhs_contracting)}, "
+                      f"rhs_contracting_dimensions = {list(rhs_contracting)}>")
+    attrs = {"dot_dimension_numbers": dims}
+    if precision is not None:
+        p = f"#stablehlo<precision {precision}>"
+        attrs["precision_config"] = ir.Attribute.parse(f"[{p}, {p}]")
+    return emit("stablehlo.dot_general", [lhs, rhs], result_type, attrs, loc)

@@ -10,6 +10,9 @@ setting             environment variable      meaning
 ``cache_dir``       ``HLOFORGE_CACHE_DIR``    persistent executable cache directory (default: none)
 ``local_ffts``      ``HLOFORGE_LOCAL_FFTS``   sharded compiles keep batch-sharded FFTs local
                                               (default on; "0" turns it off; docs/runtime.md)
+``cost_model``      ``HLOFORGE_COST_MODEL``   what ``fft-truncate`` assumes about the target: "cpu",
+                                              "gpu" or a ``passes.spectral.CostModel`` (default
+                                              None: the model of ``device``; docs/passes.md)
 ==================  ========================  =========================================
 """
 from __future__ import annotations
@@ -24,7 +27,7 @@ _DEVICE_KINDS = ("cpu", "gpu")
 class Config:
     """hloforge's runtime settings; change them as attributes: ``hf.config.cache_size = 64``."""
 
-    __slots__ = ("_device", "_cache_size", "_cache_dir", "_local_ffts")
+    __slots__ = ("_device", "_cache_size", "_cache_dir", "_local_ffts", "_cost_model")
 
     def __init__(self, environ=None):
         env = os.environ if environ is None else environ
@@ -40,6 +43,7 @@ class Config:
             raise ValueError(f"HLOFORGE_CACHE_SIZE must be an integer >= 0, got {size!r}") from None
         self.cache_dir = env.get("HLOFORGE_CACHE_DIR") or None
         self.local_ffts = env.get("HLOFORGE_LOCAL_FFTS", "1").strip().lower() not in ("0", "false", "no", "off")
+        self.cost_model = env.get("HLOFORGE_COST_MODEL") or None
 
     @property
     def device(self) -> str:
@@ -88,9 +92,23 @@ class Config:
             raise TypeError(f"config.local_ffts must be True or False, got {value!r}")
         self._local_ffts = value
 
+    @property
+    def cost_model(self):
+        """What the ``fft-truncate`` passes assume about the target: None (the model of ``device``),
+        "cpu", "gpu" or a ``hloforge.passes.spectral.CostModel``."""
+        return self._cost_model
+
+    @cost_model.setter
+    def cost_model(self, value):
+        # (duck-typed: importing hloforge.passes here would make runtime depend on passes)
+        if not (value is None or value in _DEVICE_KINDS or callable(getattr(value, "prefers_partial_dft", None))):
+            raise ValueError(f"config.cost_model must be None, 'cpu', 'gpu' or a "
+                             f"hloforge.passes.spectral.CostModel, got {value!r}")
+        self._cost_model = value
+
     def __repr__(self):
         return (f"Config(device={self.device!r}, cache_size={self.cache_size}, cache_dir={self.cache_dir!r}, "
-                f"local_ffts={self.local_ffts})")
+                f"local_ffts={self.local_ffts}, cost_model={self.cost_model!r})")
 
 
 _GLOBAL = [None]

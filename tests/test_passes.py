@@ -283,7 +283,55 @@ INVERSE_CASES = [
          lambda x: ops.fft(ops.fft(x, "IFFT", (6,)) * 2.0, "FFT", (2, 6)), [sd((2, 6), C64)]),
 ]
 
-CASES = PAD_CASES + FOLD_CASES + FFT_CASES + INVERSE_CASES
+
+
+def _zero_filled_irfft2(y1, y2):
+    """An FNO inverse: two corner blocks around a zero gap, zero-padded bins, irfft2."""
+    gap = ops.constant(np.zeros((2, 6, 5), C64))
+    z = ops.concatenate([y1, gap, y2], 1)
+    return ops.fft(ops.pad(z, 0j, (0, 0, 0), (0, 0, 2)), "IRFFT", (12, 12))
+
+
+def _corner_slices(x):
+    z = ops.fft(x, "RFFT", (12, 10))
+    return ops.slice(z, (0, 0, 0), (2, 3, 4)), ops.slice(z, (0, 9, 0), (2, 12, 4))
+
+
+SPECTRAL_CASES = [
+    Case("truncated_inverse_fft", True, "irfft of zero-padded bins",
+         lambda y: ops.fft(ops.pad(y, 0j, (0, 0), (0, 3)), "IRFFT", (16,)), [sd((4, 6), C64)],
+         absent=["stablehlo.fft", "stablehlo.pad"], present=["stablehlo.dot_general"]),
+    Case("truncated_inverse_fft", True, "odd length: no Nyquist bin",
+         lambda y: ops.fft(ops.pad(y, 0j, (0,), (5,)), "IRFFT", (15,)), [sd((3,), C64)], absent=["stablehlo.fft"]),
+    Case("truncated_inverse_fft", True, "FNO corners: concatenate with a zero block, then pad",
+         _zero_filled_irfft2, [sd((2, 3, 5), C64), sd((2, 3, 5), C64)], absent=["stablehlo.fft"]),
+    Case("truncated_inverse_fft", True, "ifft of an interior-padded spectrum",
+         lambda y: ops.fft(ops.pad(y, 0j, (0, 1), (0, 2), (0, 1)), "IFFT", (8,)), [sd((2, 3), C64)],
+         absent=["stablehlo.fft"]),
+    Case("truncated_inverse_fft", False, "the padding value is 1, not 0",
+         lambda y: ops.fft(ops.pad(y, 1 + 0j, (0,), (3,)), "IRFFT", (16,)), [sd((6,), C64)]),
+    Case("truncated_inverse_fft", False, "nothing is zero-filled", lambda y: ops.fft(y, "IRFFT", (16,)),
+         [sd((9,), C64)]),
+    Case("truncated_inverse_fft", False, "finite_math=False",
+         lambda y: ops.fft(ops.pad(y, 0j, (0,), (3,)), "IRFFT", (16,)), [sd((6,), C64)], False),
+    Case("truncated_forward_fft", True, "rfft of which one slice of modes is read",
+         lambda x: ops.slice(ops.fft(x, "RFFT", (16,)), (0, 0), (3, 4)), [sd((3, 16))],
+         absent=["stablehlo.fft"], present=["stablehlo.dot_general"]),
+    Case("truncated_forward_fft", True, "rfft2 read by two corner slices", _corner_slices, [sd((2, 12, 10))],
+         absent=["stablehlo.fft"]),
+    Case("truncated_forward_fft", True, "a strided slice of a complex fft",
+         lambda x: ops.slice(ops.fft(x, "FFT", (8, 16)), (0, 0, 1), (2, 2, 16), (1, 1, 5)), [sd((2, 8, 16), C64)],
+         absent=["stablehlo.fft"]),
+    Case("truncated_forward_fft", False, "another user reads the whole spectrum",
+         lambda x: (lambda z: (ops.slice(z, (0,), (3,)), ops.abs(z)))(ops.fft(x, "RFFT", (16,))), [sd((16,))]),
+    Case("truncated_forward_fft", False, "the slices read every mode",
+         lambda x: (lambda z: (ops.slice(z, (0,), (5,)), ops.slice(z, (4,), (9,))))(ops.fft(x, "RFFT", (16,))),
+         [sd((16,))]),
+    Case("truncated_forward_fft", False, "finite_math=False",
+         lambda x: ops.slice(ops.fft(x, "RFFT", (16,)), (0,), (3,)), [sd((16,))], False),
+]
+
+CASES = PAD_CASES + FOLD_CASES + FFT_CASES + INVERSE_CASES + SPECTRAL_CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.pattern}-{'fires' if c.fires else 'not'}-{i}"
