@@ -17,7 +17,7 @@ import time
 
 from hloforge.frontend.context import ir, passmanager, rewrite
 from hloforge.frontend.module import diagnostics
-from hloforge.passes import fft, fold, inline, pad, spectral
+from hloforge.passes import fft, fold, inline, pad, pad_push, spectral
 from hloforge.passes._ir import Unsupported, assume_finite
 from hloforge.passes.report import PassReport
 
@@ -25,13 +25,15 @@ FAMILIES = {
     "inline": inline.PATTERNS,
     "constant-fold": fold.PATTERNS,
     "pad-canonicalize": pad.PATTERNS,
+    "pad-push": pad_push.PATTERNS,
     "fft-canonicalize": fft.CANONICALIZE,
     "inverse-fft-elimination": fft.INVERSE,
     "fft-truncate": spectral.PATTERNS,
 }
 FINITE_MATH_ONLY = frozenset({"inverse-fft-elimination", "fft-truncate"})
 MLIR_PASSES = ("canonicalize", "cse", "symbol-dce")
-FIXPOINT = ("constant-fold", "pad-canonicalize", "fft-canonicalize", "inverse-fft-elimination", "fft-truncate")
+FIXPOINT = ("constant-fold", "pad-canonicalize", "pad-push", "fft-canonicalize", "inverse-fft-elimination",
+            "fft-truncate")
 DEFAULT = ("inline", "symbol-dce", "canonicalize", "cse", FIXPOINT)
 MAX_ROUNDS = 32  # rounds of the FIXPOINT group
 MAX_ITERATIONS = 64  # the greedy driver's sweeps per pass

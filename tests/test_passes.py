@@ -331,7 +331,88 @@ SPECTRAL_CASES = [
          lambda x: ops.slice(ops.fft(x, "RFFT", (16,)), (0,), (3,)), [sd((16,))], False),
 ]
 
-CASES = PAD_CASES + FOLD_CASES + FFT_CASES + INVERSE_CASES + SPECTRAL_CASES
+
+
+def _two_pads(f, cfg_a, cfg_b, va=0.0, vb=0.0):
+    return lambda a, b: f(ops.pad(a, va, *cfg_a), ops.pad(b, vb, *cfg_b))
+
+
+def _concat(*pieces, dim=0):
+    return lambda *xs: ops.concatenate([p(*xs) for p in pieces], dim)
+
+
+PUSH_CASES = [
+    Case("binary_of_pads", True, "add of two equally padded values",
+         _two_pads(ops.add, ((1, 0), (0, 2)), ((1, 0), (0, 2)), 1.0, 2.0), [sd((3, 4)), sd((3, 4))],
+         present=[("stablehlo.pad", 1)]),
+    Case("binary_of_pads", True, "compare keeps its direction; crops and interior padding are fine",
+         _two_pads(lambda a, b: ops.compare(a, b, "LT"), ((-1,), (2,), (1,)), ((-1,), (2,), (1,)), 0.0, 1.0),
+         [sd((4,)), sd((4,))], present=[("stablehlo.pad", 1)]),
+    Case("binary_of_pads", False, "the paddings differ", _two_pads(ops.multiply, ((1,), (0,)), ((0,), (1,))),
+         [sd((4,)), sd((4,))]),
+    Case("binary_of_pads", False, "a pad has another user",
+         lambda a, b: (lambda p, q: (p * q, p))(pad1(a, 1, 0), pad1(b, 1, 0)), [sd((4,)), sd((4,))]),
+    Case("sum_of_disjoint_pads", True, "two halves become one concatenate",
+         _two_pads(ops.add, ((0, 0), (0, 5)), ((0, 3), (0, 0))), [sd((2, 3)), sd((2, 5))],
+         absent=["stablehlo.pad", "stablehlo.add"], present=["stablehlo.concatenate"]),
+    Case("sum_of_disjoint_pads", True, "a gap and outer padding on both dims",
+         _two_pads(ops.or_, ((1, 0), (1, 7)), ((1, 5), (1, 3))), [sd((2, 3), np.bool_), sd((2, 2), np.bool_)],
+         present=[("stablehlo.pad", 1)]),
+    Case("sum_of_disjoint_pads", True, "int add is exact without finite math",
+         _two_pads(ops.add, ((0,), (4,)), ((3,), (0,))), [sd((3,), I32), sd((4,), I32)], False,
+         absent=["stablehlo.pad"]),
+    Case("sum_of_disjoint_pads", False, "the supports overlap", _two_pads(ops.add, ((0,), (2,)), ((1,), (0,))),
+         [sd((3,)), sd((4,))]),
+    Case("sum_of_disjoint_pads", False, "float add without finite math: -0.0 + 0.0 is +0.0",
+         _two_pads(ops.add, ((0,), (4,)), ((3,), (0,))), [sd((3,)), sd((4,))], False),
+    Case("sum_of_disjoint_pads", False, "a padding value is 1", _two_pads(ops.add, ((0,), (4,)), ((3,), (0,)), 0, 1),
+         [sd((3,)), sd((4,))]),
+    Case("product_of_pads", True, "the product lives on the intersection",
+         _two_pads(ops.multiply, ((0, 1), (2, 1)), ((1, 0), (0, 1))), [sd((3, 3)), sd((4, 4))],
+         present=[("stablehlo.pad", 1), "stablehlo.slice"]),
+    Case("product_of_pads", True, "disjoint bool supports: all false",
+         _two_pads(ops.and_, ((0,), (3,)), ((3,), (0,))), [sd((2,), np.bool_), sd((2,), np.bool_)],
+         absent=["stablehlo.pad", "stablehlo.and"]),
+    Case("product_of_pads", False, "float product without finite math: inf * 0 is NaN",
+         _two_pads(ops.multiply, ((0,), (1,)), ((1,), (0,))), [sd((3,)), sd((3,))], False),
+    Case("product_of_pads", False, "interior padding", _two_pads(ops.multiply, ((0,), (1,), (1,)), ((1,), (0,), (1,))),
+         [sd((3,)), sd((3,))]),
+    Case("transpose_of_pad", True, "the pad moves below",
+         lambda x: ops.transpose(ops.pad(x, 1.0, (1, 0, 2), (0, 3, 0), (0, 1, 0)), (2, 0, 1)), [sd((2, 3, 4))]),
+    Case("transpose_of_pad", False, "the pad has another user",
+         lambda x: (lambda p: (ops.transpose(p, (1, 0)), p))(ops.pad(x, 0.0, (1, 0), (0, 0))), [sd((2, 3))]),
+    Case("reshape_of_pad", True, "merging unpadded dims",
+         lambda x: ops.reshape(ops.pad(x, 0.0, (0, 0, 1), (0, 0, 2)), (6, 7)), [sd((2, 3, 4))],
+         present=[("stablehlo.pad", 1)]),
+    Case("reshape_of_pad", True, "adding unit dims around a padded one",
+         lambda x: ops.reshape(ops.pad(x, 2.0, (1, 0), (1, 0), (1, 0)), (1, 9, 1, 4)), [sd((4, 4))]),
+    Case("reshape_of_pad", False, "the reshape merges the padded dim",
+         lambda x: ops.reshape(ops.pad(x, 0.0, (0, 1), (0, 1)), (12,)), [sd((3, 2))]),
+    Case("broadcast_of_pad", True, "new dims around the pad",
+         lambda x: ops.broadcast_in_dim(ops.pad(x, 3.0, (2,), (1,)), (4, 8, 2), (1,)), [sd((5,))]),
+    Case("broadcast_of_pad", False, "a padded dim of size 1 is expanded",
+         lambda x: ops.broadcast_in_dim(ops.pad(x, 3.0, (1, 0), (0, 0)), (4, 3), (0, 1)), [sd((0, 3))]),
+    Case("concatenate_of_pads", True, "two pads become one",
+         _concat(lambda a, b: ops.pad(a, 0.0, (0, 2), (0, 0)), lambda a, b: ops.pad(b, 0.0, (0, 0), (0, 3)), dim=1),
+         [sd((2, 3)), sd((2, 4))], present=[("stablehlo.pad", 1)]),
+    Case("concatenate_of_pads", True, "zero blocks around x: one pad",
+         _concat(lambda x: const(np.zeros((3, 2))), lambda x: x, lambda x: const(np.zeros((1, 2)))),
+         [sd((4, 2))], absent=["stablehlo.concatenate"], present=[("stablehlo.pad", 1)]),
+    Case("concatenate_of_pads", True, "neighbouring slices and a zero block: a shift",
+         _concat(lambda x: ops.slice(x, (1,), (3,)), lambda x: ops.slice(x, (3,), (6,)), lambda x: const(np.zeros(1))),
+         [sd((6,))], absent=["stablehlo.concatenate"]),
+    Case("concatenate_of_pads", True, "pads that also pad the other dim alike",
+         _concat(lambda a, b: ops.pad(a, 1.0, (1, 1), (0, 1)), lambda a, b: ops.pad(b, 1.0, (0, 1), (2, 1))),
+         [sd((2, 3)), sd((1, 3))], present=[("stablehlo.pad", 1)]),
+    Case("concatenate_of_pads", False, "an FNO spectrum: a zero block between two values",
+         _concat(lambda a, b: a, lambda a, b: const(np.zeros((2, 3))), lambda a, b: b), [sd((2, 3)), sd((2, 3))]),
+    Case("concatenate_of_pads", False, "the padding values differ",
+         _concat(lambda a, b: pad1(a, 1, 0, 0.0), lambda a, b: pad1(b, 0, 1, 1.0)), [sd((2,)), sd((2,))]),
+    Case("concatenate_of_pads", False, "a pad pads another dim, next to an unpadded value",
+         _concat(lambda a, b: ops.pad(a, 0.0, (0, 1), (0, 1)), lambda a, b: b), [sd((2, 3)), sd((2, 5))]),
+]
+
+CASES = PAD_CASES + FOLD_CASES + FFT_CASES + INVERSE_CASES + SPECTRAL_CASES + PUSH_CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.pattern}-{'fires' if c.fires else 'not'}-{i}"
