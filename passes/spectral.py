@@ -266,6 +266,8 @@ def truncated_forward_fft(op, rewriter):
     if all(len(kept[a]) == out_shape[a] and len(positions[a]) == lengths[i] for i, a in enumerate(axes)):
         return NO_MATCH
     in_shape = [len(positions[a]) if a in axes else n for a, n in enumerate(shape_of(x))]
+    if 0 in in_shape or 0 in out_shape:
+        return NO_MATCH
     order = ([axes[-1]] + axes[:-1]) if kind == "RFFT" else axes
     plan = [(a, len(positions[a]), len(kept[a]), True) for a in order]
     filled = 0 if in_shape == list(shape_of(x)) else math.prod(shape_of(x)) * dtype_of(x).itemsize
@@ -318,6 +320,11 @@ ZERO = _Support(None, None)
 
 def _support(value, axes):
     """The nonzero part of ``value`` (through zero pads and concatenates with zero blocks)."""
+    s = _support_of(value, axes)
+    return ZERO if s is not ZERO and any(not s.positions[a] for a in axes) else s
+
+
+def _support_of(value, axes):
     if is_zero(value):
         return ZERO
     shape = shape_of(value)
