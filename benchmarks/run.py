@@ -6,7 +6,10 @@ overhead for a one-element add. Prints absolute times and ratios hloforge/jax, c
 targets, writes benchmarks/results.json and, with matplotlib (the `bench` extra),
 benchmarks/results.png.
 
-Run: python benchmarks/run.py [--quick]
+Also times the default pass pipeline on a generated 10,000-op module (``benchmarks/passes.py``;
+absolute target: under 1 s).
+
+Run: python benchmarks/run.py [--quick] [--cases fno2d_b8,passes_10k]
 """
 from __future__ import annotations
 
@@ -32,6 +35,9 @@ import models  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 # metric -> the largest acceptable ratio hloforge/jax (None: no target)
 TARGETS = {"trace_emit": 0.5, "first_call": 1.0, "steady": 1.02, "dispatch": 1.3}
+# (case, metric) -> a target of its own: a ratio, or seconds for rows without a jax counterpart
+CASE_TARGETS = {("round_trip", "steady"): 0.6, ("fno2d_b8", "steady"): 0.85}
+ABSOLUTE_TARGETS = {("passes_10k", "passes"): 1.0}
 
 
 def cases(quick: bool):
@@ -48,6 +54,9 @@ def cases(quick: bool):
         x3 = rng.standard_normal((64, 3, 64, 64)).astype(np.float32)
         p3 = models.fno_params(2, (16, 16), 64, 4, 3, rng)
         out.append(("fno2d_64", functools.partial(models.fno, modes=(16, 16), padding=0), (x3, p3)))
+    x4 = rng.standard_normal((8, 3, 64, 64)).astype(np.float32)  # the FNO-2D of issue 15: batch 8, width 32
+    p4 = models.fno_params(2, (12, 12), 32, 4, 3, rng)
+    out.append(("fno2d_b8", functools.partial(models.fno, modes=(12, 12), padding=0), (x4, p4)))
     xr = rng.standard_normal((b, 64, 64)).astype(np.float32)
     out.append(("round_trip", models.round_trips, (xr, rng.standard_normal((64, 64)).astype(np.float32))))
     xv = rng.standard_normal((b, 197, 192)).astype(np.float32)
@@ -129,16 +138,32 @@ def measure_dispatch(repeats):
     return {"hloforge": {"dispatch": statistics.median(h)}, "jax": {"dispatch": statistics.median(j)}}
 
 
+def measure_passes(repeats, n_ops=10_000):
+    """The default pipeline on benchmarks/passes.py's generated module (no jax counterpart)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("pass_bench", os.path.join(HERE, "passes.py"))
+    pass_bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pass_bench)
+    template = pass_bench.build(n_ops)
+    times = []
+    for _ in range(repeats):
+        m = template.clone()
+        t = time.perf_counter(); m.optimize(); times.append(time.perf_counter() - t)
+    return {"hloforge": {"passes": statistics.median(times)}, "jax": {}}
+
+
 def report(results):
     rows = []
     for case, r in results.items():
         for metric, t_h in r["hloforge"].items():
             t_j = r["jax"].get(metric)
             ratio = t_h / t_j if t_j else None
-            target = TARGETS.get(metric)
-            if case == "round_trip" and metric == "steady":
-                target = 0.6
-            ok = None if target is None or ratio is None else ratio <= target
+            target = CASE_TARGETS.get((case, metric), TARGETS.get(metric))
+            if (case, metric) in ABSOLUTE_TARGETS:
+                target = ABSOLUTE_TARGETS[(case, metric)]
+                ok = t_h <= target
+            else:
+                ok = None if target is None or ratio is None else ratio <= target
             rows.append((case, metric, t_h, t_j, ratio, target, ok))
     print(f"{'case':<11} {'metric':<11} {'hloforge':>11} {'jax':>11} {'ratio':>7} {'target':>7}  ok")
     for case, metric, t_h, t_j, ratio, target, ok in rows:
@@ -146,7 +171,7 @@ def report(results):
         print(f"{case:<11} {metric:<11} {fmt(t_h):>11} {fmt(t_j) if t_j else '-':>11} "
               f"{ratio if ratio is not None else float('nan'):7.2f} {target if target else '-':>7}  "
               f"{'-' if ok is None else 'yes' if ok else 'MISS'}")
-    misses = [f"{c}/{m} ({r:.2f} > {t})" for c, m, _, _, r, t, ok in rows if ok is False]
+    misses = [f"{c}/{m} ({r if r is not None else h:.2f} > {t})" for c, m, h, _, r, t, ok in rows if ok is False]
     print("targets missed: " + (", ".join(misses) if misses else "none"))
     return rows
 
@@ -175,13 +200,19 @@ def plot(rows, path):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller batches, fewer repeats, fewer cases")
+    parser.add_argument("--cases", help="comma-separated case names to run (default: all, dispatch and passes_10k)")
     args = parser.parse_args(argv)
     repeats = 3 if args.quick else 7
+    wanted = None if args.cases is None else set(args.cases.split(","))
     results = {}
     for name, program, case_args in cases(args.quick):
-        print(f"measuring {name} ...", flush=True)
-        results[name] = measure(name, program, case_args, repeats)
-    results["dispatch"] = measure_dispatch(repeats)
+        if wanted is None or name in wanted:
+            print(f"measuring {name} ...", flush=True)
+            results[name] = measure(name, program, case_args, repeats)
+    if wanted is None or "dispatch" in wanted:
+        results["dispatch"] = measure_dispatch(repeats)
+    if wanted is None or "passes_10k" in wanted:
+        results["passes_10k"] = measure_passes(repeats)
     rows = report(results)
     with open(os.path.join(HERE, "results.json"), "w") as f:
         json.dump({"machine": {"cpus": os.cpu_count(), "jax": jax.__version__}, "quick": args.quick,

@@ -4,8 +4,7 @@ A pass is either a family of patterns (a ``PATTERNS``-style table: name -> (root
 class or names, callback)) applied by MLIR's greedy driver, one pattern of any family
 (``pattern:NAME``), or one of MLIR's own passes (``canonicalize``, ``cse``, ``symbol-dce``).
 A pipeline is a comma-separated list of pass names; ``default`` is
-``inline, symbol-dce, canonicalize, cse`` followed by ``constant-fold,
-pad-canonicalize, fft-canonicalize, inverse-fft-elimination`` repeated until a round
+``inline, symbol-dce, canonicalize, cse`` followed by ``FIXPOINT`` repeated until a round
 fires no pattern. The module is verified after every pass.
 """
 from __future__ import annotations
