@@ -117,39 +117,68 @@ def _pair_to_real(theta, scale):
 # ---------------------------------------------------------------- the contraction chain
 
 class _Chain:
-    """Builds a sequence of one-axis DFT contractions on a real tensor (with a trailing pair axis
-    while the values are complex), tracking where each original axis is."""
+    """Builds a sequence of one-axis DFT contractions in real arithmetic, tracking where each original
+    axis is. A complex input is split once, re and im concatenated along the first contracted axis;
+    between contractions complex values carry a trailing (re, im) axis; the last contraction puts
+    re and im side by side along its output axis, so no reshapes are needed at either end."""
 
     def __init__(self, value, complex_input: bool, loc):
         self.loc = loc
-        shape = list(shape_of(value))
-        self.order = list(range(len(shape)))  # current position -> original axis
+        self.shape = list(shape_of(value))
+        self.order = list(range(len(self.shape)))  # current position -> original axis
         self.real = _real_of(element_type(value)) if complex_input else element_type(value)
         self.dtype = np.dtype(np.float64) if str(self.real) == "f64" else np.dtype(np.float32)
-        self.paired = complex_input
-        self.value = _to_pair(value, shape, self.real, loc) if complex_input else value
-        self.shape = shape + [2] if complex_input else shape
+        self.state = "complex" if complex_input else "real"  # then "pair", "split" or "real"
+        self.value = value
 
-    def contract(self, axis: int, matrix: np.ndarray, out_pair: bool):
+    @property
+    def paired(self) -> bool:
+        return self.state in ("complex", "pair")
+
+    def contract(self, axis: int, matrix: np.ndarray, out_pair: bool, last: bool):
+        """``matrix``: [k, n(, q)] for a real input, [p, k, n(, q)] for a complex one (p, q: re/im)."""
         pos = self.order.index(axis)
-        n_out = matrix.shape[2 if self.paired else 1]
-        if self.paired:
+        if self.state == "complex":  # [re | im] along the contracted axis
+            parts = [emit(name, [self.value], tensor(self.shape, self.real), None, self.loc)
+                     for name in ("stablehlo.real", "stablehlo.imag")]
+            doubled = list(self.shape)
+            doubled[pos] *= 2
+            self.value = emit("stablehlo.concatenate", parts, tensor(doubled, self.real), {"dimension": _i64(pos)},
+                              self.loc)
+            matrix = matrix.reshape((-1,) + matrix.shape[2:])
+            lhs, rhs, rest = [pos], [0], [d for i, d in enumerate(self.shape) if i != pos]
+        elif self.state == "pair":
             lhs, rhs = [pos, len(self.shape) - 1], [1, 0]
             rest = [d for i, d in enumerate(self.shape[:-1]) if i != pos]
         else:
-            lhs, rhs = [pos], [0]
-            rest = [d for i, d in enumerate(self.shape) if i != pos]
-        shape = rest + [n_out] + ([2] if out_pair else [])
-        m = constant(matrix, tensor(matrix.shape, self.real), self.loc)
+            lhs, rhs, rest = [pos], [0], [d for i, d in enumerate(self.shape) if i != pos]
+        n_out = matrix.shape[len(rhs)]
+        if out_pair and last:  # [re | im] along the output axis
+            matrix = np.moveaxis(matrix, -1, -2)
+            matrix = matrix.reshape(matrix.shape[:-2] + (2 * n_out,))
+            shape, self.state = rest + [2 * n_out], "split"
+        elif out_pair:
+            shape, self.state = rest + [n_out, 2], "pair"
+        else:
+            shape, self.state = rest + [n_out], "real"
+        m = constant(np.ascontiguousarray(matrix), tensor(matrix.shape, self.real), self.loc)
         self.value = dot_general(self.value, m, lhs, rhs, tensor(shape, self.real), self.loc)
-        self.shape, self.paired = shape, out_pair
+        self.shape = shape
         self.order = self.order[:pos] + self.order[pos + 1:] + [axis]
 
     def finish(self, complex_type):
-        """The result in the original axis order: complex (from the pair) or real."""
+        """The result in the original axis order: complex (from the split output) or real."""
         out = self.value
-        if self.paired:
-            out = _from_pair(out, self.shape, complex_type, self.loc)
+        if self.state == "split":
+            n = self.shape[-1] // 2
+            base = self.shape[:-1] + [n]
+            parts = []
+            for q in (0, 1):
+                attrs = {"start_indices": i64_array([0] * (len(base) - 1) + [q * n]),
+                         "limit_indices": i64_array(base[:-1] + [(q + 1) * n]), "strides": i64_array([1] * len(base))}
+                parts.append(emit("stablehlo.slice", [out], tensor(base, self.real), attrs, self.loc))
+            out = emit("stablehlo.complex", parts, tensor(base, complex_type), None, self.loc)
+            self.shape = base
         perm = [self.order.index(a) for a in range(len(self.order))]
         if perm != list(range(len(perm))):
             shape = [self.shape[p] for p in perm]
@@ -160,27 +189,6 @@ class _Chain:
 
 def _real_of(complex_element):
     return complex_element.element_type  # ir.ComplexType
-
-
-def _to_pair(value, shape, real, loc):
-    parts = []
-    for name in ("stablehlo.real", "stablehlo.imag"):
-        part = emit(name, [value], tensor(shape, real), None, loc)
-        parts.append(emit("stablehlo.reshape", [part], tensor(shape + [1], real), None, loc))
-    return emit("stablehlo.concatenate", parts, tensor(shape + [2], real),
-                {"dimension": _i64(len(shape))}, loc)
-
-
-def _from_pair(value, shape, complex_type, loc):
-    real = element_type(value)
-    base = shape[:-1]
-    parts = []
-    for q in (0, 1):
-        attrs = {"start_indices": i64_array([0] * len(base) + [q]),
-                 "limit_indices": i64_array(base + [q + 1]), "strides": i64_array([1] * len(shape))}
-        part = emit("stablehlo.slice", [value], tensor(base + [1], real), attrs, loc)
-        parts.append(emit("stablehlo.reshape", [part], tensor(base, real), None, loc))
-    return emit("stablehlo.complex", parts, tensor(base, complex_type), None, loc)
 
 
 def _i64(v):
@@ -275,11 +283,11 @@ def truncated_forward_fft(op, rewriter):
         return NO_MATCH
     with rewriter.ip:
         chain = _Chain(support.build(op.location), kind == "FFT", op.location)
-        for a, _, _, _ in plan:
+        for i, (a, _, _, _) in enumerate(plan):
             n = lengths[axes.index(a)]
             theta = _angles(positions[a], kept[a], n, -1)
             chain.contract(a, (_pair_to_pair if chain.paired else _real_to_pair)(theta, 1.0).astype(chain.dtype),
-                           True)
+                           True, i == len(plan) - 1)
         spectrum = chain.finish(element_type(op.result))
         if users is None:
             rewriter.replace_op(op, [spectrum])
@@ -421,7 +429,7 @@ def truncated_inverse_fft(op, rewriter):
             else:  # IRFFT's last axis: bins 1 .. ceil(n/2)-1 stand for two conjugate bins
                 w = np.where((np.asarray(s.positions[a]) == 0) | (2 * np.asarray(s.positions[a]) == n), 1.0, 2.0)
                 matrix = _pair_to_real(theta, w[:, None] / n)
-            chain.contract(a, matrix.astype(chain.dtype), out_pair)
+            chain.contract(a, matrix.astype(chain.dtype), out_pair, i == len(plan) - 1)
         out = chain.finish(element_type(op.result) if kind == "IFFT" else None)
     rewriter.replace_op(op, [out])
 
