@@ -107,3 +107,13 @@ def test_cost_model_errors():
         hf.trace(lambda x: x, hf.ShapeDtype((2,), F32)).optimize(cost_model="tpu")
     with pytest.raises(ValueError, match="config.cost_model must be None, 'cpu', 'gpu' or .*, got 3"):
         hf.config.cost_model = 3
+
+
+def test_jit_uses_the_cost_model_of_its_device(monkeypatch):
+    from hloforge.frontend.jit import _cost_model_for
+    assert _cost_model_for(None) is None  # Module.optimize's default: hf.config
+    assert _cost_model_for("gpu") == "gpu" and _cost_model_for("cpu") == "cpu"
+    monkeypatch.setattr(hf.config, "cost_model", "cpu")
+    assert _cost_model_for("gpu") is None  # an explicit hf.config.cost_model wins
+    x = random((4, 32, 32), F32, seed=7)
+    assert_close(np.asarray(hf.jit(_fno_like, device="cpu")(x)), np.asarray(hf.jit(_fno_like, optimize=False)(x)))
