@@ -3,7 +3,8 @@
 Moving a pad below a transpose, reshape or broadcast lets it meet the next pad, slice or FFT
 (where ``pad-canonicalize`` and ``fft-truncate`` take over); two pads combined by an elementwise
 op become one pad (same padding) or one concatenate (disjoint supports); a concatenate of pads,
-crops and splat blocks becomes one pad of the remaining pieces. Every pattern is exact, except
+crops and splat blocks becomes one pad of the remaining pieces, and nested concatenates along
+one dim become one. Every pattern is exact, except
 where its docstring says it needs finite math (``optimize(finite_math=False)`` skips those).
 """
 from __future__ import annotations
@@ -425,6 +426,27 @@ def _materialize(s, d, v_op, block, loc):
     return _slice(src, begin, end, loc)
 
 
+def concatenate_of_concatenate(op, rewriter):
+    """concatenate([a, concatenate([b, c], d), e], d) -> concatenate([a, b, c, e], d)
+
+    Preconditions: the inner concatenate joins along the same dimension and has no other user.
+    """
+    d = ir.IntegerAttr(op.attributes["dimension"]).value
+    flat, changed = [], False
+    for o in op.operands:
+        inner = producer(o, "stablehlo.concatenate")
+        if inner is not None and has_one_use(inner.result) and ir.IntegerAttr(inner.attributes["dimension"]).value == d:
+            flat += list(inner.operands)
+            changed = True
+        else:
+            flat.append(o)
+    if not changed:
+        return NO_MATCH
+    with rewriter.ip:
+        out = _concatenate(flat, d, op.location)
+    rewriter.replace_op(op, [out])
+
+
 PATTERNS = {
     "binary_of_pads": (BINARY_OPS, binary_of_pads),
     "sum_of_disjoint_pads": (SUM_OPS, sum_of_disjoint_pads),
@@ -433,4 +455,5 @@ PATTERNS = {
     "reshape_of_pad": (stablehlo.ReshapeOp, reshape_of_pad),
     "broadcast_of_pad": (stablehlo.BroadcastInDimOp, broadcast_of_pad),
     "concatenate_of_pads": (stablehlo.ConcatenateOp, concatenate_of_pads),
+    "concatenate_of_concatenate": (stablehlo.ConcatenateOp, concatenate_of_concatenate),
 }

@@ -419,6 +419,14 @@ PUSH_CASES = [
          _concat(lambda a, b: ops.pad(a, 0.0, (0, 1), (0, 1)), lambda a, b: b), [sd((2, 3)), sd((2, 5))]),
 ]
 
+PUSH_CASES += [
+    Case("concatenate_of_concatenate", True, "nested along the same dim",
+         lambda a, b, c: ops.concatenate([ops.concatenate([a, b], 1), c], 1), [sd((2, 1)), sd((2, 2)), sd((2, 3))],
+         present=[("stablehlo.concatenate", 1)]),
+    Case("concatenate_of_concatenate", False, "the inner one joins along another dim",
+         lambda a, b, c: ops.concatenate([ops.concatenate([a, b], 0), c], 1), [sd((1, 2)), sd((1, 2)), sd((2, 3))]),
+]
+
 CASES = PAD_CASES + FOLD_CASES + FFT_CASES + INVERSE_CASES + SPECTRAL_CASES + PUSH_CASES
 
 
