@@ -4,8 +4,8 @@ Moving a pad below a transpose, reshape or broadcast lets it meet the next pad, 
 (where ``pad-canonicalize`` and ``fft-truncate`` take over); two pads combined by an elementwise
 op become one pad (same padding) or one concatenate (disjoint supports); a concatenate of pads,
 crops and splat blocks becomes one pad of the remaining pieces, and nested concatenates along
-one dim become one. Every pattern is exact, except
-where its docstring says it needs finite math (``optimize(finite_math=False)`` skips those).
+one dim become one. Every pattern is exact, except where its docstring says it needs finite
+math (``optimize(finite_math=False)`` skips those).
 """
 from __future__ import annotations
 
