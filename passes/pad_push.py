@@ -274,6 +274,54 @@ def broadcast_of_pad(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+# ---------------------------------------------------------------- interior padding
+
+def slice_of_interior_pad(op, rewriter):
+    """slice(pad(x, v, low, high, interior)) -> pad(x, v, low - start, high - (n - limit), interior)
+
+    Preconditions: the pad has interior padding (others are slice_of_pad's) and no crops; the
+    slice has stride 1 and only trims edge padding: on every dim it keeps all of x and the padding
+    between x's elements.
+    """
+    pad = producer(op.operands[0], PAD)
+    if pad is None:
+        return NO_MATCH
+    low, high, interior = _paddings(pad)
+    if not any(interior) or any(p < 0 for p in low + high):
+        return NO_MATCH
+    start, limit, strides = ints(op, "start_indices"), ints(op, "limit_indices"), ints(op, "strides")
+    n, full = shape_of(pad.operands[0]), shape_of(pad.result)
+    core = [k + max(k - 1, 0) * it for k, it in zip(n, interior)]
+    if any(st != 1 for st in strides) or any(s > lo or l < lo + c for s, l, lo, c in zip(start, limit, low, core)):
+        return NO_MATCH
+    with rewriter.ip:
+        out = _pad(pad.operands[0], pad.operands[1], [lo - s for lo, s in zip(low, start)],
+                   [hi - (f - l) for hi, f, l in zip(high, full, limit)], interior, op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+def pad_of_interior_pad(op, rewriter):
+    """pad(pad(x, v, l1, h1, interior), v, l2, h2) -> pad(x, v, l1 + l2, h1 + h2, interior)
+
+    Preconditions: the inner pad has interior padding (others are pad_of_pad's), the outer has
+    none; both padding values are equal (the same value, or constants with the same bits); no
+    edge is negative.
+    """
+    inner = producer(op.operands[0], PAD)
+    if inner is None:
+        return NO_MATCH
+    l2, h2, i2 = _paddings(op)
+    l1, h1, i1 = _paddings(inner)
+    if not any(i1) or any(i2) or any(p < 0 for p in l1 + h1 + l2 + h2):
+        return NO_MATCH
+    if not same_value(inner.operands[1], op.operands[1]):
+        return NO_MATCH
+    with rewriter.ip:
+        out = _pad(inner.operands[0], op.operands[1], [a + b for a, b in zip(l1, l2)],
+                   [a + b for a, b in zip(h1, h2)], i1, op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
 # ---------------------------------------------------------------- concatenates
 
 def _fill_value(value):
@@ -294,9 +342,9 @@ def concatenate_of_pads(op, rewriter):
     other dims, blocks filled with v, or other values; all pads pad with v (the same value or equal
     constants) and either pad no other dim alike, or pad every other dim alike while every operand
     is a pad or a v block. Pads and slices with no other user are opened: v runs merge, neighbouring
-    crops of one tensor merge, the runs at both ends become the outer pad's edges (a single
-    remaining crop of x becomes pad(x, v) with negative edges where no run meets it). Fires only
-    when that leaves fewer ops.
+    crops of one tensor merge (also with no v anywhere: concatenate([x[:k], x[k:]]) -> x), the runs
+    at both ends become the outer pad's edges (a single remaining crop of x becomes pad(x, v) with
+    negative edges where no run meets it). Fires only when that leaves fewer ops.
     """
     d = ir.IntegerAttr(op.attributes["dimension"]).value
     rank = len(shape_of(op.result))
@@ -309,9 +357,7 @@ def concatenate_of_pads(op, rewriter):
     else:
         v_op, v = None, _fill_value(op.operands[0])
         if v is None:
-            v = _fill_value(op.operands[-1])
-        if v is None:
-            return NO_MATCH
+            v = _fill_value(op.operands[-1])  # (None: only neighbouring crops can merge)
     outer = None  # the padding of the other dims, shared by every pad
     for p in pads:
         low, high, interior = _paddings(p)
@@ -353,8 +399,9 @@ def concatenate_of_pads(op, rewriter):
         if (not lead or not start) and (not trail or stop == shape_of(src)[d]):
             single = merged[0]
     needs_v = bool(lead or trail or outer_padded or any(s[0] == "v" for s in merged))
+    bare = not (lead or trail or outer_padded)
     if single is not None:
-        after = 1 + (v_op is None)
+        after = int(single[2] != 0 or single[3] != shape_of(single[1])[d]) if bare else 1 + (v_op is None)
     else:
         after = (sum(_piece_ops(s, d) for s in merged) + (len(merged) > 1) + bool(lead or trail or outer_padded)
                  + (v_op is None and needs_v))
@@ -365,7 +412,9 @@ def concatenate_of_pads(op, rewriter):
     with rewriter.ip:
         if v_op is None and needs_v:
             v_op = constant(v, tensor([], element_type(op.result)), loc)
-        if single is not None:
+        if single is not None and bare:
+            out = _materialize(single, d, v_op, None, loc)
+        elif single is not None:
             _, src, start, stop = single
             low.insert(d, lead - start), high.insert(d, trail - (shape_of(src)[d] - stop)), interior.insert(d, 0)
             out = _pad(src, v_op, low, high, interior, op.result.type, loc)
@@ -456,4 +505,6 @@ PATTERNS = {
     "broadcast_of_pad": (stablehlo.BroadcastInDimOp, broadcast_of_pad),
     "concatenate_of_pads": (stablehlo.ConcatenateOp, concatenate_of_pads),
     "concatenate_of_concatenate": (stablehlo.ConcatenateOp, concatenate_of_concatenate),
+    "slice_of_interior_pad": (stablehlo.SliceOp, slice_of_interior_pad),
+    "pad_of_interior_pad": (stablehlo.PadOp, pad_of_interior_pad),
 }

@@ -420,6 +420,23 @@ PUSH_CASES = [
 ]
 
 PUSH_CASES += [
+    Case("slice_of_interior_pad", True, "trims edge padding of a zero-inserted signal",
+         lambda x: ops.slice(ops.pad(x, 0.0, (2, 0), (3, 1), (1, 0)), (1, 0), (10, 4)), [sd((3, 3))],
+         absent=["stablehlo.slice"], present=[("stablehlo.pad", 1)]),
+    Case("slice_of_interior_pad", False, "the slice cuts into x",
+         lambda x: ops.slice(ops.pad(x, 0.0, (0,), (1,), (1,)), (1,), (6,)), [sd((3,))]),
+    Case("slice_of_interior_pad", False, "stride 2", lambda x: ops.slice(ops.pad(x, 0.0, (0,), (1,), (1,)), (0,), (6,), (2,)),
+         [sd((3,))]),
+    Case("pad_of_interior_pad", True, "edges add up around an interior pad",
+         lambda x: ops.pad(ops.pad(x, 1.0, (0, 1), (1, 0), (2, 0)), 1.0, (1, 0), (0, 2)), [sd((3, 2))],
+         present=[("stablehlo.pad", 1)]),
+    Case("pad_of_interior_pad", False, "the padding values differ",
+         lambda x: ops.pad(ops.pad(x, 1.0, (0,), (1,), (1,)), 0.0, (1,), (0,)), [sd((3,))]),
+    Case("pad_of_interior_pad", False, "the outer pad crops",
+         lambda x: ops.pad(ops.pad(x, 0.0, (0,), (1,), (1,)), 0.0, (-1,), (0,)), [sd((3,))]),
+    Case("concatenate_of_pads", True, "neighbouring slices of one tensor, no padding anywhere",
+         lambda x: ops.concatenate([ops.slice(x, (0, 0), (2, 3)), ops.slice(x, (0, 3), (2, 5))], 1), [sd((2, 5))],
+         absent=["stablehlo.concatenate", "stablehlo.slice"]),
     Case("concatenate_of_concatenate", True, "nested along the same dim",
          lambda a, b, c: ops.concatenate([ops.concatenate([a, b], 1), c], 1), [sd((2, 1)), sd((2, 2)), sd((2, 3))],
          present=[("stablehlo.concatenate", 1)]),
