@@ -217,7 +217,7 @@ def _fft_axes(op):
     return list(range(rank - len(lengths), rank)), lengths
 
 
-def _kept_by_slices(op, axes, out_shape):
+def _kept_by_slices(op, axes):
     """Per FFT axis the sorted indices some slice user reads, and the users; None if some user is
     not a slice."""
     users = [u.owner for u in op.result.uses]
@@ -260,7 +260,7 @@ def truncated_forward_fft(op, rewriter):
         return NO_MATCH
     axes, lengths = _fft_axes(op)
     out_shape = list(shape_of(op.result))
-    found = _kept_by_slices(op, axes, out_shape)
+    found = _kept_by_slices(op, axes)
     if found is None:
         kept, users = {a: list(range(out_shape[a])) for a in axes}, None
     else:
