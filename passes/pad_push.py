@@ -111,8 +111,8 @@ def sum_of_disjoint_pads(op, rewriter):
     if any(scalar_constant(p.operands[1]) is None or scalar_constant(p.operands[1]) != 0 for p in pads):
         return NO_MATCH
     sa, sb = _support(pads[0]), _support(pads[1])
-    if sa is None or sb is None:
-        return NO_MATCH
+    if sa is None or sb is None or any(b <= a for a, b in sa + sb):
+        return NO_MATCH  # (an empty x is pad_of_empty's; it would leave an empty concatenate operand)
     differ = [d for d, (x, y) in enumerate(zip(sa, sb)) if x != y]
     if len(differ) != 1:
         return NO_MATCH
