@@ -144,6 +144,16 @@ def _tracing_guard(jitted):
         active.discard(id(jitted))
 
 
+def _cost_model_for(device):
+    """The fft-truncate cost model for jit's ``device``: None (Module.optimize's default: hf.config)
+    unless a device is given and hf.config.cost_model is unset."""
+    from hloforge.runtime.settings import config
+    if device is None or config.cost_model is not None:
+        return None
+    kind = device if isinstance(device, str) else getattr(device, "platform", "cpu")
+    return "gpu" if kind in ("gpu", "cuda", "rocm") else "cpu"
+
+
 class Jitted:
     """A function compiled once per argument signature (pytree structure, shapes, dtypes)."""
 
@@ -191,7 +201,7 @@ class Jitted:
                 if entry is None:
                     module = self._trace(leaves, in_tree)
                     if self.optimize:
-                        module.optimize()
+                        module.optimize(cost_model=_cost_model_for(self.device))
                     entry = self._cache[key] = (self._compile(module, leaves, in_tree), module.out_tree)
         return entry
 

@@ -1,7 +1,8 @@
 """Pattern-rewrite passes over StableHLO modules, applied by MLIR's greedy driver.
 
 ``Module.optimize(pipeline)`` runs them; see ``pipeline`` for the pass names and the
-``PATTERNS`` tables of ``inline``, ``fold``, ``pad`` and ``fft`` for the patterns.
+``PATTERNS`` tables of ``inline``, ``fold``, ``pad``, ``pad_push``, ``fft`` and ``spectral`` for the
+patterns (``spectral.CostModel`` decides where ``fft-truncate`` pays off).
 """
 from hloforge.passes.pipeline import DEFAULT, FAMILIES, MLIR_PASSES, parse, pass_names, patterns, run
 from hloforge.passes.report import PassReport

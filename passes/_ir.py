@@ -11,9 +11,10 @@ import threading
 
 import numpy as np
 
+import hloforge.frontend.ops  # noqa: F401  (registers every op)
+from hloforge.frontend import attributes
 from hloforge.frontend.attributes import constant_array, dense, read_ints
 from hloforge.frontend.context import ir, shape_dtype_of
-import hloforge.frontend.ops  # noqa: F401  (registers every op)
 from hloforge.frontend.registry import OPS, lookup
 
 NO_MATCH = True  # a pattern callback returns a truthy value when it did not rewrite
@@ -150,3 +151,36 @@ def _constant_of(value: ir.Value, limit: int):
     if math.prod(shape_of(value)) == 0:
         return None
     return constant_array(owner, limit=limit)
+
+
+# ---------------------------------------------------------------- helpers of the newer families
+
+def cost_model():
+    """The CostModel of the running pipeline (``optimize(cost_model=...)``), or None outside one."""
+    return getattr(_options, "cost_model", None)
+
+
+@contextlib.contextmanager
+def using_cost_model(model):
+    saved, _options.cost_model = cost_model(), model
+    try:
+        yield
+    finally:
+        _options.cost_model = saved
+
+
+def is_zero(value: ir.Value) -> bool:
+    """A splat constant 0 (of any type, -0.0 included), or a broadcast_in_dim of one."""
+    b = producer(value, "stablehlo.broadcast_in_dim")
+    if b is not None:
+        value = b.operands[0]
+    c = splat_value(value)
+    return c is not None and bool(c == 0)
+
+
+def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, result_type, loc, precision="HIGHEST"):
+    """``stablehlo.dot_general`` without batching dims: lhs's free dims, then rhs's."""
+    attrs = {"dot_dimension_numbers": attributes.dot_dimensions((), (), lhs_contracting, rhs_contracting)}
+    if precision is not None:
+        attrs["precision_config"] = attributes.precision_config((precision, precision))
+    return emit("stablehlo.dot_general", [lhs, rhs], result_type, attrs, loc)

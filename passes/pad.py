@@ -133,10 +133,14 @@ def pad_of_pad(op, rewriter):
 
 
 def negative_pad(op, rewriter):
-    """pad(x, v, low, high) -> slice(x), or pad(slice(x), v, max(low, 0), max(high, 0))
+    """pad(x, v, low, high) -> slice(x), or pad(slice(x), v, low', high'), or broadcast(v)
 
     Preconditions: some edge padding is negative (a crop) and the interior padding is 0 on
-    every dimension that crops; all-nonpositive padding becomes a bare slice.
+    every dimension that crops; all-nonpositive padding becomes a bare slice. A crop may
+    reach past x into the padding on the other side (``pad(x: 2, low=-3, high=2)`` has one
+    element, the padding value): x's slice is clamped to x and the padding kept is what is
+    left of the result, so the slice never starts past its limit; when no element of x is
+    left on some dimension the result is a broadcast of v.
     """
     low, high, interior = _paddings(op)
     if all(p >= 0 for p in low + high):
@@ -144,14 +148,19 @@ def negative_pad(op, rewriter):
     if any(it and (lo < 0 or hi < 0) for lo, hi, it in zip(low, high, interior)):
         return NO_MATCH
     x = op.operands[0]
-    shape = shape_of(x)
-    start = [max(-lo, 0) for lo in low]
-    limit = [n - max(-hi, 0) for n, hi in zip(shape, high)]
+    shape, result = shape_of(x), shape_of(op.result)
+    start = [min(max(-lo, 0), n) for lo, n in zip(low, shape)]
+    limit = [max(a, min(n + hi, n)) if not it else n for a, n, hi, it in zip(start, shape, high, interior)]
+    kept = [b - a + max(b - a - 1, 0) * it for a, b, it in zip(start, limit, interior)]
+    new_low = [min(max(lo, 0), r) for lo, r in zip(low, result)]
+    new_high = [r - lo - k for r, lo, k in zip(result, new_low, kept)]
     with rewriter.ip:
-        out = _slice(x, start, limit, [1] * len(shape), op.location)
-        if any(p > 0 for p in low + high) or any(interior):
-            out = _pad(out, op.operands[1], [max(p, 0) for p in low], [max(p, 0) for p in high],
-                       interior, op.result.type, op.location)
+        if any(a == b for a, b in zip(start, limit)):
+            out = broadcast_scalar(op.operands[1], op.result.type, op.location)
+        else:
+            out = _slice(x, start, limit, [1] * len(shape), op.location)
+            if any(new_low) or any(new_high) or any(interior):
+                out = _pad(out, op.operands[1], new_low, new_high, interior, op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
 

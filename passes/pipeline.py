@@ -4,8 +4,7 @@ A pass is either a family of patterns (a ``PATTERNS`` table: name -> (tuple of r
 names, callback returning NO_MATCH when it did not rewrite)) applied by MLIR's greedy driver, one pattern of any family
 (``pattern:NAME``), or one of MLIR's own passes (``canonicalize``, ``cse``, ``symbol-dce``).
 A pipeline is a comma-separated list of pass names; ``default`` is
-``inline, symbol-dce, canonicalize, cse`` followed by ``constant-fold,
-pad-canonicalize, fft-canonicalize, inverse-fft-elimination`` repeated until a round
+``inline, symbol-dce, canonicalize, cse`` followed by ``FIXPOINT`` repeated until a round
 fires no pattern, then ``division-guard``. The module is verified after every pass.
 """
 from __future__ import annotations
@@ -18,21 +17,25 @@ import time
 from hloforge.frontend.context import ir, passmanager, rewrite
 from hloforge.frontend.context import diagnostics
 from hloforge.frontend.module import Module
-from hloforge.passes import fft, fold, guards, inline, pad
-from hloforge.passes._ir import Unsupported, assume_finite
+from hloforge.passes import fft, fold, guards, inline, pad, pad_push, spectral
+from hloforge.passes._ir import Unsupported, assume_finite, using_cost_model
 from hloforge.passes.report import PassReport
+from hloforge.runtime.settings import config
 
 FAMILIES = {
     "inline": inline.PATTERNS,
     "constant-fold": fold.PATTERNS,
     "pad-canonicalize": pad.PATTERNS,
+    "pad-push": pad_push.PATTERNS,
     "fft-canonicalize": fft.CANONICALIZE,
     "inverse-fft-elimination": fft.INVERSE,
     "division-guard": guards.PATTERNS,
+    "fft-truncate": spectral.PATTERNS,
 }
-FINITE_MATH_ONLY = frozenset({"inverse-fft-elimination"})
+FINITE_MATH_ONLY = frozenset({"inverse-fft-elimination", "fft-truncate"})
 MLIR_PASSES = ("canonicalize", "cse", "symbol-dce")
-FIXPOINT = ("constant-fold", "pad-canonicalize", "fft-canonicalize", "inverse-fft-elimination")
+FIXPOINT = ("constant-fold", "pad-canonicalize", "pad-push", "fft-canonicalize", "inverse-fft-elimination",
+            "fft-truncate")
 DEFAULT = ("inline", "symbol-dce", "canonicalize", "cse", FIXPOINT, "division-guard")
 MAX_ROUNDS = 32  # rounds of the FIXPOINT group
 MAX_ITERATIONS = 64  # the greedy driver's sweeps per pass
@@ -213,7 +216,7 @@ def _counted(name: str, fn, fired: collections.Counter):
 
 
 def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir=None,
-             print_ir_after_change: bool = False):
+             print_ir_after_change: bool = False, cost_model=None):
     """Rewrite this module in place with a pass pipeline; returns a ``PassReport``.
 
     Args:
@@ -225,14 +228,20 @@ def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir
       dump_dir: write ``NN_<pass>.mlir`` there after each pass that changed the module
         (NN: the pass's position in the run).
       print_ir_after_change: print the module after each pass that changed it.
+      cost_model: what ``fft-truncate`` assumes about the target: "cpu", "gpu" or a
+        ``hloforge.passes.spectral.CostModel``; None uses ``hf.config.cost_model``, and
+        when that is None too the model of ``hf.config.device``.
     Raises:
       ValueError: an unknown pass name, or a pass left an invalid module (the
         message names the pass and carries MLIR's diagnostic).
     Example:
       >>> report = m.optimize(); print(report)
     """
-    return run(self, pipeline, finite_math=finite_math, dump_dir=dump_dir,
-               print_ir_after_change=print_ir_after_change)
+    if cost_model is None:
+        cost_model = config.cost_model if config.cost_model is not None else config.device
+    with using_cost_model(spectral.resolve(cost_model)):
+        return run(self, pipeline, finite_math=finite_math, dump_dir=dump_dir,
+                   print_ir_after_change=print_ir_after_change)
 
 
 Module.optimize = optimize

@@ -12,6 +12,9 @@ setting             environment variable      meaning
                                               (default on; "0" turns it off; docs/runtime.md)
 ``log``             ``HLOFORGE_LOG``          XLA's C++ log lines shown: "error" (default: quiet),
                                               "warning", "info" or "debug"
+``cost_model``      ``HLOFORGE_COST_MODEL``   what ``fft-truncate`` assumes about the target: "cpu",
+                                              "gpu" or a ``passes.spectral.CostModel`` (default
+                                              None: the model of ``device``; docs/passes.md)
 ==================  ========================  =========================================
 """
 from __future__ import annotations
@@ -26,7 +29,7 @@ _DEVICE_KINDS = ("cpu", "gpu")
 class Config:
     """hloforge's runtime settings; change them as attributes: ``hf.config.cache_size = 64``."""
 
-    __slots__ = ("_device", "_cache_size", "_cache_dir", "_local_ffts", "_log")
+    __slots__ = ("_device", "_cache_size", "_cache_dir", "_local_ffts", "_log", "_cost_model")
 
     def __init__(self, environ=None):
         env = os.environ if environ is None else environ
@@ -47,6 +50,7 @@ class Config:
             self.log = log
         except ValueError:
             raise ValueError(f"HLOFORGE_LOG must be one of {tuple(pjrt.LOG_LEVELS)}, got {log!r}") from None
+        self.cost_model = env.get("HLOFORGE_COST_MODEL") or None
 
     @property
     def device(self) -> str:
@@ -109,9 +113,23 @@ class Config:
         if self is _GLOBAL[0]:
             pjrt.set_log_level(value)
 
+    @property
+    def cost_model(self):
+        """What the ``fft-truncate`` passes assume about the target: None (the model of ``device``),
+        "cpu", "gpu" or a ``hloforge.passes.spectral.CostModel``."""
+        return self._cost_model
+
+    @cost_model.setter
+    def cost_model(self, value):
+        # (duck-typed: importing hloforge.passes here would make runtime depend on passes)
+        if not (value is None or value in _DEVICE_KINDS or callable(getattr(value, "prefers_partial_dft", None))):
+            raise ValueError(f"config.cost_model must be None, 'cpu', 'gpu' or a "
+                             f"hloforge.passes.spectral.CostModel, got {value!r}")
+        self._cost_model = value
+
     def __repr__(self):
         return (f"Config(device={self.device!r}, cache_size={self.cache_size}, cache_dir={self.cache_dir!r}, "
-                f"local_ffts={self.local_ffts}, log={self.log!r})")
+                f"local_ffts={self.local_ffts}, log={self.log!r}, cost_model={self.cost_model!r})")
 
 
 _GLOBAL = [None]

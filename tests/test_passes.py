@@ -111,6 +111,12 @@ PAD_CASES = [
          absent=["stablehlo.pad"], present=["stablehlo.slice"]),
     Case("negative_pad", True, "mixed signs: pad of a slice", lambda x: ops.pad(x, 0.0, (-1, 2), (1, -1)),
          [sd((4, 5))], present=["stablehlo.slice", "stablehlo.pad"]),
+    Case("negative_pad", True, "regression: a crop past x with padding on the other side (pad(x: 2, -3, 2))",
+         lambda x: pad1(x, -3, 2, 1.5), [sd((2,))], absent=["stablehlo.pad", "stablehlo.slice"]),
+    Case("negative_pad", True, "a high crop past x with low padding, and a crop into x on dim 1",
+         lambda x: ops.pad(x, 2.0, (2, -1), (-3, 1)), [sd((2, 3))]),
+    Case("negative_pad", True, "a crop past x leaving padding, next to an interior-padded dim",
+         lambda x: ops.pad(x, 1.0, (-4, 1), (3, 0), (0, 1)), [sd((2, 3))]),
     Case("negative_pad", False, "no negative padding", lambda x: pad1(x, 1, 2), [sd((4,))]),
     Case("negative_pad", False, "interior padding on a cropped dim", lambda x: pad1(x, -1, 0, interior=1),
          [sd((4,))]),
@@ -321,7 +327,166 @@ GUARD_CASES = [
          [sd((3,), I32)]),
 ]
 
-CASES = PAD_CASES + FOLD_CASES + FFT_CASES + INVERSE_CASES + GUARD_CASES
+def _zero_filled_irfft2(y1, y2):
+    """An FNO inverse: two corner blocks around a zero gap, zero-padded bins, irfft2."""
+    gap = ops.constant(np.zeros((2, 6, 5), C64))
+    z = ops.concatenate([y1, gap, y2], 1)
+    return ops.fft(ops.pad(z, 0j, (0, 0, 0), (0, 0, 2)), "IRFFT", (12, 12))
+
+
+def _corner_slices(x):
+    z = ops.fft(x, "RFFT", (12, 10))
+    return ops.slice(z, (0, 0, 0), (2, 3, 4)), ops.slice(z, (0, 9, 0), (2, 12, 4))
+
+
+SPECTRAL_CASES = [
+    Case("truncated_inverse_fft", True, "irfft of zero-padded bins",
+         lambda y: ops.fft(ops.pad(y, 0j, (0, 0), (0, 3)), "IRFFT", (16,)), [sd((4, 6), C64)],
+         absent=["stablehlo.fft", "stablehlo.pad"], present=["stablehlo.dot_general"]),
+    Case("truncated_inverse_fft", True, "odd length: no Nyquist bin",
+         lambda y: ops.fft(ops.pad(y, 0j, (0,), (5,)), "IRFFT", (15,)), [sd((3,), C64)], absent=["stablehlo.fft"]),
+    Case("truncated_inverse_fft", True, "FNO corners: concatenate with a zero block, then pad",
+         _zero_filled_irfft2, [sd((2, 3, 5), C64), sd((2, 3, 5), C64)], absent=["stablehlo.fft"]),
+    Case("truncated_inverse_fft", True, "ifft of an interior-padded spectrum",
+         lambda y: ops.fft(ops.pad(y, 0j, (0, 1), (0, 2), (0, 1)), "IFFT", (8,)), [sd((2, 3), C64)],
+         absent=["stablehlo.fft"]),
+    Case("truncated_inverse_fft", False, "the padding value is 1, not 0",
+         lambda y: ops.fft(ops.pad(y, 1 + 0j, (0,), (3,)), "IRFFT", (16,)), [sd((6,), C64)]),
+    Case("truncated_inverse_fft", False, "nothing is zero-filled", lambda y: ops.fft(y, "IRFFT", (16,)),
+         [sd((9,), C64)]),
+    Case("truncated_inverse_fft", False, "finite_math=False",
+         lambda y: ops.fft(ops.pad(y, 0j, (0,), (3,)), "IRFFT", (16,)), [sd((6,), C64)], False),
+    Case("truncated_forward_fft", True, "rfft of which one slice of modes is read",
+         lambda x: ops.slice(ops.fft(x, "RFFT", (16,)), (0, 0), (3, 4)), [sd((3, 16))],
+         absent=["stablehlo.fft"], present=["stablehlo.dot_general"]),
+    Case("truncated_forward_fft", True, "rfft2 read by two corner slices", _corner_slices, [sd((2, 12, 10))],
+         absent=["stablehlo.fft"]),
+    Case("truncated_forward_fft", True, "a strided slice of a complex fft",
+         lambda x: ops.slice(ops.fft(x, "FFT", (8, 16)), (0, 0, 1), (2, 2, 16), (1, 1, 5)), [sd((2, 8, 16), C64)],
+         absent=["stablehlo.fft"]),
+    Case("truncated_forward_fft", True, "rfft of a short zero-padded kernel (FFT convolution)",
+         lambda k: ops.fft(pad1(k, 0, 59), "RFFT", (64,)), [sd((5,))], absent=["stablehlo.fft", "stablehlo.pad"]),
+    Case("truncated_forward_fft", True, "fft2 of a zero-padded block, one slice read",
+         lambda x: ops.slice(ops.fft(ops.pad(x, 0j, (0, 2, 0), (0, 10, 12)), "FFT", (16, 16)), (0, 0, 0), (2, 16, 5)),
+         [sd((2, 4, 4), C64)], absent=["stablehlo.fft", "stablehlo.pad"]),
+    Case("truncated_forward_fft", False, "a zero-padded signal whose every mode is used: the FFT is cheaper",
+         lambda x: ops.fft(pad1(x, 0, 6), "RFFT", (256,)), [sd((250,))]),
+    Case("truncated_forward_fft", False, "another user reads the whole spectrum",
+         lambda x: (lambda z: (ops.slice(z, (0,), (3,)), ops.abs(z)))(ops.fft(x, "RFFT", (16,))), [sd((16,))]),
+    Case("truncated_forward_fft", False, "the slices read every mode",
+         lambda x: (lambda z: (ops.slice(z, (0,), (5,)), ops.slice(z, (4,), (9,))))(ops.fft(x, "RFFT", (16,))),
+         [sd((16,))]),
+    Case("truncated_forward_fft", False, "finite_math=False",
+         lambda x: ops.slice(ops.fft(x, "RFFT", (16,)), (0,), (3,)), [sd((16,))], False),
+]
+
+
+
+def _two_pads(f, cfg_a, cfg_b, va=0.0, vb=0.0):
+    return lambda a, b: f(ops.pad(a, va, *cfg_a), ops.pad(b, vb, *cfg_b))
+
+
+def _concat(*pieces, dim=0):
+    return lambda *xs: ops.concatenate([p(*xs) for p in pieces], dim)
+
+
+PUSH_CASES = [
+    Case("binary_of_pads", True, "add of two equally padded values",
+         _two_pads(ops.add, ((1, 0), (0, 2)), ((1, 0), (0, 2)), 1.0, 2.0), [sd((3, 4)), sd((3, 4))],
+         present=[("stablehlo.pad", 1)]),
+    Case("binary_of_pads", True, "compare keeps its direction; crops and interior padding are fine",
+         _two_pads(lambda a, b: ops.compare(a, b, "LT"), ((-1,), (2,), (1,)), ((-1,), (2,), (1,)), 0.0, 1.0),
+         [sd((4,)), sd((4,))], present=[("stablehlo.pad", 1)]),
+    Case("binary_of_pads", False, "the paddings differ", _two_pads(ops.multiply, ((1,), (0,)), ((0,), (1,))),
+         [sd((4,)), sd((4,))]),
+    Case("binary_of_pads", False, "a pad has another user",
+         lambda a, b: (lambda p, q: (p * q, p))(pad1(a, 1, 0), pad1(b, 1, 0)), [sd((4,)), sd((4,))]),
+    Case("sum_of_disjoint_pads", True, "two halves become one concatenate",
+         _two_pads(ops.add, ((0, 0), (0, 5)), ((0, 3), (0, 0))), [sd((2, 3)), sd((2, 5))],
+         absent=["stablehlo.pad", "stablehlo.add"], present=["stablehlo.concatenate"]),
+    Case("sum_of_disjoint_pads", True, "a gap and outer padding on both dims",
+         _two_pads(ops.or_, ((1, 0), (1, 7)), ((1, 5), (1, 3))), [sd((2, 3), np.bool_), sd((2, 2), np.bool_)],
+         present=[("stablehlo.pad", 1)]),
+    Case("sum_of_disjoint_pads", True, "int add is exact without finite math",
+         _two_pads(ops.add, ((0,), (4,)), ((3,), (0,))), [sd((3,), I32), sd((4,), I32)], False,
+         absent=["stablehlo.pad"]),
+    Case("sum_of_disjoint_pads", False, "the supports overlap", _two_pads(ops.add, ((0,), (2,)), ((1,), (0,))),
+         [sd((3,)), sd((4,))]),
+    Case("sum_of_disjoint_pads", False, "float add without finite math: -0.0 + 0.0 is +0.0",
+         _two_pads(ops.add, ((0,), (4,)), ((3,), (0,))), [sd((3,)), sd((4,))], False),
+    Case("sum_of_disjoint_pads", False, "a padding value is 1", _two_pads(ops.add, ((0,), (4,)), ((3,), (0,)), 0, 1),
+         [sd((3,)), sd((4,))]),
+    Case("product_of_pads", True, "the product lives on the intersection",
+         _two_pads(ops.multiply, ((0, 1), (2, 1)), ((1, 0), (0, 1))), [sd((3, 3)), sd((4, 4))],
+         present=[("stablehlo.pad", 1), "stablehlo.slice"]),
+    Case("product_of_pads", True, "disjoint bool supports: all false",
+         _two_pads(ops.and_, ((0,), (3,)), ((3,), (0,))), [sd((2,), np.bool_), sd((2,), np.bool_)],
+         absent=["stablehlo.pad", "stablehlo.and"]),
+    Case("product_of_pads", False, "float product without finite math: inf * 0 is NaN",
+         _two_pads(ops.multiply, ((0,), (1,)), ((1,), (0,))), [sd((3,)), sd((3,))], False),
+    Case("product_of_pads", False, "interior padding", _two_pads(ops.multiply, ((0,), (1,), (1,)), ((1,), (0,), (1,))),
+         [sd((3,)), sd((3,))]),
+    Case("transpose_of_pad", True, "the pad moves below",
+         lambda x: ops.transpose(ops.pad(x, 1.0, (1, 0, 2), (0, 3, 0), (0, 1, 0)), (2, 0, 1)), [sd((2, 3, 4))]),
+    Case("transpose_of_pad", False, "the pad has another user",
+         lambda x: (lambda p: (ops.transpose(p, (1, 0)), p))(ops.pad(x, 0.0, (1, 0), (0, 0))), [sd((2, 3))]),
+    Case("reshape_of_pad", True, "merging unpadded dims",
+         lambda x: ops.reshape(ops.pad(x, 0.0, (0, 0, 1), (0, 0, 2)), (6, 7)), [sd((2, 3, 4))],
+         present=[("stablehlo.pad", 1)]),
+    Case("reshape_of_pad", True, "adding unit dims around a padded one",
+         lambda x: ops.reshape(ops.pad(x, 2.0, (1, 0), (1, 0), (1, 0)), (1, 9, 1, 4)), [sd((4, 4))]),
+    Case("reshape_of_pad", False, "the reshape merges the padded dim",
+         lambda x: ops.reshape(ops.pad(x, 0.0, (0, 1), (0, 1)), (12,)), [sd((3, 2))]),
+    Case("broadcast_of_pad", True, "new dims around the pad",
+         lambda x: ops.broadcast_in_dim(ops.pad(x, 3.0, (2,), (1,)), (4, 8, 2), (1,)), [sd((5,))]),
+    Case("broadcast_of_pad", False, "a padded dim of size 1 is expanded",
+         lambda x: ops.broadcast_in_dim(ops.pad(x, 3.0, (1, 0), (0, 0)), (4, 3), (0, 1)), [sd((0, 3))]),
+    Case("concatenate_of_pads", True, "two pads become one",
+         _concat(lambda a, b: ops.pad(a, 0.0, (0, 2), (0, 0)), lambda a, b: ops.pad(b, 0.0, (0, 0), (0, 3)), dim=1),
+         [sd((2, 3)), sd((2, 4))], present=[("stablehlo.pad", 1)]),
+    Case("concatenate_of_pads", True, "zero blocks around x: one pad",
+         _concat(lambda x: const(np.zeros((3, 2))), lambda x: x, lambda x: const(np.zeros((1, 2)))),
+         [sd((4, 2))], absent=["stablehlo.concatenate"], present=[("stablehlo.pad", 1)]),
+    Case("concatenate_of_pads", True, "neighbouring slices and a zero block: a shift",
+         _concat(lambda x: ops.slice(x, (1,), (3,)), lambda x: ops.slice(x, (3,), (6,)), lambda x: const(np.zeros(1))),
+         [sd((6,))], absent=["stablehlo.concatenate"]),
+    Case("concatenate_of_pads", True, "pads that also pad the other dim alike",
+         _concat(lambda a, b: ops.pad(a, 1.0, (1, 1), (0, 1)), lambda a, b: ops.pad(b, 1.0, (0, 1), (2, 1))),
+         [sd((2, 3)), sd((1, 3))], present=[("stablehlo.pad", 1)]),
+    Case("concatenate_of_pads", False, "an FNO spectrum: a zero block between two values",
+         _concat(lambda a, b: a, lambda a, b: const(np.zeros((2, 3))), lambda a, b: b), [sd((2, 3)), sd((2, 3))]),
+    Case("concatenate_of_pads", False, "the padding values differ",
+         _concat(lambda a, b: pad1(a, 1, 0, 0.0), lambda a, b: pad1(b, 0, 1, 1.0)), [sd((2,)), sd((2,))]),
+    Case("concatenate_of_pads", False, "a pad pads another dim, next to an unpadded value",
+         _concat(lambda a, b: ops.pad(a, 0.0, (0, 1), (0, 1)), lambda a, b: b), [sd((2, 3)), sd((2, 5))]),
+]
+
+PUSH_CASES += [
+    Case("slice_of_interior_pad", True, "trims edge padding of a zero-inserted signal",
+         lambda x: ops.slice(ops.pad(x, 0.0, (2, 0), (3, 1), (1, 0)), (1, 0), (10, 4)), [sd((3, 3))],
+         absent=["stablehlo.slice"], present=[("stablehlo.pad", 1)]),
+    Case("slice_of_interior_pad", False, "the slice cuts into x",
+         lambda x: ops.slice(ops.pad(x, 0.0, (0,), (1,), (1,)), (1,), (6,)), [sd((3,))]),
+    Case("slice_of_interior_pad", False, "stride 2",
+         lambda x: ops.slice(ops.pad(x, 0.0, (0,), (1,), (1,)), (0,), (6,), (2,)), [sd((3,))]),
+    Case("pad_of_interior_pad", True, "edges add up around an interior pad",
+         lambda x: ops.pad(ops.pad(x, 1.0, (0, 1), (1, 0), (2, 0)), 1.0, (1, 0), (0, 2)), [sd((3, 2))],
+         present=[("stablehlo.pad", 1)]),
+    Case("pad_of_interior_pad", False, "the padding values differ",
+         lambda x: ops.pad(ops.pad(x, 1.0, (0,), (1,), (1,)), 0.0, (1,), (0,)), [sd((3,))]),
+    Case("pad_of_interior_pad", False, "the outer pad crops",
+         lambda x: ops.pad(ops.pad(x, 0.0, (0,), (1,), (1,)), 0.0, (-1,), (0,)), [sd((3,))]),
+    Case("concatenate_of_pads", True, "neighbouring slices of one tensor, no padding anywhere",
+         lambda x: ops.concatenate([ops.slice(x, (0, 0), (2, 3)), ops.slice(x, (0, 3), (2, 5))], 1), [sd((2, 5))],
+         absent=["stablehlo.concatenate", "stablehlo.slice"]),
+    Case("concatenate_of_concatenate", True, "nested along the same dim",
+         lambda a, b, c: ops.concatenate([ops.concatenate([a, b], 1), c], 1), [sd((2, 1)), sd((2, 2)), sd((2, 3))],
+         present=[("stablehlo.concatenate", 1)]),
+    Case("concatenate_of_concatenate", False, "the inner one joins along another dim",
+         lambda a, b, c: ops.concatenate([ops.concatenate([a, b], 0), c], 1), [sd((1, 2)), sd((1, 2)), sd((2, 3))]),
+]
+
+CASES = PAD_CASES + FOLD_CASES + FFT_CASES + INVERSE_CASES + GUARD_CASES + SPECTRAL_CASES + PUSH_CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.pattern}-{'fires' if c.fires else 'not'}-{i}"
@@ -422,7 +587,7 @@ def test_finite_math_false_keeps_fft_pairs():
     m = hf.trace(_fft_pair("IRFFT", "RFFT", (8,)), sd((8,)))
     report = optimize_checked(m, finite_math=False)
     assert m.op_counts()["stablehlo.fft"] == 2
-    assert report.skipped == ["inverse-fft-elimination"]
+    assert report.skipped == ["inverse-fft-elimination", "fft-truncate"]
 
 
 def test_finite_math_assumption_is_what_changes_infinities():

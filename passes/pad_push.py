@@ -1,0 +1,510 @@
+"""Pad pushing (``pad-push``): pads move past layout ops and merge through binary ops and concatenates.
+
+Moving a pad below a transpose, reshape or broadcast lets it meet the next pad, slice or FFT
+(where ``pad-canonicalize`` and ``fft-truncate`` take over); two pads combined by an elementwise
+op become one pad (same padding) or one concatenate (disjoint supports); a concatenate of pads,
+crops and splat blocks becomes one pad of the remaining pieces, and nested concatenates along
+one dim become one. Every pattern is exact, except where its docstring says it needs finite
+math (``optimize(finite_math=False)`` skips those).
+"""
+from __future__ import annotations
+
+
+import numpy as np
+
+from hloforge.frontend.context import i64_array, ir, stablehlo
+from hloforge.passes._ir import (
+    NO_MATCH, broadcast_scalar, constant, dtype_of, element_type, emit, finite_math, has_one_use, ints,
+    producer, shape_of, splat_value, tensor)
+from hloforge.passes.pad import same_value, scalar_constant
+
+PAD = "stablehlo.pad"
+
+# (these op lists will come from the op registry once it describes elementwise ops)
+BINARY_OPS = tuple(f"stablehlo.{n}" for n in (
+    "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "and", "or", "xor",
+    "atan2", "complex", "compare", "shift_left", "shift_right_arithmetic", "shift_right_logical"))
+SUM_OPS = ("stablehlo.add", "stablehlo.or", "stablehlo.xor")  # 0 is their identity on both sides
+PRODUCT_OPS = ("stablehlo.multiply", "stablehlo.and")  # 0 absorbs (for floats only without Inf/NaN)
+
+
+def _paddings(op):
+    return ints(op, "edge_padding_low"), ints(op, "edge_padding_high"), ints(op, "interior_padding")
+
+
+def _pad(x, value, low, high, interior, result_type, loc):
+    attrs = {"edge_padding_low": i64_array(low), "edge_padding_high": i64_array(high),
+             "interior_padding": i64_array(interior)}
+    return emit(PAD, [x, value], result_type, attrs, loc)
+
+
+def _slice(x, start, limit, loc):
+    shape = [b - a for a, b in zip(start, limit)]
+    attrs = {"start_indices": i64_array(start), "limit_indices": i64_array(limit),
+             "strides": i64_array([1] * len(start))}
+    return emit("stablehlo.slice", [x], tensor(shape, element_type(x)), attrs, loc)
+
+
+def _concatenate(values, dim, loc):
+    shape = list(shape_of(values[0]))
+    shape[dim] = sum(shape_of(v)[dim] for v in values)
+    return emit("stablehlo.concatenate", values, tensor(shape, element_type(values[0])),
+                {"dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)}, loc)
+
+
+def _single_use_pad(value):
+    p = producer(value, PAD)
+    return p if p is not None and has_one_use(p.result) else None
+
+
+def _is_float(value) -> bool:
+    return dtype_of(value).kind in "fcV" or str(element_type(value)) == "bf16"
+
+
+# ---------------------------------------------------------------- through binary ops
+
+def binary_of_pads(op, rewriter):
+    """f(pad(a, v, low, high, interior), pad(b, w, low, high, interior)) -> pad(f(a, b), f(v, w), ...)
+
+    Preconditions: f is an elementwise binary op (attributes such as a comparison direction are
+    kept); both pads have the same edge and interior paddings (so a and b have one shape); each pad
+    has no other user (or both operands are the same pad).
+    """
+    pa, pb = producer(op.operands[0], PAD), producer(op.operands[1], PAD)
+    if pa is None or pb is None or _paddings(pa) != _paddings(pb):
+        return NO_MATCH
+    if pa.result != pb.result and not (has_one_use(pa.result) and has_one_use(pb.result)):
+        return NO_MATCH
+    element = element_type(op.result)
+    attrs = {name: op.attributes[name] for name in op.attributes}
+    with rewriter.ip:
+        core = emit(op.name, [pa.operands[0], pb.operands[0]], tensor(shape_of(pa.operands[0]), element), attrs,
+                    op.location)
+        value = emit(op.name, [pa.operands[1], pb.operands[1]], tensor([], element), attrs, op.location)
+        out = _pad(core, value, *_paddings(pa), op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+def _support(pad):
+    """(low, high) of x's elements inside the pad's result, per dim; None with interior or crops."""
+    low, high, interior = _paddings(pad)
+    if any(interior) or any(p < 0 for p in low + high):
+        return None
+    n = shape_of(pad.operands[0])
+    return [(lo, lo + k) for lo, k in zip(low, n)]
+
+
+def sum_of_disjoint_pads(op, rewriter):
+    """pad(a, 0, l_a, h_a) + pad(b, 0, l_b, h_b) -> pad(concatenate([a, 0, b], d), 0, l_a, h_b)
+
+    Preconditions: + is add, or or xor, both padding values are 0 and the pads have no other
+    user, no interior padding and no crops; the supports of a and b are equal on every dim but one,
+    d, where they do not overlap (a zero block fills a gap between them; the pad disappears when
+    nothing is left around the concatenate). For float add only under finite math: x + 0 turns a
+    -0.0 of x into +0.0, and the concatenate keeps the -0.0.
+    """
+    if op.name == "stablehlo.add" and _is_float(op.result) and not finite_math():
+        return NO_MATCH
+    pads = [_single_use_pad(v) for v in op.operands]
+    if any(p is None for p in pads) or pads[0].result == pads[1].result:
+        return NO_MATCH
+    if any(scalar_constant(p.operands[1]) is None or scalar_constant(p.operands[1]) != 0 for p in pads):
+        return NO_MATCH
+    sa, sb = _support(pads[0]), _support(pads[1])
+    if sa is None or sb is None or any(b <= a for a, b in sa + sb):
+        return NO_MATCH  # (an empty x is pad_of_empty's; it would leave an empty concatenate operand)
+    differ = [d for d, (x, y) in enumerate(zip(sa, sb)) if x != y]
+    if len(differ) != 1:
+        return NO_MATCH
+    d = differ[0]
+    first, second = (0, 1) if sa[d][1] <= sb[d][0] else (1, 0) if sb[d][1] <= sa[d][0] else (None, None)
+    if first is None:
+        return NO_MATCH
+    s1, s2 = (sa, sb) if first == 0 else (sb, sa)
+    p1, p2 = pads[first], pads[second]
+    gap = s2[d][0] - s1[d][1]
+    full = shape_of(op.result)
+    with rewriter.ip:
+        parts = [p1.operands[0]]
+        if gap:
+            shape = list(shape_of(p1.operands[0]))
+            shape[d] = gap
+            parts.append(constant(np.zeros((), dtype_of(op.result)), tensor(shape, element_type(op.result)),
+                                  op.location))
+        parts.append(p2.operands[0])
+        out = _concatenate(parts, d, op.location)
+        low = [s[0] for s in s1]
+        high = [n - (s[1] if i != d else s2[d][1]) for i, (n, s) in enumerate(zip(full, s1))]
+        if any(low) or any(high):
+            out = _pad(out, p1.operands[1], low, high, [0] * len(full), op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+def product_of_pads(op, rewriter):
+    """pad(a, 0, l_a, h_a) * pad(b, 0, l_b, h_b) -> pad(slice(a) * slice(b), 0, ...), or broadcast(0)
+
+    Preconditions: * is multiply or and, both padding values are 0, the pads have no other user,
+    no interior padding and no crops, and their paddings differ (equal ones are binary_of_pads):
+    the product is 0 outside the intersection of the supports, kept by the slices. For floats and
+    complex only under finite math (Inf * 0 is NaN, and -x * 0 is -0.0).
+    """
+    if _is_float(op.result) and not finite_math():
+        return NO_MATCH
+    pads = [_single_use_pad(v) for v in op.operands]
+    if any(p is None for p in pads) or pads[0].result == pads[1].result or _paddings(pads[0]) == _paddings(pads[1]):
+        return NO_MATCH
+    if any(scalar_constant(p.operands[1]) is None or scalar_constant(p.operands[1]) != 0 for p in pads):
+        return NO_MATCH
+    supports = [_support(p) for p in pads]
+    if any(s is None for s in supports):
+        return NO_MATCH
+    both = [(max(x[0], y[0]), min(x[1], y[1])) for x, y in zip(*supports)]
+    full = shape_of(op.result)
+    with rewriter.ip:
+        if any(b <= a for a, b in both):
+            zero = constant(np.zeros((), dtype_of(op.result)), tensor([], element_type(op.result)), op.location)
+            rewriter.replace_op(op, [broadcast_scalar(zero, op.result.type, op.location)])
+            return None
+        parts = []
+        for p, s in zip(pads, supports):
+            start = [a - lo for (a, _), (lo, _) in zip(both, s)]
+            limit = [b - lo for (_, b), (lo, _) in zip(both, s)]
+            x = p.operands[0]
+            parts.append(x if start == [0] * len(start) and limit == list(shape_of(x)) else
+                         _slice(x, start, limit, op.location))
+        core = emit(op.name, parts, tensor([b - a for a, b in both], element_type(op.result)), None, op.location)
+        out = _pad(core, pads[0].operands[1], [a for a, _ in both], [n - b for n, (_, b) in zip(full, both)],
+                   [0] * len(full), op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+# ---------------------------------------------------------------- through layout ops
+
+def transpose_of_pad(op, rewriter):
+    """transpose(pad(x, v, low, high, interior), p) -> pad(transpose(x, p), v, low[p], high[p], interior[p])
+
+    Preconditions: the pad has no other user.
+    """
+    pad = _single_use_pad(op.operands[0])
+    if pad is None:
+        return NO_MATCH
+    perm = ints(op, "permutation")
+    low, high, interior = _paddings(pad)
+    x = pad.operands[0]
+    n = shape_of(x)
+    with rewriter.ip:
+        t = emit("stablehlo.transpose", [x], tensor([n[p] for p in perm], element_type(x)),
+                 {"permutation": i64_array(perm)}, op.location)
+        out = _pad(t, pad.operands[1], [low[p] for p in perm], [high[p] for p in perm], [interior[p] for p in perm],
+                   op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+def _standalone_dims(before, after):
+    """For each dim i of ``before`` that a reshape to ``after`` keeps whole (the same size, with the
+    same number of elements before it in row-major order), the dim of ``after`` it becomes."""
+    keep, prefix_after = {}, {}
+    acc = 1
+    for j, n in enumerate(after):
+        prefix_after.setdefault((acc, n), j)
+        acc *= n
+    acc = 1
+    for i, n in enumerate(before):
+        j = prefix_after.get((acc, n))
+        if j is not None and n > 1:
+            keep[i] = j
+        acc *= n
+    return keep
+
+
+def reshape_of_pad(op, rewriter):
+    """reshape(pad(x, v, low, high, interior)) -> pad(reshape(x), v, low', high', interior')
+
+    Preconditions: the pad has no other user, and every padded dim is kept whole by the reshape
+    (same size and the same number of elements before it, so only unpadded dims are split, merged,
+    added or removed).
+    """
+    pad = _single_use_pad(op.operands[0])
+    if pad is None:
+        return NO_MATCH
+    before, after = shape_of(pad.result), shape_of(op.result)
+    low, high, interior = _paddings(pad)
+    padded = [i for i in range(len(before)) if low[i] or high[i] or interior[i]]
+    keep = _standalone_dims(before, after)
+    if not padded or any(i not in keep for i in padded):
+        return NO_MATCH
+    x = pad.operands[0]
+    shape = list(after)
+    new_low, new_high, new_interior = [0] * len(after), [0] * len(after), [0] * len(after)
+    for i in padded:
+        j = keep[i]
+        shape[j] = shape_of(x)[i]
+        new_low[j], new_high[j], new_interior[j] = low[i], high[i], interior[i]
+    with rewriter.ip:
+        r = emit("stablehlo.reshape", [x], tensor(shape, element_type(x)), None, op.location)
+        out = _pad(r, pad.operands[1], new_low, new_high, new_interior, op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+def broadcast_of_pad(op, rewriter):
+    """broadcast_in_dim(pad(x, v, low, high, interior), dims) -> pad(broadcast_in_dim(x, dims), v, ...)
+
+    Preconditions: the pad has no other user and no padded dim is expanded by the broadcast (its
+    result dim has the pad's size).
+    """
+    pad = _single_use_pad(op.operands[0])
+    if pad is None:
+        return NO_MATCH
+    dims = ints(op, "broadcast_dimensions")
+    before, after = shape_of(pad.result), list(shape_of(op.result))
+    low, high, interior = _paddings(pad)
+    padded = [i for i in range(len(before)) if low[i] or high[i] or interior[i]]
+    if not padded or any(after[dims[i]] != before[i] for i in padded):
+        return NO_MATCH
+    x = pad.operands[0]
+    shape = list(after)
+    new_low, new_high, new_interior = [0] * len(after), [0] * len(after), [0] * len(after)
+    for i in padded:
+        shape[dims[i]] = shape_of(x)[i]
+        new_low[dims[i]], new_high[dims[i]], new_interior[dims[i]] = low[i], high[i], interior[i]
+    with rewriter.ip:
+        b = emit("stablehlo.broadcast_in_dim", [x], tensor(shape, element_type(x)),
+                 {"broadcast_dimensions": i64_array(dims)}, op.location)
+        out = _pad(b, pad.operands[1], new_low, new_high, new_interior, op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+# ---------------------------------------------------------------- interior padding
+
+def slice_of_interior_pad(op, rewriter):
+    """slice(pad(x, v, low, high, interior)) -> pad(x, v, low - start, high - (n - limit), interior)
+
+    Preconditions: the pad has interior padding (others are slice_of_pad's) and no crops; the
+    slice has stride 1 and only trims edge padding: on every dim it keeps all of x and the padding
+    between x's elements.
+    """
+    pad = producer(op.operands[0], PAD)
+    if pad is None:
+        return NO_MATCH
+    low, high, interior = _paddings(pad)
+    if not any(interior) or any(p < 0 for p in low + high):
+        return NO_MATCH
+    start, limit, strides = ints(op, "start_indices"), ints(op, "limit_indices"), ints(op, "strides")
+    n, full = shape_of(pad.operands[0]), shape_of(pad.result)
+    core = [k + max(k - 1, 0) * it for k, it in zip(n, interior)]
+    if any(st != 1 for st in strides) or any(s > lo or l < lo + c for s, l, lo, c in zip(start, limit, low, core)):
+        return NO_MATCH
+    with rewriter.ip:
+        out = _pad(pad.operands[0], pad.operands[1], [lo - s for lo, s in zip(low, start)],
+                   [hi - (f - l) for hi, f, l in zip(high, full, limit)], interior, op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+def pad_of_interior_pad(op, rewriter):
+    """pad(pad(x, v, l1, h1, interior), v, l2, h2) -> pad(x, v, l1 + l2, h1 + h2, interior)
+
+    Preconditions: the inner pad has interior padding (others are pad_of_pad's), the outer has
+    none; both padding values are equal (the same value, or constants with the same bits); no
+    edge is negative.
+    """
+    inner = producer(op.operands[0], PAD)
+    if inner is None:
+        return NO_MATCH
+    l2, h2, i2 = _paddings(op)
+    l1, h1, i1 = _paddings(inner)
+    if not any(i1) or any(i2) or any(p < 0 for p in l1 + h1 + l2 + h2):
+        return NO_MATCH
+    if not same_value(inner.operands[1], op.operands[1]):
+        return NO_MATCH
+    with rewriter.ip:
+        out = _pad(inner.operands[0], op.operands[1], [a + b for a, b in zip(l1, l2)],
+                   [a + b for a, b in zip(h1, h2)], i1, op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+# ---------------------------------------------------------------- concatenates
+
+def _fill_value(value):
+    """The 0-d value of a splat constant or of a broadcast of a 0-d splat, else None."""
+    c = splat_value(value)
+    if c is not None:
+        return c
+    b = producer(value, "stablehlo.broadcast_in_dim")
+    if b is not None and shape_of(b.operands[0]) == ():
+        return scalar_constant(b.operands[0])
+    return None
+
+
+def concatenate_of_pads(op, rewriter):
+    """concatenate([pad(a, v, ...), v-block, slice(a'), ...], d) -> pad(concatenate(pieces), v, ...)
+
+    Preconditions: along d the operands are pads (interior 0 on d), stride-1 slices covering whole
+    other dims, blocks filled with v, or other values; all pads pad with v (the same value or equal
+    constants) and either pad no other dim alike, or pad every other dim alike while every operand
+    is a pad or a v block. Pads and slices with no other user are opened: v runs merge, neighbouring
+    crops of one tensor merge (also with no v anywhere: concatenate([x[:k], x[k:]]) -> x), the runs
+    at both ends become the outer pad's edges (a single remaining crop of x becomes pad(x, v) with
+    negative edges where no run meets it). Fires only when that leaves fewer ops.
+    """
+    d = ir.IntegerAttr(op.attributes["dimension"]).value
+    rank = len(shape_of(op.result))
+    pads = [p for p in (_single_use_pad(v) for v in op.operands) if p is not None and not _paddings(p)[2][d]]
+    if pads:
+        v_op = pads[0].operands[1]
+        if any(not same_value(p.operands[1], v_op) for p in pads):
+            return NO_MATCH
+        v = scalar_constant(v_op)
+    else:
+        v_op, v = None, _fill_value(op.operands[0])
+        if v is None:
+            v = _fill_value(op.operands[-1])  # (None: only neighbouring crops can merge)
+    outer = None  # the padding of the other dims, shared by every pad
+    for p in pads:
+        low, high, interior = _paddings(p)
+        other = [(low[i], high[i], interior[i]) for i in range(rank) if i != d]
+        if outer is not None and other != outer:
+            return NO_MATCH
+        outer = other
+    outer = outer or [(0, 0, 0)] * (rank - 1)
+    outer_padded = any(any(t) for t in outer)
+    pad_results = [p.result for p in pads]
+    segments, before = [], 1  # ("v", n) | ("x", source, start, stop) | ("value", value)
+    for o in op.operands:
+        fill = _fill_value(o)
+        if v is not None and fill is not None and fill.dtype == v.dtype and fill.tobytes() == v.tobytes():
+            segments.append(("v", shape_of(o)[d]))
+            before += 1
+        elif o in pad_results:
+            p = producer(o, PAD)
+            low, high, _ = _paddings(p)
+            a, n = p.operands[0], shape_of(p.operands[0])[d]
+            segments += [("v", max(low[d], 0)), ("x", a, max(-low[d], 0), n - max(-high[d], 0)),
+                         ("v", max(high[d], 0))]
+            before += 1
+        elif outer_padded:
+            return NO_MATCH
+        elif (sl := producer(o, "stablehlo.slice")) is not None and has_one_use(sl.result) and _whole_but(sl, d):
+            segments.append(("x", sl.operands[0], ints(sl, "start_indices")[d], ints(sl, "limit_indices")[d]))
+            before += 1
+        else:
+            segments.append(("value", o))
+    merged = _merge(segments)
+    lead = merged.pop(0)[1] if merged and merged[0][0] == "v" else 0
+    trail = merged.pop()[1] if merged and merged[-1][0] == "v" else 0
+    if not merged:
+        return NO_MATCH  # all padding: pad_of_splat and constant folding see to that
+    single = None
+    if len(merged) == 1 and merged[0][0] == "x":
+        _, src, start, stop = merged[0]
+        if (not lead or not start) and (not trail or stop == shape_of(src)[d]):
+            single = merged[0]
+    needs_v = bool(lead or trail or outer_padded or any(s[0] == "v" for s in merged))
+    bare = not (lead or trail or outer_padded)
+    if single is not None:
+        after = int(single[2] != 0 or single[3] != shape_of(single[1])[d]) if bare else 1 + (v_op is None)
+    else:
+        after = (sum(_piece_ops(s, d) for s in merged) + (len(merged) > 1) + bool(lead or trail or outer_padded)
+                 + (v_op is None and needs_v))
+    if after >= before:
+        return NO_MATCH
+    loc = op.location
+    low, high, interior = [t[0] for t in outer], [t[1] for t in outer], [t[2] for t in outer]
+    with rewriter.ip:
+        if v_op is None and needs_v:
+            v_op = constant(v, tensor([], element_type(op.result)), loc)
+        if single is not None and bare:
+            out = _materialize(single, d, v_op, None, loc)
+        elif single is not None:
+            _, src, start, stop = single
+            low.insert(d, lead - start), high.insert(d, trail - (shape_of(src)[d] - stop)), interior.insert(d, 0)
+            out = _pad(src, v_op, low, high, interior, op.result.type, loc)
+        else:
+            block = list(shape_of(pads[0].operands[0]) if outer_padded else shape_of(op.result))
+            pieces = [_materialize(s, d, v_op, block, loc) for s in merged]
+            out = pieces[0] if len(pieces) == 1 else _concatenate(pieces, d, loc)
+            low.insert(d, lead), high.insert(d, trail), interior.insert(d, 0)
+            if any(low) or any(high) or any(interior):
+                out = _pad(out, v_op, low, high, interior, op.result.type, loc)
+    rewriter.replace_op(op, [out])
+
+
+def _whole_but(s, d) -> bool:
+    start, limit, strides = ints(s, "start_indices"), ints(s, "limit_indices"), ints(s, "strides")
+    n = shape_of(s.operands[0])
+    return strides[d] == 1 and all(start[i] == 0 and limit[i] == n[i] and strides[i] == 1
+                                   for i in range(len(n)) if i != d)
+
+
+def _merge(segments):
+    out = []
+    for s in segments:
+        if (s[0] == "v" and s[1] == 0) or (s[0] == "x" and s[2] == s[3]):
+            continue
+        last = out[-1] if out else None
+        if last and s[0] == last[0] == "v":
+            out[-1] = ("v", last[1] + s[1])
+        elif last and s[0] == last[0] == "x" and s[1] == last[1] and s[2] == last[3]:
+            out[-1] = ("x", last[1], last[2], s[3])
+        else:
+            out.append(s)
+    return out
+
+
+def _piece_ops(s, d) -> int:
+    """Ops that materialize one piece: a broadcast for a v run, a slice for a crop, none for a value."""
+    if s[0] == "v":
+        return 1
+    if s[0] == "x":
+        return int(s[2] != 0 or s[3] != shape_of(s[1])[d])
+    return 0
+
+
+def _materialize(s, d, v_op, block, loc):
+    if s[0] == "value":
+        return s[1]
+    if s[0] == "v":
+        shape = list(block)
+        shape[d] = s[1]
+        return broadcast_scalar(v_op, tensor(shape, element_type(v_op)), loc)
+    _, src, start, stop = s
+    n = list(shape_of(src))
+    if start == 0 and stop == n[d]:
+        return src
+    begin, end = [0] * len(n), list(n)
+    begin[d], end[d] = start, stop
+    return _slice(src, begin, end, loc)
+
+
+def concatenate_of_concatenate(op, rewriter):
+    """concatenate([a, concatenate([b, c], d), e], d) -> concatenate([a, b, c, e], d)
+
+    Preconditions: the inner concatenate joins along the same dimension and has no other user.
+    """
+    d = ir.IntegerAttr(op.attributes["dimension"]).value
+    flat, changed = [], False
+    for o in op.operands:
+        inner = producer(o, "stablehlo.concatenate")
+        if inner is not None and has_one_use(inner.result) and ir.IntegerAttr(inner.attributes["dimension"]).value == d:
+            flat += list(inner.operands)
+            changed = True
+        else:
+            flat.append(o)
+    if not changed:
+        return NO_MATCH
+    with rewriter.ip:
+        out = _concatenate(flat, d, op.location)
+    rewriter.replace_op(op, [out])
+
+
+PATTERNS = {
+    "binary_of_pads": (BINARY_OPS, binary_of_pads),
+    "sum_of_disjoint_pads": (SUM_OPS, sum_of_disjoint_pads),
+    "product_of_pads": (PRODUCT_OPS, product_of_pads),
+    "transpose_of_pad": (stablehlo.TransposeOp, transpose_of_pad),
+    "reshape_of_pad": (stablehlo.ReshapeOp, reshape_of_pad),
+    "broadcast_of_pad": (stablehlo.BroadcastInDimOp, broadcast_of_pad),
+    "concatenate_of_pads": (stablehlo.ConcatenateOp, concatenate_of_pads),
+    "concatenate_of_concatenate": (stablehlo.ConcatenateOp, concatenate_of_concatenate),
+    "slice_of_interior_pad": (stablehlo.SliceOp, slice_of_interior_pad),
+    "pad_of_interior_pad": (stablehlo.PadOp, pad_of_interior_pad),
+}

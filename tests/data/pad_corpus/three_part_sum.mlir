@@ -1,0 +1,28 @@
+module @jit_three_part_sum attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2xf32>, %arg1: tensor<3xf32>, %arg2: tensor<4xf32>) -> (tensor<9xf32> {jax.result_info = "result"}) {
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %0 = call @_pad(%arg0, %c) : (tensor<2xf32>, tensor<i32>) -> tensor<9xf32>
+    %c_0 = stablehlo.constant dense<0> : tensor<i32>
+    %1 = call @_pad_0(%arg1, %c_0) : (tensor<3xf32>, tensor<i32>) -> tensor<9xf32>
+    %2 = stablehlo.add %0, %1 : tensor<9xf32>
+    %c_1 = stablehlo.constant dense<0> : tensor<i32>
+    %3 = call @_pad_1(%arg2, %c_1) : (tensor<4xf32>, tensor<i32>) -> tensor<9xf32>
+    %4 = stablehlo.add %2, %3 : tensor<9xf32>
+    return %4 : tensor<9xf32>
+  }
+  func.func private @_pad(%arg0: tensor<2xf32>, %arg1: tensor<i32>) -> tensor<9xf32> {
+    %0 = stablehlo.convert %arg1 : (tensor<i32>) -> tensor<f32>
+    %1 = stablehlo.pad %arg0, %0, low = [0], high = [7], interior = [0] : (tensor<2xf32>, tensor<f32>) -> tensor<9xf32>
+    return %1 : tensor<9xf32>
+  }
+  func.func private @_pad_0(%arg0: tensor<3xf32>, %arg1: tensor<i32>) -> tensor<9xf32> {
+    %0 = stablehlo.convert %arg1 : (tensor<i32>) -> tensor<f32>
+    %1 = stablehlo.pad %arg0, %0, low = [2], high = [4], interior = [0] : (tensor<3xf32>, tensor<f32>) -> tensor<9xf32>
+    return %1 : tensor<9xf32>
+  }
+  func.func private @_pad_1(%arg0: tensor<4xf32>, %arg1: tensor<i32>) -> tensor<9xf32> {
+    %0 = stablehlo.convert %arg1 : (tensor<i32>) -> tensor<f32>
+    %1 = stablehlo.pad %arg0, %0, low = [5], high = [0], interior = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<9xf32>
+    return %1 : tensor<9xf32>
+  }
+}

@@ -1,0 +1,119 @@
+"""fft-truncate: partial DFTs against float64 numpy, and the cost model that decides."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_close, random
+
+import hloforge as hf
+from hloforge import ops
+from hloforge.passes import spectral
+
+F32, F64, C64, C128 = np.float32, np.float64, np.complex64, np.complex128
+NEVER = spectral.CostModel("never", dict(spectral.CPU.fft_ns), flop_ns=1e9, byte_ns=0.0)
+ALWAYS = spectral.CostModel("always", dict(spectral.CPU.fft_ns), flop_ns=0.0, byte_ns=0.0)
+
+
+def _numpy_spectral_conv(x, w, modes):
+    """The FNO spectral convolution in float64 numpy (rfftn, corners, mix, zero-fill, irfftn)."""
+    grid = x.shape[2:]
+    z = np.fft.rfftn(x.astype(F64), axes=(2, 3))
+    m0, m1 = modes
+    out = np.zeros((x.shape[0], w.shape[2], grid[0], grid[1] // 2 + 1), C128)
+    for k, rows in enumerate((slice(0, m0), slice(grid[0] - m0, grid[0]))):
+        out[:, :, rows, :m1] = np.einsum("bixy,ioxy->boxy", z[:, :, rows, :m1], w[k].astype(C128))
+    return np.fft.irfftn(out, s=grid, axes=(2, 3))
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("model", ["cpu", "gpu"])
+def test_fno_spectral_conv_matches_float64_numpy(dtype, model):
+    layer = hf.nn.SpectralConv(2, (3, 4), 3, 2)
+    w = layer.init(seed=1, dtype=C64 if dtype == F32 else C128)
+    x = random((2, 3, 10, 12), dtype, seed=2)
+    m = hf.trace(layer, hf.ShapeDtype(x.shape, dtype), hf.ShapeDtype(w.shape, w.dtype))
+    report = m.optimize(cost_model=model)
+    assert report.fired["truncated_inverse_fft"] == 1 and report.fired["truncated_forward_fft"] == 1
+    assert "stablehlo.fft" not in m.op_counts(), str(m)
+    got = np.asarray(m.compile()(x, w))
+    assert_close(got, _numpy_spectral_conv(x, w, (3, 4)).astype(dtype))
+
+
+def test_irfft_of_non_hermitian_bins_keeps_numpys_semantics():
+    """Only the real parts of the DC and Nyquist bins count, as for numpy's (and XLA's) irfft."""
+    y = random((3, 5), C64, seed=4)
+    m = hf.trace(lambda y: ops.fft(ops.pad(y, 0j, (0, 0), (0, 4)), "IRFFT", (16,)), hf.ShapeDtype(y.shape, C64))
+    m.optimize(cost_model=ALWAYS)
+    assert "stablehlo.fft" not in m.op_counts()
+    want = np.fft.irfft(np.pad(y.astype(C128), [(0, 0), (0, 4)]), n=16)
+    assert_close(np.asarray(m.compile()(y)), want.astype(F32))
+    y8 = random((9,), C64, seed=5)  # the Nyquist bin itself is kept
+    m = hf.trace(lambda y: ops.fft(ops.pad(y, 0j, (2,), (0,), (0,)), "IRFFT", (20,)), hf.ShapeDtype(y8.shape, C64))
+    m.optimize(cost_model=ALWAYS)
+    want = np.fft.irfft(np.pad(y8.astype(C128), [(2, 0)]), n=20)
+    assert_close(np.asarray(m.compile()(y8)), want.astype(F32))
+
+
+def _fno_like(x):
+    z = ops.fft(x, "RFFT", (32, 32))
+    low, high = ops.slice(z, (0, 0, 0), (4, 6, 6)), ops.slice(z, (0, 26, 0), (4, 32, 6))
+    gap = ops.constant(np.zeros((4, 20, 6), C64))
+    y = ops.pad(ops.concatenate([low * (2 + 1j), gap, high], 1), 0j, (0, 0, 0), (0, 0, 11))
+    return ops.fft(y, "IRFFT", (32, 32))
+
+
+def test_the_cost_model_decides():
+    spec = hf.ShapeDtype((4, 32, 32), F32)
+    for model, fired in [(NEVER, 0), (spectral.KEEP_FFTS, 0), (ALWAYS, 2), ("cpu", 2), ("gpu", 2)]:
+        m = hf.trace(_fno_like, spec)
+        report = m.optimize(cost_model=model)
+        assert sum(report.fired[p] for p in spectral.PATTERNS) == fired, (model, report)
+    x = random((4, 32, 32), F32, seed=6)
+    m = hf.trace(_fno_like, spec)
+    want = np.asarray(m.compile()(x))
+    m.optimize(cost_model="cpu")
+    assert_close(np.asarray(m.compile()(x)), want)
+
+
+def test_config_cost_model_is_the_default(monkeypatch):
+    monkeypatch.setattr(hf.config, "cost_model", NEVER)
+    m = hf.trace(_fno_like, hf.ShapeDtype((4, 32, 32), F32))
+    assert not any(m.optimize().fired[p] for p in spectral.PATTERNS)
+    m = hf.trace(_fno_like, hf.ShapeDtype((4, 32, 32), F32))
+    assert m.optimize(cost_model="cpu").fired["truncated_inverse_fft"] == 1  # the argument wins
+
+
+def test_finite_math_false_skips_fft_truncate():
+    m = hf.trace(_fno_like, hf.ShapeDtype((4, 32, 32), F32))
+    report = m.optimize(finite_math=False, cost_model=ALWAYS)
+    assert "fft-truncate" in report.skipped and m.op_counts()["stablehlo.fft"] == 2
+
+
+def test_gpu_model_favours_matmuls_more_than_cpu():
+    """A 4096-point rfft keeping 36 modes: the matmul only pays off on the GPU model."""
+    lengths, kept = (4096,), 36
+    for model, wanted in [(spectral.CPU, False), (spectral.GPU, True)]:
+        fft = model.fft_cost("RFFT", 64, lengths)
+        dft = model.dft_cost(spectral._flops([64, 4096], False, [(1, 4096, kept, True)]))
+        assert model.prefers_partial_dft(fft, dft) == wanted, model.name
+
+
+def test_cost_model_errors():
+    with pytest.raises(ValueError, match="fft_ns needs exactly the keys FFT, IFFT, RFFT, IRFFT, got \\['FFT'\\]"):
+        spectral.CostModel("bad", {"FFT": 1.0}, 0.1, 0.1)
+    with pytest.raises(ValueError, match="flop_ns must be a number >= 0, got -1"):
+        spectral.CostModel("bad", dict(spectral.CPU.fft_ns), -1, 0.1)
+    with pytest.raises(ValueError, match="cost_model must be None, 'cpu', 'gpu' or a .*CostModel, got 'tpu'"):
+        hf.trace(lambda x: x, hf.ShapeDtype((2,), F32)).optimize(cost_model="tpu")
+    with pytest.raises(ValueError, match="config.cost_model must be None, 'cpu', 'gpu' or .*, got 3"):
+        hf.config.cost_model = 3
+
+
+def test_jit_uses_the_cost_model_of_its_device(monkeypatch):
+    from hloforge.frontend.jit import _cost_model_for
+    assert _cost_model_for(None) is None  # Module.optimize's default: hf.config
+    assert _cost_model_for("gpu") == "gpu" and _cost_model_for("cpu") == "cpu"
+    monkeypatch.setattr(hf.config, "cost_model", "cpu")
+    assert _cost_model_for("gpu") is None  # an explicit hf.config.cost_model wins
+    x = random((4, 32, 32), F32, seed=7)
+    assert_close(np.asarray(hf.jit(_fno_like, device="cpu")(x)), np.asarray(hf.jit(_fno_like, optimize=False)(x)))
