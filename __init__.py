@@ -2,7 +2,7 @@
 import sys as _sys
 
 from hloforge.frontend import lax, nn, numpy, ops
-from hloforge.frontend.ad import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
+from hloforge.frontend.ad import custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
 from hloforge.frontend.dtypes import bfloat16
 from hloforge.frontend.jit import Jitted, jit, trace
 from hloforge.frontend.module import Module, ShapeDtype
@@ -23,4 +23,4 @@ for _name, _mod in (("numpy", numpy), ("numpy.fft", numpy.fft), ("ops", ops), ("
 __all__ = ["jit", "trace", "Jitted", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
            "ShardedExecutable", "devices", "config", "Mesh", "NamedSharding", "P", "DeviceNotFoundError",
            "CompileError", "ExecutionError", "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
-           "hessian", "numpy", "ops", "nn", "lax", "bfloat16", "__version__"]
+           "hessian", "custom_vjp", "custom_jvp", "numpy", "ops", "nn", "lax", "bfloat16", "__version__"]
