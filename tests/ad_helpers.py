@@ -14,6 +14,9 @@ RTOL = {np.dtype(np.float32): 2e-4, np.dtype(np.complex64): 2e-4,
 def close(actual, expected, rtol=None):
     for a, e in zip(tree_util.tree_leaves(actual), tree_util.tree_leaves(expected)):
         a, e = np.asarray(a), np.asarray(e)
+        if e.dtype == jax.dtypes.float0:  # jax's cotangent of an integer input; hloforge gives zeros
+            assert not np.any(a), a
+            continue
         assert a.shape == e.shape, (a.shape, e.shape)
         assert a.dtype == e.dtype, (a.dtype, e.dtype)
         tol = rtol if rtol is not None else RTOL.get(e.dtype, 1e-6)
@@ -41,7 +44,9 @@ def check_against_jax(hf_fn, jax_fn, *primals, rtol=None, seed=1):
         cts = random_like(out, seed)
         tangents = random_like(primals, seed + 1)
         want_ct = jax_vjp(cts)
-        want_out, want_t = jax.jvp(jax_fn, primals, tangents)
+        jax_tangents = tuple(t if np.asarray(t).dtype.kind in "fc" else np.zeros(np.shape(t), jax.dtypes.float0)
+                             for t in tangents)
+        want_out, want_t = jax.jvp(jax_fn, primals, jax_tangents)
     got_out, hf_vjp = hf.vjp(hf_fn, *primals)
     close(got_out, want_out, rtol)
     close(hf_vjp(cts), want_ct, rtol)
