@@ -1,6 +1,8 @@
 """Small emitters the derivative rules share (all build StableHLO through hloforge.ops)."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from hloforge.frontend import dtypes
@@ -64,3 +66,17 @@ def replace_zero(x) -> Tensor:
     """x with zeros replaced by ones (guards a division whose numerator is zero there)."""
     zero = zeros_like(x)
     return ops.select(ops.compare(x, zero, "EQ"), like(1, x), x)
+
+
+_needed = threading.local()
+
+
+def needs(i: int) -> bool:
+    """Inside a vjp rule: whether operand ``i``'s cotangent is used (it depends on the
+    differentiated inputs). Rules may skip emitting the others; returning them anyway is fine."""
+    mask = getattr(_needed, "mask", None)
+    return mask is None or mask[i]
+
+
+def set_needed(mask):
+    _needed.mask = mask

@@ -91,6 +91,7 @@ def _vjp_symbolic(fn, primals, has_aux, what):
     xs, in_tree, out, tape = _trace_inline(fn, primals, what)
     out, aux = _split_aux(out, has_aux, what)
     outs, out_tree = _flat_outputs(out, what)
+    active = core.active_values(tape, xs)
 
     def vjp_fn(cotangent):
         c_leaves, c_tree = tree_util.tree_flatten(cotangent)
@@ -101,7 +102,7 @@ def _vjp_symbolic(fn, primals, has_aux, what):
             c = _as_cotangent(c, o, what, i)
             if differentiable(o.dtype):
                 seeds[o.value] = c if o.value not in seeds else ops.add(seeds[o.value], c)
-        cts = core.backward(tape, seeds)
+        cts = core.backward(tape, seeds, active)
         grads = [_or_zeros(cts.get(x.value), x) for x in xs]
         return tree_util.tree_unflatten(in_tree, grads)
 

@@ -9,7 +9,7 @@ and differentiated with their Python rule (hf.custom_vjp / hf.custom_jvp).
 """
 from __future__ import annotations
 
-from hloforge.frontend.ad._util import add_any, differentiable
+from hloforge.frontend.ad._util import add_any, differentiable, set_needed
 from hloforge.frontend.context import ir
 from hloforge.frontend.registry import OPS
 from hloforge.frontend.tracing import current_builder
@@ -42,10 +42,15 @@ class Entry:
             raise NotImplementedError(f"hloforge AD: no {kind} rule for {self.name}; add OPS[{self.name!r}].{kind}")
         return rule
 
-    def vjp(self, cts) -> list:
+    def vjp(self, cts, needed=None) -> list:
         if hasattr(self.info, "custom_vjp"):
             return self.info.custom_vjp(self, cts)
-        out = self._rule("vjp")(self.ins, self.outs, cts, **self.params)
+        rule = self._rule("vjp")
+        set_needed(needed)
+        try:
+            out = rule(self.ins, self.outs, cts, **self.params)
+        finally:
+            set_needed(None)
         return _checked(self, "vjp", out, self.ins)
 
     def jvp(self, tangents) -> list:
@@ -142,10 +147,27 @@ def reemit_function(func_op, args, symbols) -> tuple:
     raise ValueError(f"hloforge AD: function body has no return")
 
 
-def backward(tape, seeds: dict) -> dict:
-    """Cotangents (ir.Value -> Tensor) of every value the tape reads, from output ``seeds``."""
+def active_values(tape, inputs) -> set:
+    """The values that depend on ``inputs`` (Tensors): only their cotangents are needed."""
+    active = {x.value for x in inputs if differentiable(x.dtype)}
+    for e in tape:
+        if any(x.value in active for x in e.ins):
+            active.update(o.value for o in e.outs if differentiable(o.dtype))
+            if e.sub is not None:
+                active.update(active_values(e.sub[1], e.ins))
+    return active
+
+
+def backward(tape, seeds: dict, active=None) -> dict:
+    """Cotangents (ir.Value -> Tensor) of every value the tape reads, from output ``seeds``.
+
+    ``active``: the values that depend on the differentiated inputs (``active_values``); ops that
+    read none of them are skipped, and only active operands receive cotangents.
+    """
     ct = dict(seeds)
     for e in reversed(tape):
+        if active is not None and not any(x.value in active for x in e.ins):
+            continue
         if e.sub is not None:  # an inlined call: its results' cotangents go to the copy's outputs
             sub_outs, sub_tape = e.sub
             inner = {}
@@ -153,7 +175,7 @@ def backward(tape, seeds: dict) -> dict:
                 c = ct.pop(o.value, None)
                 if c is not None:
                     inner[s.value] = add_any(inner.get(s.value), c)
-            inner_ct = backward(sub_tape, inner) if inner else {}
+            inner_ct = backward(sub_tape, inner, active) if inner else {}
             for x in e.ins:  # (the copy reads the call's operand Tensors themselves)
                 c = inner_ct.pop(x.value, None)
                 if c is not None:
@@ -162,8 +184,9 @@ def backward(tape, seeds: dict) -> dict:
         cts = [ct.pop(o.value, None) for o in e.outs]
         if all(c is None for c in cts):
             continue
-        for x, c in zip(e.ins, e.vjp(cts)):
-            if c is not None and differentiable(x.dtype):
+        needed = [differentiable(x.dtype) and (active is None or x.value in active) for x in e.ins]
+        for x, c, n in zip(e.ins, e.vjp(cts, needed), needed):
+            if c is not None and n:
                 ct[x.value] = add_any(ct.get(x.value), c)
     return ct
 

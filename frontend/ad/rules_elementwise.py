@@ -12,7 +12,7 @@ import math
 from hloforge.frontend import dtypes
 from hloforge.frontend import ops
 from hloforge.frontend.ad._util import (
-    add_any, conj, differentiable, like, replace_zero, unbroadcast, zeros_like)
+    add_any, conj, differentiable, like, needs, replace_zero, unbroadcast, zeros_like)
 from hloforge.frontend.registry import OPS
 
 
@@ -125,7 +125,8 @@ def _binary(dl, dr):
     def vjp(ins, outs, cts):
         x, y = ins
         c = cts[0]
-        return [ops.multiply(c, dl(x, y, outs[0])), ops.multiply(c, dr(x, y, outs[0]))]
+        return [ops.multiply(c, dl(x, y, outs[0])) if needs(0) else None,
+                ops.multiply(c, dr(x, y, outs[0])) if needs(1) else None]
     return jvp, vjp
 
 
@@ -139,7 +140,7 @@ def _sub_jvp(ins, outs, ts):
 
 
 _set("stablehlo.add", _add_jvp, lambda ins, outs, cts: [cts[0], cts[0]])
-_set("stablehlo.subtract", _sub_jvp, lambda ins, outs, cts: [cts[0], ops.neg(cts[0])])
+_set("stablehlo.subtract", _sub_jvp, lambda ins, outs, cts: [cts[0], ops.neg(cts[0]) if needs(1) else None])
 _set("stablehlo.multiply", *_binary(lambda x, y, z: y, lambda x, y, z: x))
 _set("stablehlo.divide", *_binary(lambda x, y, z: ops.divide(like(1, y), y), lambda x, y, z: ops.neg(ops.divide(z, y))))
 
@@ -203,7 +204,7 @@ def _select_jvp(ins, outs, ts):
 def _select_vjp(ins, outs, cts):
     c = cts[0]
     zero = zeros_like(c)
-    return [None, ops.select(ins[0], c, zero), ops.select(ins[0], zero, c)]
+    return [None, ops.select(ins[0], c, zero) if needs(1) else None, ops.select(ins[0], zero, c) if needs(2) else None]
 
 
 _set("stablehlo.select", _select_jvp, _select_vjp)
@@ -233,7 +234,8 @@ def _clamp_jvp(ins, outs, ts):
 
 def _clamp_vjp(ins, outs, cts):
     c = cts[0]
-    return [unbroadcast(ops.select(m, c, zeros_like(c)), v.shape) for m, v in zip(_clamp_masks(*ins), ins)]
+    return [unbroadcast(ops.select(m, c, zeros_like(c)), v.shape) if needs(i) else None
+            for i, (m, v) in enumerate(zip(_clamp_masks(*ins), ins))]
 
 
 _set("stablehlo.clamp", _clamp_jvp, _clamp_vjp)

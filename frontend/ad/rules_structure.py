@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import add_any, full, instantiate, like, sum_to_scalar, zeros_like
+from hloforge.frontend.ad._util import add_any, full, instantiate, like, needs, sum_to_scalar, zeros_like
 from hloforge.frontend.registry import OPS
 
 
@@ -68,7 +68,7 @@ def _pad_vjp(ins, outs, cts, low, high, interior):
     x, c = ins[0], cts[0]
     unpadded = ops.pad(c, 0, [-lo for lo in low], [-hi for hi in high], [0] * c.ndim)
     ct_x = ops.slice(unpadded, [0] * c.ndim, unpadded.shape, [i + 1 for i in interior])
-    ct_v = ops.subtract(sum_to_scalar(c), sum_to_scalar(ct_x))
+    ct_v = ops.subtract(sum_to_scalar(c), sum_to_scalar(ct_x)) if needs(1) else None
     return [ct_x, ct_v]
 
 
@@ -137,6 +137,8 @@ def _dot_vjp(ins, outs, cts, precision, lhs_batching_dimensions, rhs_batching_di
     c_batch = tuple(range(nb))
     c_lfree = tuple(range(nb, nb + len(lfree)))
     c_rfree = tuple(range(nb + len(lfree), c.ndim))
+    if not needs(0):
+        return [None, _dot_rhs(lhs, rhs, c, precision, lb, rb, lc, rc, nb, lfree, rfree, c_batch, c_lfree)]
     # d lhs: contract c's rhs-free dims with rhs's free dims -> [batch, lhs free, rhs contracting (ascending)]
     g_l = ops.dot_general(c, rhs, c_batch, rb, c_rfree, tuple(rfree), precision=precision)
     rc_sorted = sorted(rc)
@@ -148,7 +150,12 @@ def _dot_vjp(ins, outs, cts, precision, lhs_batching_dimensions, rhs_batching_di
     for k, d in enumerate(lc):
         pos_l[d] = nb + len(lfree) + rc_sorted.index(rc[k])
     g_l = _permute(g_l, [pos_l[d] for d in range(lhs.ndim)])
-    # d rhs: contract lhs's free dims with c's lhs-free dims -> [batch, lhs contracting (ascending), rhs free]
+    g_r = _dot_rhs(lhs, rhs, c, precision, lb, rb, lc, rc, nb, lfree, rfree, c_batch, c_lfree) if needs(1) else None
+    return [g_l, g_r]
+
+
+def _dot_rhs(lhs, rhs, c, precision, lb, rb, lc, rc, nb, lfree, rfree, c_batch, c_lfree):
+    """d rhs: contract lhs's free dims with c's lhs-free dims -> [batch, lhs contracting (ascending), rhs free]."""
     g_r = ops.dot_general(lhs, c, lb, c_batch, tuple(lfree), c_lfree, precision=precision)
     lc_sorted = sorted(lc)
     pos_r = {}
@@ -158,8 +165,7 @@ def _dot_vjp(ins, outs, cts, precision, lhs_batching_dimensions, rhs_batching_di
         pos_r[d] = nb + lc_sorted.index(lc[k])
     for k, d in enumerate(rfree):
         pos_r[d] = nb + len(lc) + k
-    g_r = _permute(g_r, [pos_r[d] for d in range(rhs.ndim)])
-    return [g_l, g_r]
+    return _permute(g_r, [pos_r[d] for d in range(rhs.ndim)])
 
 
 def _permute(x, perm):
@@ -231,7 +237,7 @@ def _reduce_vjp(ins, outs, cts, dimensions, body):
     if body in ("and", "or"):
         return [None, None]
     if body == "add":
-        return [_expand(c, x, dimensions), sum_to_scalar(c)]
+        return [_expand(c, x, dimensions), sum_to_scalar(c) if needs(1) else None]
     ct_x = ops.multiply(_expand(c, x, dimensions), _reduce_partial(x, init, outs[0], dimensions, body))
     ct_init = sum_to_scalar(ops.multiply(c, _prod(x, dimensions))) if body == "mul" else None
     return [ct_x, ct_init]
