@@ -170,3 +170,19 @@ def test_module_vjp_of_a_file(tmp_path):
     g = hf.Module.load(path).vjp()
     out = g.compile()(X, np.ones_like(X), np.float64(2.0))
     close(out[2], np.exp(X) + 2.0)
+
+
+def test_every_registered_op_has_rules():
+    from hloforge.frontend.registry import OPS
+    missing = [n for n, info in OPS.items() if info.jvp is None or info.vjp is None]
+    assert not missing, missing
+
+
+def test_unsupported_op_names_itself():
+    text = """func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+      %0 = stablehlo.cosine %x : tensor<3xf32>
+      %1 = stablehlo.optimization_barrier %0 : tensor<3xf32>
+      return %1 : tensor<3xf32>
+    }"""
+    with pytest.raises(NotImplementedError, match="cannot differentiate stablehlo.optimization_barrier"):
+        hf.Module.parse(text).vjp()
