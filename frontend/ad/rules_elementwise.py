@@ -12,7 +12,7 @@ import math
 from hloforge.frontend import dtypes
 from hloforge.frontend import ops
 from hloforge.frontend.ad._util import (
-    add_any, conj, differentiable, like, needs, replace_zero, unbroadcast, zeros_like)
+    add_any, conj, differentiable, div, like, mul, needs, neg, replace_zero, splat, unbroadcast, zeros_like)
 from hloforge.frontend.registry import OPS
 
 
@@ -29,10 +29,10 @@ def zero_rules(name):
 
 def _unary(deriv):
     def jvp(ins, outs, ts):
-        return [ops.multiply(ts[0], deriv(ins[0], outs[0]))]
+        return [mul(ts[0], deriv(ins[0], outs[0]))]
 
     def vjp(ins, outs, cts):
-        return [None if cts[0] is None else ops.multiply(cts[0], deriv(ins[0], outs[0]))]
+        return [None if cts[0] is None else mul(cts[0], deriv(ins[0], outs[0]))]
     return jvp, vjp
 
 
@@ -117,16 +117,16 @@ def _binary(dl, dr):
         x, y = ins
         out = None
         if ts[0] is not None:
-            out = ops.multiply(ts[0], dl(x, y, outs[0]))
+            out = mul(ts[0], dl(x, y, outs[0]))
         if ts[1] is not None:
-            out = add_any(out, ops.multiply(ts[1], dr(x, y, outs[0])))
+            out = add_any(out, mul(ts[1], dr(x, y, outs[0])))
         return [out]
 
     def vjp(ins, outs, cts):
         x, y = ins
         c = cts[0]
-        return [ops.multiply(c, dl(x, y, outs[0])) if needs(0) else None,
-                ops.multiply(c, dr(x, y, outs[0])) if needs(1) else None]
+        return [mul(c, dl(x, y, outs[0])) if needs(0) else None,
+                mul(c, dr(x, y, outs[0])) if needs(1) else None]
     return jvp, vjp
 
 
@@ -142,7 +142,7 @@ def _sub_jvp(ins, outs, ts):
 _set("stablehlo.add", _add_jvp, lambda ins, outs, cts: [cts[0], cts[0]])
 _set("stablehlo.subtract", _sub_jvp, lambda ins, outs, cts: [cts[0], ops.neg(cts[0]) if needs(1) else None])
 _set("stablehlo.multiply", *_binary(lambda x, y, z: y, lambda x, y, z: x))
-_set("stablehlo.divide", *_binary(lambda x, y, z: ops.divide(like(1, y), y), lambda x, y, z: ops.neg(ops.divide(z, y))))
+_set("stablehlo.divide", *_binary(lambda x, y, z: div(like(1, y), y), lambda x, y, z: neg(div(z, y))))
 
 
 def _rem_dr(x, y, z):  # d fmod(x, y) / dy = -trunc(x / y)
@@ -154,6 +154,13 @@ _set("stablehlo.remainder", *_binary(lambda x, y, z: like(1, x), _rem_dr))
 
 
 def _pow_dl(x, y, z):  # y * x ** (y - 1), 0 where y == 0
+    c = splat(y)
+    if c is not None:  # a constant exponent (x ** 2): no select, no pow for 1 and 2
+        if c == 0:
+            return zeros_like(x)
+        if c == 1:
+            return like(1, x)
+        return mul(like(c, x), x if c == 2 else ops.power(x, like(c - 1, x)))
     jac = ops.multiply(replace_zero(y), ops.power(x, ops.subtract(y, like(1, y))))
     return ops.select(ops.compare(y, zeros_like(y), "EQ"), zeros_like(y), jac)
 

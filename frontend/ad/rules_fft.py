@@ -16,7 +16,7 @@ import numpy as np
 
 from hloforge.frontend import dtypes
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import conj
+from hloforge.frontend.ad._util import conj, full
 from hloforge.frontend.registry import OPS
 
 
@@ -51,7 +51,7 @@ def _vjp(ins, outs, cts, fft_type, fft_length):
     if fft_type == "IRFFT":
         r = ops.fft(c, "RFFT", fft_length)
         scaled = ops.multiply(r, _mask(r.shape[-1], fft_length[-1], r.shape, r.dtype))
-        scaled = ops.multiply(scaled, ops.broadcast_in_dim(ops.constant(np.asarray(1 / n, r.dtype)), r.shape, ()))
+        scaled = ops.multiply(scaled, full(1 / n, r.shape, r.dtype))
         out = conj(scaled)
         _irfft_cotangents(out)[out.value] = (r, tuple(fft_length))
         return [out]
@@ -62,7 +62,7 @@ def _vjp(ins, outs, cts, fft_type, fft_length):
     real = dtypes.real_dtype(c.dtype)
     weighted = ops.divide(conj(c), _mask(c.shape[-1], fft_length[-1], c.shape, c.dtype))
     x = ops.fft(weighted, "IRFFT", fft_length)
-    return [ops.multiply(x, ops.broadcast_in_dim(ops.constant(np.asarray(n, real)), x.shape, ()))]
+    return [ops.multiply(x, full(n, x.shape, real))]
 
 
 OPS["stablehlo.fft"].jvp = _jvp

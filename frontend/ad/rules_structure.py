@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import add_any, full, instantiate, like, needs, sum_to_scalar, zeros_like
+from hloforge.frontend.ad._util import add_any, full, instantiate, like, needs, splat, sum_to_scalar, zeros_like
 from hloforge.frontend.registry import OPS
 
 
@@ -66,8 +66,12 @@ def _pad_vjp(ins, outs, cts, low, high, interior):
     """Undo the edges (negative edges were crops: their cotangent is 0), then take every
     (interior + 1)-th element; the padding value gets the sum of the rest."""
     x, c = ins[0], cts[0]
-    unpadded = ops.pad(c, 0, [-lo for lo in low], [-hi for hi in high], [0] * c.ndim)
-    ct_x = ops.slice(unpadded, [0] * c.ndim, unpadded.shape, [i + 1 for i in interior])
+    if not any(interior) and min(low + high, default=0) >= 0:
+        ct_x = ops.slice(c, low, [n - hi for n, hi in zip(c.shape, high)])
+    else:
+        ct_x = ops.pad(c, 0, [-lo for lo in low], [-hi for hi in high], [0] * c.ndim)
+        if any(interior):
+            ct_x = ops.slice(ct_x, [0] * c.ndim, ct_x.shape, [i + 1 for i in interior])
     ct_v = ops.subtract(sum_to_scalar(c), sum_to_scalar(ct_x)) if needs(1) else None
     return [ct_x, ct_v]
 
@@ -180,7 +184,8 @@ _set("stablehlo.dot_general", _dot_jvp, _dot_vjp)
 def _expand(r, x, dimensions):
     """A reduce result broadcast back over the reduced dims of x."""
     kept = [d for d in range(x.ndim) if d not in dimensions]
-    return ops.broadcast_in_dim(r, x.shape, tuple(kept))
+    value = splat(r)
+    return full(value, x.shape, r.dtype) if value is not None else ops.broadcast_in_dim(r, x.shape, tuple(kept))
 
 
 def _check_body(body, name="stablehlo.reduce"):
