@@ -99,19 +99,27 @@ def tape_of_block(operations) -> list:
     """A tape of ops already emitted into the current block (their Tensors wrap the op results)."""
     b = current_builder("hloforge AD")
     tape = []
+    known: dict = {}
+
+    def tensor(v):
+        t = known.get(v)
+        if t is None:
+            t = known[v] = b.tensor(v)
+        return t
+
     for op in operations:
         op = op.operation
         if op.name == "func.return":
             continue
-        ins = [b.tensor(v) for v in op.operands]
-        outs = [b.tensor(r) for r in op.results]
+        ins = [tensor(v) for v in op.operands]
+        outs = [tensor(r) for r in op.results]
         if op.name == "func.call":
             key = _custom_key(op)
             if key is not None:
                 tape.append(Entry(op, CUSTOM_RULES[key], ins, outs))
                 continue
-            callee = symbols_of(b.module)[_callee(op)]
-            sub_outs, sub_tape = reemit_function(callee, ins, symbols_of(b.module))
+            symbols = symbols_of(b.module)
+            sub_outs, sub_tape = reemit_function(symbols[_callee(op)], ins, symbols)
             tape.append(Entry(op, None, ins, outs, sub=(sub_outs, sub_tape)))
             continue
         tape.append(Entry(op, _info(op), ins, outs))
