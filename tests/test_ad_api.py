@@ -186,3 +186,16 @@ def test_unsupported_op_names_itself():
     }"""
     with pytest.raises(NotImplementedError, match="cannot differentiate stablehlo.optimization_barrier"):
         hf.Module.parse(text).vjp()
+
+
+def test_module_vjp_of_jax_programs_with_calls_sort_reduce_select():
+    def f(x):
+        return (jnp.sum(jnp.sort(x, axis=1) * jnp.arange(5.0)) + jnp.sum(jnp.max(x, axis=0) ** 2)
+                + jnp.prod(x[0]) + jnp.sum(jnp.where(x > 0, jnp.clip(x, -0.5, 0.5), x * 3))
+                + jnp.sum(x[jnp.argmax(x[:, 0])] ** 2) + jnp.sum(jax.nn.softmax(x) * x)
+                + jax.nn.logsumexp(x) + jnp.sum(jax.nn.gelu(x))
+                + jnp.sum(jnp.pad(jnp.concatenate([x, x[::-1]], 0), ((1, 2), (0, 3))) ** 2))
+    x = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    m = hf.Module.parse(jax.jit(f).lower(x).as_text())
+    out = m.vjp().compile()(x, np.float32(1.0))
+    close(out[1], np.asarray(jax.grad(f)(x)), rtol=1e-4)
