@@ -131,6 +131,9 @@ def _dot_jvp(ins, outs, ts, precision, **dims):
 
 def _dot_vjp(ins, outs, cts, precision, lhs_batching_dimensions, rhs_batching_dimensions,
              lhs_contracting_dimensions, rhs_contracting_dimensions):
+    """Each operand's cotangent is a dot_general of the cotangent with the other operand, then a
+    transpose into the operand's layout; of the two operand orders the one that needs no
+    transpose is used when there is one."""
     lhs, rhs = ins
     c = cts[0]
     lb, rb, lc, rc = (lhs_batching_dimensions, rhs_batching_dimensions, lhs_contracting_dimensions,
@@ -141,35 +144,30 @@ def _dot_vjp(ins, outs, cts, precision, lhs_batching_dimensions, rhs_batching_di
     c_batch = tuple(range(nb))
     c_lfree = tuple(range(nb, nb + len(lfree)))
     c_rfree = tuple(range(nb + len(lfree), c.ndim))
-    if not needs(0):
-        return [None, _dot_rhs(lhs, rhs, c, precision, lb, rb, lc, rc, nb, lfree, rfree, c_batch, c_lfree)]
-    # d lhs: contract c's rhs-free dims with rhs's free dims -> [batch, lhs free, rhs contracting (ascending)]
-    g_l = ops.dot_general(c, rhs, c_batch, rb, c_rfree, tuple(rfree), precision=precision)
-    rc_sorted = sorted(rc)
-    pos_l = {}
-    for k, d in enumerate(lb):
-        pos_l[d] = k
-    for k, d in enumerate(lfree):
-        pos_l[d] = nb + k
-    for k, d in enumerate(lc):
-        pos_l[d] = nb + len(lfree) + rc_sorted.index(rc[k])
-    g_l = _permute(g_l, [pos_l[d] for d in range(lhs.ndim)])
-    g_r = _dot_rhs(lhs, rhs, c, precision, lb, rb, lc, rc, nb, lfree, rfree, c_batch, c_lfree) if needs(1) else None
-    return [g_l, g_r]
+    out = [None, None]
+    if needs(0):  # the lhs dim each result dim holds, for dot(c, rhs) and for dot(rhs, c)
+        contracted = [lc[rc.index(r)] for r in sorted(rc)]
+        out[0] = _contract_pick(
+            list(lb) + lfree + contracted,
+            lambda: ops.dot_general(c, rhs, c_batch, rb, c_rfree, tuple(rfree), precision=precision),
+            list(lb) + contracted + lfree,
+            lambda: ops.dot_general(rhs, c, rb, c_batch, tuple(rfree), c_rfree, precision=precision))
+    if needs(1):  # the rhs dim each result dim holds, for dot(lhs, c) and for dot(c, lhs)
+        contracted = [rc[lc.index(l)] for l in sorted(lc)]
+        out[1] = _contract_pick(
+            list(rb) + contracted + rfree,
+            lambda: ops.dot_general(lhs, c, lb, c_batch, tuple(lfree), c_lfree, precision=precision),
+            list(rb) + rfree + contracted,
+            lambda: ops.dot_general(c, lhs, c_batch, lb, c_lfree, tuple(lfree), precision=precision))
+    return out
 
 
-def _dot_rhs(lhs, rhs, c, precision, lb, rb, lc, rc, nb, lfree, rfree, c_batch, c_lfree):
-    """d rhs: contract lhs's free dims with c's lhs-free dims -> [batch, lhs contracting (ascending), rhs free]."""
-    g_r = ops.dot_general(lhs, c, lb, c_batch, tuple(lfree), c_lfree, precision=precision)
-    lc_sorted = sorted(lc)
-    pos_r = {}
-    for k, d in enumerate(rb):
-        pos_r[d] = k
-    for k, d in enumerate(rc):
-        pos_r[d] = nb + lc_sorted.index(lc[k])
-    for k, d in enumerate(rfree):
-        pos_r[d] = nb + len(lc) + k
-    return _permute(g_r, [pos_r[d] for d in range(rhs.ndim)])
+def _contract_pick(first, make_first, second, make_second):
+    """Build the contraction whose result is already in the operand's layout if one is, else the
+    first, transposed (``first``/``second``: the operand dim each result dim holds)."""
+    if second == sorted(second) and first != sorted(first):
+        return make_second()
+    return _permute(make_first(), [first.index(d) for d in range(len(first))])
 
 
 def _permute(x, perm):
