@@ -10,7 +10,6 @@ Run: python benchmarks/ad.py [--quick]
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import statistics
 import sys

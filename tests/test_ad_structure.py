@@ -5,7 +5,6 @@ import pytest
 from jax import lax
 
 from ad_helpers import check_against_jax, check_finite_differences
-import hloforge.numpy as hnp
 from hloforge import ops
 
 rng = np.random.default_rng(0)

@@ -113,11 +113,6 @@ def conj(x) -> Tensor:
     return ops.complex(ops.real(x), ops.neg(ops.imag(x)))
 
 
-def to_real(x) -> Tensor:
-    """The real part of a complex cotangent (for real primals), else ``x``."""
-    return ops.real(x) if dtypes.is_complex(x.dtype) else x
-
-
 def sum_to_scalar(x) -> Tensor:
     return ops.reduce(x, 0, tuple(range(x.ndim)), "add") if x.ndim else x
 

@@ -152,7 +152,7 @@ def reemit_function(func_op, args, symbols) -> tuple:
             tape.append(Entry(op, info, ins, outs))
         for r, t in zip(op.results, outs):
             values[r] = t
-    raise ValueError(f"hloforge AD: function body has no return")
+    raise ValueError("hloforge AD: function body has no return")
 
 
 def active_values(tape, inputs) -> set:
@@ -218,8 +218,6 @@ def forward(tape, tangents: dict) -> dict:
                 tan[o.value] = t
     return tan
 
-
-from hloforge.frontend.ad._util import add_any  # noqa: E402,F401  (re-exported)
 
 __all__ = ["add_any", "Entry", "tape_of_block", "reemit_function", "backward", "forward", "CUSTOM_RULES", "CUSTOM_ATTR",
            "symbols_of"]

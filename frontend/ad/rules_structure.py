@@ -65,7 +65,7 @@ def _pad_jvp(ins, outs, ts, low, high, interior):
 def _pad_vjp(ins, outs, cts, low, high, interior):
     """Undo the edges (negative edges were crops: their cotangent is 0), then take every
     (interior + 1)-th element; the padding value gets the sum of the rest."""
-    x, c = ins[0], cts[0]
+    c = cts[0]
     if not any(interior) and min(low + high, default=0) >= 0:
         ct_x = ops.slice(c, low, [n - hi for n, hi in zip(c.shape, high)])
     else:
