@@ -153,3 +153,19 @@ def test_fno2d_gradient_matches_jax():
     got = hf.grad(loss(hnp, fno2d.forward))(params, x)
     want = jax.grad(loss(jnp, lambda p, x: fno2d._forward(jnp, p, x)))(params, x)
     close(got, want, rtol=2e-4)
+
+
+def test_nn_fno_training_gradient_fft_pairs():
+    model = hf.nn.FNO(n_dims=2, modes=3, width=4, n_layers=2, in_channels=1, out_channels=1, hidden=8,
+                      padding=2)
+    params = model.init(0)
+    x = np.random.default_rng(0).standard_normal((2, 1, 8, 8)).astype(np.float32)
+
+    def loss(params, x):
+        return hnp.mean(model(x, params) ** 2)
+    fwd = hf.jit(loss).lower(params, x)
+    fwd.optimize()
+    step = hf.jit(hf.value_and_grad(loss)).lower(params, x)
+    step.optimize()
+    assert _fft_count(fwd) == 4          # rfft + irfft per layer
+    assert _fft_count(step) == 8         # and their two transposes per layer, nothing more
