@@ -199,3 +199,14 @@ def test_module_vjp_of_jax_programs_with_calls_sort_reduce_select():
     m = hf.Module.parse(jax.jit(f).lower(x).as_text())
     out = m.vjp().compile()(x, np.float32(1.0))
     close(out[1], np.asarray(jax.grad(f)(x)), rtol=1e-4)
+
+
+def test_module_jvp_and_vjp_through_jax_argmax_and_max_with_index():
+    def f(x):
+        return jnp.sum(x[jnp.argmax(x[:, 0])] ** 2) + jnp.sum(jnp.max(x, 1) * jnp.argmin(x, 1))
+    x = np.random.default_rng(1).standard_normal((4, 5)).astype(np.float32)
+    t = np.random.default_rng(2).standard_normal((4, 5)).astype(np.float32)
+    m = hf.Module.parse(jax.jit(f).lower(x).as_text())
+    _, want_t = jax.jvp(f, (x,), (t,))
+    close(m.jvp().compile()(x, t)[1], np.asarray(want_t), rtol=1e-4)
+    close(m.vjp().compile()(x, np.float32(1.0))[1], np.asarray(jax.grad(f)(x)), rtol=1e-4)

@@ -188,11 +188,41 @@ def _expand(r, x, dimensions):
 
 def _check_body(body, name="stablehlo.reduce"):
     if not isinstance(body, str) or body not in ("add", "mul", "max", "min", "and", "or"):
-        raise NotImplementedError(f"hloforge AD: {name} with a custom body is not differentiable; "
-                                  "only add, mul, max and min bodies are (got a callable body)")
+        raise NotImplementedError(f"hloforge AD: {name} with a custom body is not differentiable; only "
+                                  "add, mul, max and min bodies and argmax-like variadic reduces are")
+
+
+def _is_chooser(ins, body):
+    """A variadic reduce of one float operand with integer companions (jax's argmax/argmin: the
+    body picks an element and its index): the float result is one of the reduced elements."""
+    n = len(ins) // 2
+    kinds = [x.dtype.kind for x in ins[:n]]
+    return not isinstance(body, str) and n > 1 and kinds.count("f") == 1 and all(k in "iub" for k in kinds if k != "f")
+
+
+def _chooser_jvp(ins, outs, ts, dimensions):
+    n = len(ins) // 2
+    i = next(k for k in range(n) if ins[k].dtype.kind == "f")
+    out = [None] * n
+    if ts[i] is not None:
+        x = ins[i]
+        out[i] = ops.reduce(ops.multiply(ts[i], _reduce_partial(x, None, outs[i], dimensions, "max")), 0, dimensions, "add")
+    return out
+
+
+def _chooser_vjp(ins, outs, cts, dimensions):
+    n = len(ins) // 2
+    i = next(k for k in range(n) if ins[k].dtype.kind == "f")
+    out = [None] * len(ins)
+    if cts[i] is not None:
+        x = ins[i]
+        out[i] = ops.multiply(_expand(cts[i], x, dimensions), _reduce_partial(x, None, outs[i], dimensions, "max"))
+    return out
 
 
 def _reduce_jvp(ins, outs, ts, dimensions, body):
+    if _is_chooser(ins, body):
+        return _chooser_jvp(ins, outs, ts, dimensions)
     _check_body(body)
     x, init = ins
     tx, ti = ts
@@ -232,6 +262,8 @@ def _reduce_partial(x, init, out, dimensions, body):
 
 
 def _reduce_vjp(ins, outs, cts, dimensions, body):
+    if _is_chooser(ins, body):
+        return _chooser_vjp(ins, outs, cts, dimensions)
     _check_body(body)
     if len(ins) != 2:
         raise NotImplementedError("hloforge AD: variadic stablehlo.reduce is not differentiable")
