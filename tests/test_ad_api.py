@@ -210,3 +210,12 @@ def test_module_jvp_and_vjp_through_jax_argmax_and_max_with_index():
     _, want_t = jax.jvp(f, (x,), (t,))
     close(m.jvp().compile()(x, t)[1], np.asarray(want_t), rtol=1e-4)
     close(m.vjp().compile()(x, np.float32(1.0))[1], np.asarray(jax.grad(f)(x)), rtol=1e-4)
+
+
+def test_custom_vjp_nondiff_argnums():
+    def scale(s, x):
+        return x * s
+
+    f = hf.custom_vjp(scale, nondiff_argnums=(0,))
+    f.defvjp(lambda s, x: (x * s, None), lambda s, _, g: (g * (10.0 * s),))
+    close(hf.grad(lambda x: hnp.sum(f(2.0, x)))(X), np.full_like(X, 20.0))

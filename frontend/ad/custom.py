@@ -65,14 +65,16 @@ class custom_vjp:
       >>> f.defvjp(lambda x: (hnp.sin(x), hnp.cos(x)), lambda cos_x, g: (g * cos_x,))
     """
 
-    def __init__(self, fun):
+    def __init__(self, fun, nondiff_argnums=()):
         self.fun = fun
         self.fwd = self.bwd = None
+        self.nondiff_argnums = tuple(nondiff_argnums)
         functools.update_wrapper(self, fun)
 
     def defvjp(self, fwd, bwd):
-        """``fwd(*args) -> (out, residuals)``; ``bwd(residuals, out_cotangent) -> a tuple with one
-        cotangent per argument, of the arguments' structure``."""
+        """``fwd(*args) -> (out, residuals)``; ``bwd(*nondiff_args, residuals, out_cotangent) -> a
+        tuple with one cotangent per differentiable argument, of the arguments' structure``.
+        ``nondiff_argnums`` arguments are static (Python values), as in JAX."""
         self.fwd, self.bwd = fwd, bwd
         return self
 
@@ -82,22 +84,33 @@ class custom_vjp:
         if not _symbolic(args):
             return jit(lambda *a: self(*a))(*args)
         what = f"custom_vjp({self.__name__})"
-        flat, in_tree = _flat_args(args, what)
+        for i in self.nondiff_argnums:
+            if not -len(args) <= i < len(args):
+                raise ValueError(f"{what}: nondiff_argnums {self.nondiff_argnums} out of range for "
+                                 f"{len(args)} argument(s)")
+        static = {i % len(args): args[i] for i in self.nondiff_argnums}
+        diff = tuple(a for i, a in enumerate(args) if i not in static)
+        flat, in_tree = _flat_args(diff, what)
         key = f"hloforge_custom_vjp_{next(_counter)}_{self.__name__}"
-        rule = _VjpRule(self, in_tree, what)
+        rule = _VjpRule(self, in_tree, what, static, len(args))
         outs = _emit_call(rule.forward_flat, flat, key)
         core.CUSTOM_RULES[key] = rule
         return tree_util.tree_unflatten(rule.out_tree, outs[:rule.n_out])
 
 
 class _VjpRule:
-    def __init__(self, cv, in_tree, what):
+    def __init__(self, cv, in_tree, what, static=None, n_args=0):
         self.cv, self.in_tree, self.what = cv, in_tree, what
+        self.static, self.n_args = static or {}, n_args
         self.out_tree = self.res_tree = None
         self.n_out = 0
 
+    def _all_args(self, diff):
+        diff = iter(diff)
+        return [self.static[i] if i in self.static else next(diff) for i in range(self.n_args)]
+
     def forward_flat(self, flat):
-        out = self.cv.fwd(*tree_util.tree_unflatten(self.in_tree, flat))
+        out = self.cv.fwd(*self._all_args(tree_util.tree_unflatten(self.in_tree, flat)))
         if not isinstance(out, tuple) or len(out) != 2:
             raise TypeError(f"{self.what}: fwd must return a pair (output, residuals), got {out!r}")
         o_leaves, self.out_tree = tree_util.tree_flatten(out[0])
@@ -111,7 +124,9 @@ class _VjpRule:
     def custom_vjp(self, entry, cts):
         outs, res = entry.outs[:self.n_out], entry.outs[self.n_out:]
         ct = [instantiate(c, o) for c, o in zip(cts[:self.n_out], outs)]
-        grads = self.cv.bwd(tree_util.tree_unflatten(self.res_tree, res), tree_util.tree_unflatten(self.out_tree, ct))
+        static = [self.static[i] for i in sorted(self.static)]
+        grads = self.cv.bwd(*static, tree_util.tree_unflatten(self.res_tree, res),
+                            tree_util.tree_unflatten(self.out_tree, ct))
         n_args = len(tree_util.tree_unflatten(self.in_tree, [None] * self.in_tree.num_leaves))
         if not isinstance(grads, (tuple, list)) or len(grads) != n_args:
             raise TypeError(f"{self.what}: bwd must return a tuple with one cotangent per argument "
