@@ -14,9 +14,8 @@ import math
 
 import numpy as np
 
-from hloforge.frontend import dtypes
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import conj, full
+from hloforge.frontend.ad._util import conj
 from hloforge.frontend.registry import OPS
 
 
@@ -29,13 +28,14 @@ def _irfft_cotangents(t) -> dict:
     return table
 
 
-def _mask(n_bins, length, shape, dtype):
-    """1 for DC and (even length) Nyquist, 2 for the other bins, along the last dim of ``shape``."""
+def _mask(n_bins, length, shape, dtype, scale=1.0, invert=False):
+    """``scale`` times the mask (1 for DC and, even length, Nyquist; 2 for the other bins) or its
+    inverse, along the last dim of ``shape``: one constant and one broadcast."""
     m = np.full(n_bins, 2.0)
     m[0] = 1.0
     if length % 2 == 0:
         m[-1] = 1.0
-    c = ops.constant(m.astype(dtype))
+    c = ops.constant((scale / m if invert else scale * m).astype(dtype))
     return ops.broadcast_in_dim(c, shape, (len(shape) - 1,))
 
 
@@ -50,19 +50,15 @@ def _vjp(ins, outs, cts, fft_type, fft_length):
         return [ops.fft(c, fft_type, fft_length)]
     if fft_type == "IRFFT":
         r = ops.fft(c, "RFFT", fft_length)
-        scaled = ops.multiply(r, _mask(r.shape[-1], fft_length[-1], r.shape, r.dtype))
-        scaled = ops.multiply(scaled, full(1 / n, r.shape, r.dtype))
-        out = conj(scaled)
+        out = conj(ops.multiply(r, _mask(r.shape[-1], fft_length[-1], r.shape, r.dtype, 1 / n)))
         _irfft_cotangents(out)[out.value] = (r, tuple(fft_length))
         return [out]
     # RFFT
     known = _irfft_cotangents(c).get(c.value)
     if known is not None and known[1] == tuple(fft_length):
         return [ops.fft(known[0], "IRFFT", fft_length)]
-    real = dtypes.real_dtype(c.dtype)
-    weighted = ops.divide(conj(c), _mask(c.shape[-1], fft_length[-1], c.shape, c.dtype))
-    x = ops.fft(weighted, "IRFFT", fft_length)
-    return [ops.multiply(x, full(n, x.shape, real))]
+    weighted = ops.multiply(conj(c), _mask(c.shape[-1], fft_length[-1], c.shape, c.dtype, n, invert=True))
+    return [ops.fft(weighted, "IRFFT", fft_length)]
 
 
 OPS["stablehlo.fft"].jvp = _jvp
