@@ -2,6 +2,7 @@
 import sys as _sys
 
 from hloforge.frontend import lax, nn, numpy, ops, random
+from hloforge.frontend.ad import custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
 from hloforge.frontend.dtypes import bfloat16
 from hloforge.frontend.from_jax import from_jax
 from hloforge.frontend.jit import Jitted, jit, trace
@@ -24,5 +25,6 @@ for _name, _mod in (("numpy", numpy), ("numpy.fft", numpy.fft), ("numpy.linalg",
 
 __all__ = ["jit", "trace", "Jitted", "from_jax", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
            "ShardedExecutable", "DynamicExecutable", "devices", "config", "Mesh", "NamedSharding", "P",
-           "DeviceNotFoundError", "CompileError", "ExecutionError", "numpy", "ops", "nn", "lax", "random",
+           "DeviceNotFoundError", "CompileError", "ExecutionError", "grad", "value_and_grad", "vjp", "jvp",
+           "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp", "numpy", "ops", "nn", "lax", "random",
            "bfloat16", "__version__"]

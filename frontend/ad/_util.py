@@ -1,0 +1,150 @@
+"""Small emitters the derivative rules share (all build StableHLO through hloforge.ops)."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from hloforge.frontend import dtypes
+from hloforge.frontend import ops
+from hloforge.frontend.attributes import constant_array, dense
+from hloforge.frontend.tracing import Tensor, current_builder
+
+
+def differentiable(dtype) -> bool:
+    """Float and complex values carry tangents; integers and bools have zero tangents."""
+    return dtypes.is_inexact(dtype)
+
+
+def full(value, shape, dtype) -> Tensor:
+    """A splat constant of ``value``: one op storing one element, emitted once per trace body."""
+    b = current_builder("hloforge AD")
+    dtype, shape = dtypes.canonical(dtype), tuple(int(s) for s in shape)
+    element = np.asarray([value], dtype=dtype)
+    cache = getattr(b, "_ad_splats", None)
+    if cache is None:
+        cache = b._ad_splats = {}
+    key = (b.scope, b.ip.block, element.tobytes(), shape, dtype)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    with b.ctx:
+        attr = dense(element, shape)
+    op = b.emit("stablehlo.constant", [], [(shape, dtype)], {"value": attr})
+    t = cache[key] = Tensor(op.result, shape, dtype, b)
+    _splat_values(b)[op.result] = element[0]
+    return t
+
+
+def _splat_values(b) -> dict:
+    table = getattr(b, "_ad_splat_values", None)
+    if table is None:
+        table = b._ad_splat_values = {}
+    return table
+
+
+def splat(t):
+    """The element of ``t`` when it is a splat constant (made here, or a real-valued
+    stablehlo.constant), else None: rules fold such operands instead of emitting ops the passes
+    would fold again."""
+    known = _splat_values(t.builder).get(t.value)
+    if known is not None or dtypes.is_complex(t.dtype):
+        return known
+    owner = t.value.owner
+    if getattr(owner, "name", None) != "stablehlo.constant":
+        return None
+    got = constant_array(owner, limit=1)
+    return got[0][()] if got is not None and got[1] else None
+
+
+def mul(a, b) -> Tensor:
+    """a * b, folding splat constants and multiplications by one."""
+    sa, sb = splat(a), splat(b)
+    if sa is not None and sb is not None:
+        return full(sa * sb, a.shape, a.dtype)
+    if sa is not None and sa == 1:
+        return b
+    if sb is not None and sb == 1:
+        return a
+    if sa is not None or sb is not None:  # s * (x * s2) -> x * (s * s2): derivative code picks its order
+        s, other = (sa, b) if sa is not None else (sb, a)
+        owner = other.value.owner
+        if getattr(owner, "name", None) == "stablehlo.multiply":
+            for i in (0, 1):
+                inner = other.builder.tensor(owner.operands[i])
+                s2 = splat(inner)
+                if s2 is not None:
+                    rest = other.builder.tensor(owner.operands[1 - i])
+                    return ops.multiply(rest, full(s * s2, a.shape, a.dtype))
+    return ops.multiply(a, b)
+
+
+def div(a, b) -> Tensor:
+    """a / b, folding splat constants."""
+    sa, sb = splat(a), splat(b)
+    if sa is not None and sb is not None:
+        return full(sa / sb, a.shape, a.dtype)
+    if sb is not None and sb == 1:
+        return a
+    return ops.divide(a, b)
+
+
+def neg(a) -> Tensor:
+    sa = splat(a)
+    return full(-sa, a.shape, a.dtype) if sa is not None else ops.neg(a)
+
+
+def zeros_like(x) -> Tensor:
+    return full(0, x.shape, x.dtype)
+
+
+def like(value, x) -> Tensor:
+    return full(value, x.shape, x.dtype)
+
+
+def instantiate(t, x) -> Tensor:
+    """``t``, or zeros of x's shape and dtype where ``t`` is a symbolic zero (None)."""
+    return zeros_like(x) if t is None else t
+
+
+def conj(x) -> Tensor:
+    if not dtypes.is_complex(x.dtype):
+        return x
+    return ops.complex(ops.real(x), ops.neg(ops.imag(x)))
+
+
+def sum_to_scalar(x) -> Tensor:
+    return ops.reduce(x, 0, tuple(range(x.ndim)), "add") if x.ndim else x
+
+
+def unbroadcast(ct, shape) -> Tensor:
+    """Sum ``ct`` down to a 0-d ``shape`` (operands like select's pred or clamp's bounds)."""
+    return sum_to_scalar(ct) if tuple(shape) == () and ct.shape != () else ct
+
+
+def add_any(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return ops.add(a, b)
+
+
+def replace_zero(x) -> Tensor:
+    """x with zeros replaced by ones (guards a division whose numerator is zero there)."""
+    zero = zeros_like(x)
+    return ops.select(ops.compare(x, zero, "EQ"), like(1, x), x)
+
+
+_needed = threading.local()
+
+
+def needs(i: int) -> bool:
+    """Inside a vjp rule: whether operand ``i``'s cotangent is used (it depends on the
+    differentiated inputs). Rules may skip emitting the others; returning them anyway is fine."""
+    mask = getattr(_needed, "mask", None)
+    return mask is None or mask[i]
+
+
+def set_needed(mask):
+    _needed.mask = mask

@@ -1,0 +1,75 @@
+"""Shared checks of the AD tests: hloforge's vjp/jvp against jax's, and central differences."""
+from __future__ import annotations
+
+import jax
+import numpy as np
+from jax import tree_util
+
+import hloforge as hf
+
+RTOL = {np.dtype(np.float32): 2e-4, np.dtype(np.complex64): 2e-4,
+        np.dtype(np.float64): 1e-9, np.dtype(np.complex128): 1e-9}
+
+
+def close(actual, expected, rtol=None):
+    for a, e in zip(tree_util.tree_leaves(actual), tree_util.tree_leaves(expected)):
+        a, e = np.asarray(a), np.asarray(e)
+        if e.dtype == jax.dtypes.float0:  # jax's cotangent of an integer input; hloforge gives zeros
+            assert not np.any(a), a
+            continue
+        assert a.shape == e.shape, (a.shape, e.shape)
+        assert a.dtype == e.dtype, (a.dtype, e.dtype)
+        tol = rtol if rtol is not None else RTOL.get(e.dtype, 1e-6)
+        scale = max(np.max(np.abs(e), initial=0.0), 1.0)
+        np.testing.assert_allclose(a, e, rtol=tol, atol=tol * scale)
+
+
+def random_like(tree, seed=1):
+    rng = np.random.default_rng(seed)
+
+    def one(x):
+        x = np.asarray(x)
+        if x.dtype.kind == "c":
+            return (rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)).astype(x.dtype)
+        if x.dtype.kind == "f":
+            return rng.standard_normal(x.shape).astype(x.dtype)
+        return np.zeros(x.shape, x.dtype)
+    return tree_util.tree_map(one, tree)
+
+
+def check_against_jax(hf_fn, jax_fn, *primals, rtol=None, seed=1):
+    """hf.vjp and hf.jvp of hf_fn against jax.vjp and jax.jvp of jax_fn, random (co)tangents."""
+    with jax.enable_x64(True):
+        out, jax_vjp = jax.vjp(jax_fn, *primals)
+        cts = random_like(out, seed)
+        tangents = random_like(primals, seed + 1)
+        want_ct = jax_vjp(cts)
+        jax_tangents = tuple(t if np.asarray(t).dtype.kind in "fc" else np.zeros(np.shape(t), jax.dtypes.float0)
+                             for t in tangents)
+        want_out, want_t = jax.jvp(jax_fn, primals, jax_tangents)
+    got_out, hf_vjp = hf.vjp(hf_fn, *primals)
+    close(got_out, want_out, rtol)
+    close(hf_vjp(cts), want_ct, rtol)
+    got_out2, got_t = hf.jvp(hf_fn, primals, tangents)
+    close(got_t, want_t, rtol)
+
+
+def pairing(a, b):
+    """sum Re(a * b) over all leaves: the bilinear pairing JAX's complex cotangents use."""
+    return sum(float(np.sum(np.real(np.asarray(x) * np.asarray(y))))
+               for x, y in zip(tree_util.tree_leaves(a), tree_util.tree_leaves(b)))
+
+
+def check_finite_differences(hf_fn, *primals, eps=1e-6, rtol=1e-6, seed=3):
+    """f64: the jvp equals central differences, and <ct, J t> = <J^T ct, t> (vjp is its transpose)."""
+    f = hf.jit(hf_fn)
+    t = random_like(primals, seed)
+    plus = f(*tree_util.tree_map(lambda x, d: x + eps * d, primals, t))
+    minus = f(*tree_util.tree_map(lambda x, d: x - eps * d, primals, t))
+    fd = tree_util.tree_map(lambda p, m: (np.asarray(p) - np.asarray(m)) / (2 * eps), plus, minus)
+    out, jt = hf.jvp(hf_fn, primals, t)
+    close(jt, fd, rtol)
+    ct = random_like(out, seed + 1)
+    _, f_vjp = hf.vjp(hf_fn, *primals)
+    lhs, rhs = pairing(ct, jt), pairing(f_vjp(ct), t)
+    assert abs(lhs - rhs) <= 1e-9 * max(1.0, abs(lhs)), (lhs, rhs)

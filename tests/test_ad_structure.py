@@ -1,0 +1,128 @@
+"""Rules of the data-movement, pad, dot_general, reduce, sort and dynamic_slice ops against jax."""
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+from ad_helpers import check_against_jax, check_finite_differences
+from hloforge import ops
+
+rng = np.random.default_rng(0)
+X = rng.standard_normal((3, 4, 5))
+
+
+PAD_CONFIGS = [((1, 0, 0), (2, 1, 0), (0, 0, 0)), ((-1, 0, 2), (1, -2, 0), (1, 0, 2)),
+               ((0, -2, 1), (-1, 3, -2), (2, 1, 0)), ((-2, 1, -1), (0, 0, 0), (0, 2, 1))]
+
+
+@pytest.mark.parametrize("low,high,interior", PAD_CONFIGS)
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_pad(low, high, interior, dtype):
+    x = X.astype(dtype) + (0.5j * X[::-1] if np.dtype(dtype).kind == "c" else 0)
+    v = np.asarray(0.7, dtype)
+    cfg = list(zip(low, high, interior))
+    check_against_jax(lambda x, v: ops.pad(x, v, low, high, interior), lambda x, v: lax.pad(x, v, cfg), x, v)
+    if dtype == np.float64:
+        check_finite_differences(lambda x, v: ops.pad(x, v, low, high, interior), x, v)
+
+
+def test_movement_ops():
+    a, b = X, rng.standard_normal((3, 2, 5))
+
+    def h(a, b):
+        return (ops.reshape(a, (12, 5)), ops.transpose(a, (2, 0, 1)), ops.reverse(a, (0, 2)),
+                ops.broadcast_in_dim(b[:, 0, :], (2, 3, 4, 5), (1, 3)),
+                ops.broadcast_in_dim(ops.reshape(b[0, 0, :], (5, 1)), (5, 3, 4), (0, 2)),
+                ops.slice(a, (0, 1, 0), (3, 4, 5), (2, 2, 3)), ops.concatenate([a, b, a], 1))
+
+    def j(a, b):
+        return (a.reshape(12, 5), a.transpose(2, 0, 1), a[::-1, :, ::-1],
+                lax.broadcast_in_dim(b[:, 0, :], (2, 3, 4, 5), (1, 3)),
+                lax.broadcast_in_dim(b[0, 0, :].reshape(5, 1), (5, 3, 4), (0, 2)),
+                a[0:3:2, 1:4:2, 0:5:3], jnp.concatenate([a, b, a], 1))
+    check_against_jax(h, j, a, b)
+
+
+def test_broadcast_with_permuted_dims_finite_differences():
+    # (jax's own transpose rule rejects non-increasing broadcast_dimensions)
+    b = rng.standard_normal((2, 3))
+    check_finite_differences(lambda b: ops.broadcast_in_dim(b, (3, 4, 2), (2, 0)), b)
+    check_finite_differences(lambda b: ops.broadcast_in_dim(ops.reshape(b, (2, 1, 3)), (3, 5, 2), (2, 1, 0)), b)
+
+
+def test_dynamic_slice():
+    def h(x, i, j):
+        return (ops.dynamic_slice(x, (i, j, ops.constant(np.int32(1))), (2, 3, 3)),
+                ops.dynamic_slice(x, (ops.constant(np.int32(5)), j, i), (2, 2, 5)))
+
+    def j_(x, i, j):
+        return (lax.dynamic_slice(x, (i, j, np.int32(1)), (2, 3, 3)),
+                lax.dynamic_slice(x, (np.int32(5), j, i), (2, 2, 5)))
+    for i, j in ((0, 1), (2, 0), (1, 9)):  # (jax wraps negative starts; StableHLO clamps them)
+        check_against_jax(h, j_, X, np.int32(i), np.int32(j))
+
+
+DOTS = [((4, 3), (3, 5), (), (), (1,), (0,)), ((2, 4, 3), (2, 3, 5), (0,), (0,), (2,), (1,)),
+        ((3, 2, 4, 6), (6, 2, 3, 5), (1, 0), (1, 2), (3,), (0,)),
+        ((5, 2, 3), (3, 4, 2, 5), (0,), (3,), (2, 1), (0, 2)), ((3,), (4,), (), (), (), ())]
+
+
+@pytest.mark.parametrize("ls,rs,lb,rb,lc,rc", DOTS)
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_dot_general(ls, rs, lb, rb, lc, rc, dtype):
+    lhs = rng.standard_normal(ls).astype(dtype)
+    rhs = rng.standard_normal(rs).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        lhs = lhs + 1j * rng.standard_normal(ls)
+        rhs = rhs - 1j * rng.standard_normal(rs)
+    check_against_jax(lambda a, b: ops.dot_general(a, b, lb, rb, lc, rc),
+                      lambda a, b: lax.dot_general(a, b, ((lc, rc), (lb, rb))), lhs, rhs)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_reduce(dtype):
+    x = (X + 2.0).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        x = x + 0.3j * X
+    zeroed = x.copy()
+    zeroed[0, 0, :2] = 0  # two zeros in one product, one zero in another
+    zeroed[1, 2, 3] = 0
+    real = np.dtype(dtype).kind != "c"
+
+    def h(x, z):
+        out = [ops.reduce(x, 0.5, (1,), "add"), ops.reduce(x, 1.5, (0, 2), "mul"), ops.reduce(z, 1, (2,), "mul")]
+        if real:
+            out += [ops.reduce(x, -np.inf, (2,), "max"), ops.reduce(x, np.inf, (0, 1), "min")]
+        return tuple(out)
+
+    def j(x, z):
+        out = [jnp.sum(x, 1) + 0.5, 1.5 * jnp.prod(x, (0, 2)), jnp.prod(z, 2)]
+        if real:
+            out += [jnp.max(x, 2), jnp.min(x, (0, 1))]
+        return tuple(out)
+    check_against_jax(h, j, x, zeroed)
+
+
+def test_reduce_max_ties_split_like_jax():
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
+    check_against_jax(lambda x: ops.reduce(x, -np.inf, (1,), "max"), lambda x: jnp.max(x, 1), x)
+    check_against_jax(lambda x: ops.maximum(x, x[::-1]), lambda x: lax.max(x, x[::-1]), x)
+
+
+def test_sort_and_argsort():
+    x = rng.standard_normal((3, 7))
+    y = rng.standard_normal((3, 7))
+
+    def h(x, y):
+        s = ops.sort(x, 1)
+        k, v = ops.sort([x, y], 0, "GT")
+        idx = ops.sort([x, ops.iota(x.shape, np.int32, 1)], 1)[1]
+        return s, k, v, ops.convert(idx, np.float64) * 1.0
+
+    def j(x, y):
+        s = jnp.sort(x, 1)
+        order = jnp.argsort(-x, 0)
+        return (s, jnp.take_along_axis(x, order, 0), jnp.take_along_axis(y, order, 0),
+                jnp.argsort(x, 1).astype(np.float64))
+    check_against_jax(h, j, x, y)
+    check_finite_differences(h, x, y)
