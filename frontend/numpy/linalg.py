@@ -1,168 +1,37 @@
-"""numpy's matmul and einsum (one or two operands), lowered to one dot_general plus transposes."""
-from __future__ import annotations
+"""``hloforge.numpy.linalg``: numpy.linalg over traced Tensors.
 
-import numpy as np
-
-from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy._base import asarray, astype, broadcast_shapes, broadcast_to
-from hloforge.frontend.numpy.math import multiply
-from hloforge.frontend.numpy.reductions import sum as _sum
-from hloforge.frontend.numpy.shape import reshape, transpose
-from hloforge.frontend.tracing import current_builder
-
-
-def _bool_safe_dot(a, b, *dims):
-    if a.dtype == np.bool_:
-        out = ops.dot_general(astype(a, np.int32), astype(b, np.int32), *dims)
-        return astype(out, bool)
-    return ops.dot_general(a, b, *dims)
+Factorizations and solvers emit the LAPACK (CPU) and cuSOLVER (GPU) custom calls jax emits
+(``hloforge.lax.linalg``); batched over leading dimensions; errors as numpy raises them.
+"""
+from hloforge.frontend.numpy import _creation_more, _products
+from hloforge.frontend.numpy._contractions import matmul
+from hloforge.frontend.numpy._linalg import (
+    LinAlgError, EigResult, eig, eigvals, EighResult, QRResult, SlogdetResult, SVDResult, cholesky,
+    qr, eigh, eigvalsh, svd, svdvals, solve, inv, det, slogdet, matrix_power, vector_norm,
+    matrix_norm, norm, matrix_rank, pinv, lstsq, cond, multi_dot, tensorsolve, tensorinv)
+from hloforge.frontend.numpy._manipulation import matrix_transpose, outer
+from hloforge.frontend.numpy._products import tensordot, vecdot
 
 
-def matmul(x1, x2):
-    """numpy.matmul (``@``): 1-D operands are promoted and squeezed, batch dims broadcast.
-    Emits one stablehlo.dot_general."""
-    a, b = asarray(x1), asarray(x2)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ValueError("matmul: Input operand does not have enough dimensions (0-d operand)")
-    common = dtypes.result_type(a, b)
-    a, b = astype(a, common), astype(b, common)
-    a2 = reshape(a, (1,) + a.shape) if a.ndim == 1 else a
-    b2 = reshape(b, b.shape + (1,)) if b.ndim == 1 else b
-    if a2.shape[-1] != b2.shape[-2]:
-        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 (size "
-                         f"{b2.shape[-2]} is different from {a2.shape[-1]}); shapes {a.shape} and {b.shape}")
-    batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2], what="matmul")
-    if b2.ndim == 2:
-        # (batch..., m, k) @ (k, n): batch dims of a are free dims, no broadcast needed
-        out = _bool_safe_dot(a2, b2, (), (), (a2.ndim - 1,), (0,))
-    elif a2.ndim == 2:
-        # (m, k) @ (batch..., k, n): contract, then move m next to n
-        out = _bool_safe_dot(a2, b2, (), (), (1,), (b2.ndim - 2,))
-        out = transpose(out, tuple(range(1, b2.ndim - 1)) + (0, b2.ndim - 1))
-    else:
-        a2 = broadcast_to(a2, batch + a2.shape[-2:])
-        b2 = broadcast_to(b2, batch + b2.shape[-2:])
-        nb = len(batch)
-        bd = tuple(range(nb))
-        out = _bool_safe_dot(a2, b2, bd, bd, (nb + 1,), (nb,))
-    shape = batch + ((a2.shape[-2],) if a.ndim > 1 else ()) + ((b2.shape[-1],) if b.ndim > 1 else ())
-    return reshape(out, shape)
+def diagonal(x, /, *, offset=0):
+    """The array API's ``linalg.diagonal``: the diagonals of the last two axes."""
+    return _creation_more.diagonal(x, offset, -2, -1)
 
 
-def dot(x1, x2):
-    """numpy.dot for 0-2-D operands (scalars multiply)."""
-    a, b = asarray(x1), asarray(x2)
-    if a.ndim == 0 or b.ndim == 0:
-        return multiply(a, b)
-    if a.ndim > 2 or b.ndim > 2:
-        raise ValueError("dot: operands of rank > 2 are not supported; use matmul or einsum")
-    return matmul(a, b)
+def trace(x, /, *, offset=0, dtype=None):
+    """The array API's ``linalg.trace``: the sums of the diagonals of the last two axes."""
+    return _creation_more.trace(x, offset, -2, -1, dtype)
 
 
-def _parse(subscripts, shapes):
-    spec = subscripts.replace(" ", "")
-    if "->" in spec:
-        ins, out = spec.split("->")
-    else:
-        ins, out = spec, None
-    terms = ins.split(",")
-    if len(terms) != len(shapes):
-        raise ValueError(f"einsum: {len(terms)} operand subscripts in {subscripts!r} for {len(shapes)} operands")
-    # '...' becomes unused capital letters, right-aligned across operands
-    free_letters = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in spec]
-    ell_rank = max((len(s) - (len(t) - 3) for t, s in zip(terms, shapes) if "..." in t), default=0)
-    ell = "".join(free_letters[:ell_rank])
-    expanded = []
-    for t, s in zip(terms, shapes):
-        if "..." in t:
-            n = len(s) - (len(t) - 3)
-            t = t.replace("...", ell[ell_rank - n:])
-        if not t.isalpha() and t:
-            raise ValueError(f"einsum: invalid subscript {t!r} in {subscripts!r}")
-        if len(t) != len(s):
-            raise ValueError(f"einsum: subscript {t!r} has {len(t)} letters for an operand of rank {len(s)}")
-        if len(set(t)) != len(t):
-            raise ValueError(f"einsum: repeated subscript in {t!r} (diagonals) is not supported")
-        expanded.append(t)
-    if out is None:
-        letters = "".join(expanded)
-        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
-    else:
-        out = out.replace("...", ell)
-    for c in out:
-        if out.count(c) > 1:
-            raise ValueError(f"einsum: output subscript {c!r} appears more than once in {subscripts!r}")
-    sizes = {}
-    for t, s in zip(expanded, shapes):
-        for c, n in zip(t, s):
-            if sizes.setdefault(c, n) != n:
-                raise ValueError(f"einsum: size of label {c!r} differs between operands ({sizes[c]} and {n})")
-    for c in out:
-        if c not in sizes:
-            raise ValueError(f"einsum: output subscript {c!r} does not appear in the inputs")
-    return expanded, out
+def cross(x1, x2, /, *, axis=-1):
+    """The array API's ``linalg.cross``: 3-vector cross products along ``axis``."""
+    return _products.cross(x1, x2, axis=axis)
 
 
-def _sum_unused(x, term, keep):
-    """Sum away letters of ``term`` not in ``keep``; returns (tensor, remaining term)."""
-    drop = [i for i, c in enumerate(term) if c not in keep]
-    if not drop:
-        return x, term
-    x = astype(_sum(x, axis=tuple(drop), dtype=x.dtype), x.dtype)
-    return x, "".join(c for c in term if c in keep)
-
-
-def _lead_as_batch(first, second, out):
-    """If the output's leading letter belongs to one operand only and the other is small, broadcast
-    the small one along it, so the contraction is batched over it (``'bihw,io->bohw'`` becomes a
-    batched (o, i) @ (i, hw) per b). XLA's SPMD partitioner then keeps a batch-sharded dim sharded
-    (with the plain form it may pick another dim and all-to-all); on one CPU device the plain form
-    is ~7% faster (one large matmul), so this is used when tracing for SPMD only."""
-    if not out:
-        return first, second
-    lead = out[0]
-    (x, tx), (y, ty) = first, second
-    if (lead in tx) == (lead in ty):
-        return first, second
-    (big, tbig), (small, tsmall) = (first, second) if lead in tx else (second, first)
-    n = big.shape[tbig.index(lead)]
-    if small.size * n > big.size:
-        return first, second
-    small = broadcast_to(small, (n,) + small.shape)
-    widened = (small, lead + tsmall)
-    return ((big, tbig), widened) if lead in tx else (widened, (big, tbig))
-
-
-def einsum(subscripts, *operands):
-    """numpy.einsum for one or two operands, e.g. ``einsum("bix,iox->box", x, w)``.
-
-    Two operands lower to one stablehlo.dot_general (plus reduce for letters that
-    appear once and not in the output, and a transpose into the output order).
-    """
-    if not isinstance(subscripts, str):
-        raise TypeError(f"einsum: subscripts must be a string such as 'ij,jk->ik', got {subscripts!r} "
-                        f"({type(subscripts).__name__}); numpy's sublist form is not supported")
-    if not 1 <= len(operands) <= 2:
-        raise ValueError(f"einsum: supports one or two operands, got {len(operands)}")
-    xs = [asarray(o) for o in operands]
-    common = dtypes.result_type(*xs)
-    xs = [astype(x, common) for x in xs]
-    terms, out = _parse(subscripts, [x.shape for x in xs])
-    if len(xs) == 1:
-        x, t = _sum_unused(xs[0], terms[0], out)
-        return transpose(x, [t.index(c) for c in out])
-    (a, b), (ta, tb) = xs, terms
-    a, ta = _sum_unused(a, ta, tb + out)
-    b, tb = _sum_unused(b, tb, ta + out)
-    if current_builder("einsum").spmd:
-        (a, ta), (b, tb) = _lead_as_batch((a, ta), (b, tb), out)
-    if out and out[-1] in ta and out[-1] not in tb:
-        # dot_general puts rhs's free dims last: give rhs the output's minor dim, so the result
-        # needs no transpose of the minor dims (what XLA:CPU pays for)
-        (a, ta), (b, tb) = (b, tb), (a, ta)
-    batch = [c for c in ta if c in tb and c in out]
-    contract = [c for c in ta if c in tb and c not in out]
-    res = _bool_safe_dot(a, b, [ta.index(c) for c in batch], [tb.index(c) for c in batch],
-                         [ta.index(c) for c in contract], [tb.index(c) for c in contract])
-    rt = "".join(batch) + "".join(c for c in ta if c not in tb) + "".join(c for c in tb if c not in ta)
-    return transpose(res, [rt.index(c) for c in out])
+__all__ = [
+    "LinAlgError", "EigResult", "eig", "eigvals", "EighResult", "QRResult", "SlogdetResult",
+    "SVDResult", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals", "solve", "inv", "det",
+    "slogdet", "matrix_power", "vector_norm", "matrix_norm", "norm", "matrix_rank", "pinv",
+    "lstsq", "cond", "multi_dot", "tensorsolve", "tensorinv", "matmul", "matrix_transpose",
+    "outer", "tensordot", "vecdot", "diagonal", "trace", "cross",
+]

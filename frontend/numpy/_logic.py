@@ -8,12 +8,13 @@ import builtins
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy import math as m
+from hloforge.frontend.numpy import _math as m
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_shapes, broadcast_to, splat
-from hloforge.frontend.numpy.reductions import all as _all, any as _any
-from hloforge.frontend.numpy.shape import ravel
-from hloforge.frontend.numpy.ufuncs import isfinite, isnan
+from hloforge.frontend.numpy._reductions import all as _all, any as _any
+from hloforge.frontend.numpy._shape import ravel
+from hloforge.frontend.numpy._ufuncs import isfinite, isnan
 from hloforge.frontend.tracing import Tensor
+from hloforge.frontend.numpy._creation_more import array
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -63,7 +64,6 @@ def array_equiv(a1, a2):
 
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """numpy.isin: whether each element occurs in ``test_elements`` (a broadcast comparison)."""
-    from hloforge.frontend.numpy.creation_more import array
     x, t = array(element), ravel(array(test_elements))
     common = dtypes.result_type(x, t)
     x, t = astype(x, common), astype(t, common)

@@ -17,12 +17,14 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.lax import linalg as lax_linalg
-from hloforge.frontend.numpy import math as m
+from hloforge.frontend.numpy import _math as m
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_shapes, broadcast_to, normalize_axis, splat
-from hloforge.frontend.numpy.linalg import matmul
-from hloforge.frontend.numpy.reductions import max as _max, min as _min, prod as _prod, sum as _sum
-from hloforge.frontend.numpy.shape import moveaxis, reshape, swapaxes
+from hloforge.frontend.numpy._contractions import matmul
+from hloforge.frontend.numpy._reductions import max as _max, min as _min, prod as _prod, sum as _sum
+from hloforge.frontend.numpy._shape import moveaxis, reshape, swapaxes
 from hloforge.frontend.tracing import Tensor
+from hloforge.frontend.numpy._reductions import all as _all
+from hloforge.frontend.numpy._shape import transpose
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -402,7 +404,6 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
 
 
 def _all_zero(x):
-    from hloforge.frontend.numpy.reductions import all as _all
     return _all(m.equal(x, 0))
 
 
@@ -493,7 +494,6 @@ def tensorsolve(a, b, axes=None):
         for k in axes:
             allaxes.remove(k)
             allaxes.insert(x.ndim, k)
-        from hloforge.frontend.numpy.shape import transpose
         x = transpose(x, allaxes)
     oldshape = x.shape[-(x.ndim - y.ndim):]
     prod = int(np.prod(oldshape, dtype=np.int64))
@@ -523,15 +523,6 @@ def _export(name, fn):
     wrapped.__name__ = wrapped.__qualname__ = name
     wrapped.__doc__ = f"numpy.linalg.{name} (see hloforge.numpy.{name})."
     return wrapped
-
-
-def _array_api_extras():
-    from hloforge.frontend.numpy import creation_more, manipulation, products
-    return {"diagonal": lambda x, /, *, offset=0: creation_more.diagonal(x, offset, -2, -1),
-            "trace": lambda x, /, *, offset=0, dtype=None: creation_more.trace(x, offset, -2, -1, dtype),
-            "outer": manipulation.outer, "cross": lambda x1, x2, /, *, axis=-1: products.cross(x1, x2, axis=axis),
-            "tensordot": products.tensordot, "vecdot": products.vecdot,
-            "matrix_transpose": manipulation.matrix_transpose}
 
 
 __all__ = ["LinAlgError", "EigResult", "eig", "eigvals", "EighResult", "QRResult", "SlogdetResult", "SVDResult", "cholesky", "qr", "eigh",

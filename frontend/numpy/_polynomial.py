@@ -7,10 +7,15 @@ import operator
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy import math as m
+from hloforge.frontend.numpy import _math as m
 from hloforge.frontend.numpy._base import asarray, astype, splat
-from hloforge.frontend.numpy.shape import concatenate, reshape
+from hloforge.frontend.numpy._shape import concatenate, reshape
 from hloforge.frontend.tracing import Tensor
+from hloforge.frontend.numpy._creation import zeros_like
+from hloforge.frontend.numpy._sequences import convolve
+from hloforge.frontend.numpy._linalg import eigvals, lstsq
+from hloforge.frontend.numpy._creation_more import eye, vander
+from hloforge.frontend.numpy._reductions import sum as _sum
 
 
 def _poly1d(p, what):
@@ -24,7 +29,6 @@ def polyval(p, x):
     """numpy.polyval: Horner's rule, ``p[0] * x**(n-1) + ... + p[n-1]``."""
     c = _poly1d(p, "polyval")
     xv = asarray(x)
-    from hloforge.frontend.numpy.creation import zeros_like
     y = zeros_like(xv)
     for i in range(c.shape[0]):
         y = m.add(m.multiply(y, xv), c[i])
@@ -57,7 +61,6 @@ def polysub(a1, a2):
 
 def polymul(a1, a2):
     """numpy.polymul: the convolution of the coefficients."""
-    from hloforge.frontend.numpy.sequences import convolve
     return convolve(_poly1d(a1, "polymul"), _poly1d(a2, "polymul"))
 
 
@@ -129,7 +132,6 @@ def poly(seq_of_zeros):
         raise ValueError("input must be 1d or non-empty square 2d array.")
     dt = z.dtype if dtypes.is_inexact(z.dtype) else np.dtype(np.float64)
     c = splat(1, dt, (1,))
-    from hloforge.frontend.numpy.sequences import convolve
     for i in range(z.shape[0]):
         c = convolve(c, concatenate([splat(1, dt, (1,)), reshape(m.negative(astype(z[i], dt)), (1,))]))
     return c
@@ -139,7 +141,6 @@ def roots(p, *, strip_zeros=True):
     """numpy.roots: the eigenvalues of the companion matrix (always complex, as in jax.numpy).
     Leading and trailing zeros are stripped for constant coefficients; traced coefficients are
     taken as they are (their zeros cannot be seen at trace time)."""
-    from hloforge.frontend.numpy.linalg_ops import eigvals
     if not isinstance(p, Tensor):
         arr = np.atleast_1d(np.asarray(p))
         if arr.ndim != 1:
@@ -160,7 +161,6 @@ def roots(p, *, strip_zeros=True):
     if n < 2:
         out = splat(0, cdt, (0,))
     else:
-        from hloforge.frontend.numpy.creation_more import eye
         first = reshape(m.negative(m.divide(c[1:], c[0])), (1, n - 1))
         if n == 2:
             comp = first
@@ -174,8 +174,6 @@ def roots(p, *, strip_zeros=True):
 
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """numpy.polyfit by least squares (``hloforge.numpy.linalg.lstsq``)."""
-    from hloforge.frontend.numpy.creation_more import vander
-    from hloforge.frontend.numpy.linalg_ops import lstsq
     deg = operator.index(deg)
     if deg < 0:
         raise ValueError("expected deg >= 0")
@@ -198,7 +196,6 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         lhs = m.multiply(lhs, reshape(wv, (wv.shape[0], 1)))
         rhs = m.multiply(rhs, wv if rhs.ndim == 1 else reshape(wv, (wv.shape[0], 1)))
     # column scaling, as numpy does, for conditioning
-    from hloforge.frontend.numpy.reductions import sum as _sum
     scale = m.sqrt(_sum(m.multiply(lhs, lhs), axis=0))
     scale = m.where(m.equal(scale, 0), 1.0, scale)
     c = lstsq(m.divide(lhs, scale), rhs, rcond=rcond)[0]

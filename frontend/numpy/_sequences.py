@@ -9,13 +9,16 @@ import builtins
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy import math as m
+from hloforge.frontend.numpy import _math as m
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_to, splat
-from hloforge.frontend.numpy.reductions import max as _max, min as _min, sum as _sum
-from hloforge.frontend.numpy.shape import concatenate, ravel, reshape
-from hloforge.frontend.numpy.statistics import _pick
-from hloforge.frontend.numpy.ufuncs import isnan
+from hloforge.frontend.numpy._reductions import max as _max, min as _min, sum as _sum
+from hloforge.frontend.numpy._shape import concatenate, ravel, reshape
+from hloforge.frontend.numpy._statistics import _pick
+from hloforge.frontend.numpy._ufuncs import isnan
 from hloforge.frontend.tracing import Tensor
+from hloforge.frontend.numpy._shape import flip, stack
+from hloforge.frontend.numpy._creation_more import linspace
+from hloforge.frontend.numpy._manipulation import diff, outer
 
 
 # ---------------------------------------------------------------- searching and binning
@@ -63,7 +66,6 @@ def digitize(x, bins, right=False):
     if b.shape[0] < 2:
         return searchsorted(b, xv, side)
     inc = searchsorted(b, xv, side)
-    from hloforge.frontend.numpy.shape import flip
     dec = m.subtract(b.shape[0], searchsorted(flip(b), xv, "right" if right else "left"))
     increasing = m.greater_equal(b[-1], b[0])
     return m.where(increasing, inc, dec)
@@ -117,7 +119,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """numpy.histogram_bin_edges for a static bin count or explicit edges."""
-    from hloforge.frontend.numpy.creation_more import linspace
     x = ravel(asarray(a))
     if isinstance(bins, str):
         raise NotImplementedError(f"histogram: bin estimator {bins!r} is not supported; pass a bin count or edges")
@@ -171,7 +172,6 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     wb = ops.broadcast_in_dim(w, full, (0,))
     counts = _sum(ops.select(hit, wb, splat(0, w.dtype, full)), axis=0, dtype=w.dtype if weights is not None else None)
     if density:
-        from hloforge.frontend.numpy.manipulation import diff
         widths = diff(edges)
         total = _sum(counts)
         return m.divide(m.divide(counts, total), widths), edges
@@ -210,7 +210,6 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
     counts = _sum(ops.select(hit, ops.broadcast_in_dim(w, full, (0,)), splat(0, w.dtype, full)), axis=0)
     counts = reshape(astype(counts, np.float64), tuple(sizes))
     if density:
-        from hloforge.frontend.numpy.manipulation import diff
         counts = m.divide(counts, _sum(counts))
         for k, e in enumerate(edges_all):
             shape = [1] * d
@@ -221,7 +220,6 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
 
 def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
     """numpy.histogram2d: (counts, x edges, y edges)."""
-    from hloforge.frontend.numpy.shape import stack
     xv, yv = asarray(x), asarray(y)
     if xv.shape != yv.shape:
         raise ValueError("x and y must have the same length.")
@@ -266,8 +264,6 @@ def correlate(a, v, mode="valid"):
 
 
 def _conv(name, a, v, mode, correlate_):
-    from hloforge.frontend.numpy.manipulation import outer
-    from hloforge.frontend.numpy.shape import flip
     x, y = asarray(a), asarray(v)
     if x.ndim != 1 or y.ndim != 1:
         raise ValueError(f"{name}: object too deep for desired array" if builtins.max(x.ndim, y.ndim) > 1 else

@@ -19,9 +19,9 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.lax._common import default_fill
-from hloforge.frontend.numpy import shape as _shape
+from hloforge.frontend.numpy import _shape
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_to
-from hloforge.frontend.numpy.math import clip, remainder
+from hloforge.frontend.numpy._math import clip, remainder
 from hloforge.frontend.tracing import Tensor, as_tensor
 
 _MODES = ("promise_in_bounds", "clip", "drop", "fill")

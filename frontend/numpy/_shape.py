@@ -9,7 +9,7 @@ import numpy as np
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import (
     asarray, astype, broadcast_to, normalize_axes, normalize_axis)
-from hloforge.frontend.numpy.math import add, less, where
+from hloforge.frontend.numpy._math import add, less, where
 from hloforge.frontend.tracing import Tensor
 
 

@@ -9,12 +9,13 @@ import operator
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy import math as m
+from hloforge.frontend.numpy import _math as m
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_shapes, broadcast_to, normalize_axis, splat
-from hloforge.frontend.numpy.linalg import einsum, matmul
-from hloforge.frontend.numpy.reductions import sum as _sum
-from hloforge.frontend.numpy.shape import concatenate, moveaxis, ravel, reshape, stack, transpose
+from hloforge.frontend.numpy._contractions import einsum, matmul
+from hloforge.frontend.numpy._reductions import sum as _sum
+from hloforge.frontend.numpy._shape import concatenate, moveaxis, ravel, reshape, stack, transpose
 from hloforge.frontend.tracing import Tensor
+from hloforge.frontend.numpy._manipulation import diff
 
 
 def tensordot(a, b, axes=2):
@@ -205,7 +206,6 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 
 def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     """numpy.unwrap: remove jumps larger than ``discont`` by adding multiples of ``period``."""
-    from hloforge.frontend.numpy.manipulation import diff
     x = asarray(p)
     if not dtypes.is_inexact(x.dtype):
         x = astype(x, np.float64)

@@ -12,12 +12,14 @@ import operator
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy import math as m
+from hloforge.frontend.numpy import _math as m
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_to, normalize_axis, splat
-from hloforge.frontend.numpy.reductions import any as _any, sum as _sum
-from hloforge.frontend.numpy.shape import concatenate, moveaxis, ravel, reshape, stack
-from hloforge.frontend.numpy.ufuncs import isnan
+from hloforge.frontend.numpy._reductions import any as _any, sum as _sum
+from hloforge.frontend.numpy._shape import concatenate, moveaxis, ravel, reshape, stack
+from hloforge.frontend.numpy._ufuncs import isnan
 from hloforge.frontend.tracing import Tensor
+from hloforge.frontend.numpy._manipulation import _gather_static
+from hloforge.frontend.numpy._sequences import _before
 
 
 def _need_size(name, x, size):
@@ -109,7 +111,6 @@ def extract(condition, arr, *, size=None, fill_value=0):
     x = ravel(asarray(arr))
     if size is None:
         idx = np.flatnonzero(np.asarray(condition))
-        from hloforge.frontend.numpy.manipulation import _gather_static
         return _gather_static(x, 0, idx.tolist())
     pos, _ = _compact(ravel(astype(asarray(condition), bool)), size)
     vals = _pick(x, m.maximum(pos, 0))
@@ -130,7 +131,6 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
             raise IndexError(f"index {c.shape[0] - 1} is out of bounds for axis {ax} with size {x.shape[ax]}")
         idx = np.flatnonzero(c).tolist()
         if size is None:
-            from hloforge.frontend.numpy.manipulation import _gather_static
             return _gather_static(x, ax, idx)
     if size is None:
         _need_size("compress", condition, None)
@@ -198,7 +198,6 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         xb = ops.broadcast_in_dim(x, full, (0,))
         vb = ops.broadcast_in_dim(vals, full, (1,))
         fb = ops.broadcast_in_dim(first, full, (1,))
-        from hloforge.frontend.numpy.sequences import _before
         below = m.logical_and(fb, m.logical_and(_before(vb, xb, strict=True), m.logical_not(_same(vb, xb, equal_nan))))
         inv = _sum(astype(below, np.int64), axis=1) if n else splat(0, np.int64, (0,))
         out.append(reshape(inv, x0.shape))

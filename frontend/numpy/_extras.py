@@ -6,10 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy import math as m
+from hloforge.frontend.numpy import _math as m
 from hloforge.frontend.numpy._base import asarray, astype, splat
-from hloforge.frontend.numpy.shape import ravel, reshape
+from hloforge.frontend.numpy._shape import ravel, reshape
 from hloforge.frontend.tracing import Tensor
+from hloforge.frontend.numpy._reductions import sum as _sum
+from hloforge.frontend.numpy._setops import _pick
 
 # numpy's print options (they format numpy arrays; a Tensor prints its shape and dtype)
 get_printoptions = np.get_printoptions
@@ -187,7 +189,5 @@ def place(arr, mask, vals, *, inplace=True):
     full = (n, n)
     before = ops.compare(ops.iota(full, np.int64, 1), ops.iota(full, np.int64, 0), "LT")
     counted = m.logical_and(before, ops.broadcast_in_dim(mk, full, (1,)))
-    from hloforge.frontend.numpy.reductions import sum as _sum
     rank = m.remainder(_sum(astype(counted, np.int64), axis=1), vt.shape[0])
-    from hloforge.frontend.numpy.setops import _pick
     return reshape(m.where(mk, _pick(vt, rank), ravel(x)), x.shape)

@@ -10,9 +10,12 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_to, normalize_axis, splat
-from hloforge.frontend.numpy.creation import zeros
-from hloforge.frontend.numpy.shape import moveaxis, ravel, reshape
+from hloforge.frontend.numpy._creation import zeros
+from hloforge.frontend.numpy._shape import moveaxis, ravel, reshape
 from hloforge.frontend.tracing import Tensor
+from hloforge.frontend.numpy._math import abs as _abs, add, divide, exp, floor, log, multiply, power, sign, subtract, where
+from hloforge.frontend.numpy._reductions import sum as _sum
+from hloforge.frontend.numpy._shape import stack
 
 
 def _int(value, what):
@@ -28,7 +31,6 @@ def _int(value, what):
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """numpy.linspace: ``num`` evenly spaced samples, computed as numpy does
     (``start + i * step``, the last one exactly ``stop``; integer dtypes floor)."""
-    from hloforge.frontend.numpy.math import add, divide, floor, multiply, subtract, where
     num = _int(num, "num")
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
@@ -64,7 +66,6 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """numpy.logspace: ``base ** linspace(start, stop)``."""
-    from hloforge.frontend.numpy.math import power
     y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
     out = power(base, y) if not isinstance(base, Tensor) else power(asarray(base), y)
     return out if dtype is None else astype(out, dtype)
@@ -72,7 +73,6 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """numpy.geomspace: a geometric progression (real operands of one sign; the ends exact)."""
-    from hloforge.frontend.numpy.math import exp, log, multiply, sign, where, abs as _abs
     s, e = asarray(start), asarray(stop)
     dt = dtypes.result_type(start, stop, float(num))
     if dtypes.is_complex(dt):
@@ -175,7 +175,6 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
     """numpy.trace: the sum of ``diagonal``."""
-    from hloforge.frontend.numpy.reductions import sum as _sum
     return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
@@ -202,7 +201,6 @@ def diagflat(v, k=0):
 
 def vander(x, N=None, increasing=False):
     """numpy.vander: columns are powers of x (decreasing unless ``increasing``)."""
-    from hloforge.frontend.numpy.math import multiply
     x = asarray(x)
     if x.ndim != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")
@@ -377,7 +375,6 @@ def array(object, dtype=None, *, copy=True, order="K", ndmin=0):
     are stacked), with at least ``ndmin`` dimensions."""
     if isinstance(object, (list, tuple)) and builtins.any(isinstance(o, Tensor) or isinstance(o, (list, tuple))
                                                            for o in object) and _has_tensor(object):
-        from hloforge.frontend.numpy.shape import stack
         x = stack([array(o) for o in object])
     else:
         x = asarray(object)

@@ -9,9 +9,9 @@ import warnings
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy import reductions
+from hloforge.frontend.numpy import _reductions as reductions
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_to, normalize_axis, splat
-from hloforge.frontend.numpy.math import (
+from hloforge.frontend.numpy._math import (
     add, divide, equal, floor, floor_divide, multiply, not_equal, round, subtract, where)
 from hloforge.frontend.tracing import Tensor
 

@@ -10,9 +10,10 @@ import numpy as np
 from hloforge.frontend import ops
 from hloforge.frontend.numpy._base import (
     asarray, astype, broadcast_shapes as _broadcast_shapes, broadcast_to, normalize_axis, splat)
-from hloforge.frontend.numpy.shape import (
+from hloforge.frontend.numpy._shape import (
     concatenate, flip, moveaxis, ravel, reshape, swapaxes, transpose)
 from hloforge.frontend.tracing import Tensor
+from hloforge.frontend.numpy._math import multiply, not_equal, subtract
 
 
 def _take_slice(x, axis, start, stop):
@@ -459,7 +460,6 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     if prepend is not None or append is not None:
         pieces = ([parts[0]] if prepend is not None else []) + [x] + ([parts[-1]] if append is not None else [])
         x = concatenate(pieces, axis)
-    from hloforge.frontend.numpy.math import not_equal, subtract
     for _ in range(n):
         m = x.shape[axis]
         if m == 0:
@@ -480,14 +480,12 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
 def outer(a, b):
     """numpy.outer: flattened a times flattened b."""
-    from hloforge.frontend.numpy.math import multiply
     x, y = ravel(asarray(a)), ravel(asarray(b))
     return multiply(reshape(x, (x.size, 1)), reshape(y, (1, y.size)))
 
 
 def kron(a, b):
     """numpy.kron: the Kronecker product."""
-    from hloforge.frontend.numpy.math import multiply
     x, y = asarray(a), asarray(b)
     n = builtins.max(x.ndim, y.ndim)
     x = reshape(x, (1,) * (n - x.ndim) + x.shape)

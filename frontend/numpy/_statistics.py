@@ -8,13 +8,15 @@ import builtins
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy import math as m
+from hloforge.frontend.numpy import _math as m
 from hloforge.frontend.numpy._base import (
     asarray, astype, broadcast_to, normalize_axes, splat)
-from hloforge.frontend.numpy.reductions import max as _max, mean as _mean, min as _min, sum as _sum
-from hloforge.frontend.numpy.shape import concatenate, reshape, squeeze, transpose
-from hloforge.frontend.numpy.ufuncs import isnan
+from hloforge.frontend.numpy._reductions import max as _max, mean as _mean, min as _min, sum as _sum
+from hloforge.frontend.numpy._shape import concatenate, reshape, squeeze, transpose
+from hloforge.frontend.numpy._ufuncs import isnan
 from hloforge.frontend.tracing import Tensor
+from hloforge.frontend.numpy._reductions import prod
+from hloforge.frontend.numpy._contractions import matmul
 
 
 def _keep(shape, axes, out, keepdims):
@@ -104,7 +106,6 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """numpy.nanprod: NaNs count as one."""
     _no_out(out, where)
-    from hloforge.frontend.numpy.reductions import prod
     p = prod(_nan_replaced(asarray(a), 1), axis=axis, dtype=dtype, keepdims=keepdims)
     return p if initial is None else m.multiply(p, initial)
 
@@ -346,7 +347,6 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
 
 def cov(m_, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
     """numpy.cov: the covariance matrix of the rows (variables) of ``m`` (and ``y``)."""
-    from hloforge.frontend.numpy.linalg import matmul
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
     x = asarray(m_)

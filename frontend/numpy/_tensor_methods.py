@@ -2,7 +2,7 @@
 numpy layer (which imports it)."""
 from __future__ import annotations
 
-from hloforge.frontend.numpy import indexing, linalg, math, ordering, reductions, shape
+from hloforge.frontend.numpy import _indexing as indexing, _contractions as linalg, _math as math, _ordering as ordering, _reductions as reductions, _shape as shape
 from hloforge.frontend.numpy._base import astype
 from hloforge.frontend.tracing import Tensor
 

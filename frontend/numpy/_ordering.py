@@ -5,7 +5,7 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.lax import ordering as lax_ordering
-from hloforge.frontend.numpy import shape as _shape
+from hloforge.frontend.numpy import _shape
 from hloforge.frontend.numpy._base import asarray, astype, normalize_axis
 
 _INTP = np.dtype(np.int64)  # numpy's index dtype

@@ -9,6 +9,7 @@ import numpy as np
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import asarray, astype, operands, splat, ufunc_dtypes
 from hloforge.frontend.ops import chlo_math
+from hloforge.frontend.numpy._math import floor_divide, greater_equal, invert, less_equal, remainder
 
 
 def _unary(name, ufunc, emit, doc):
@@ -191,7 +192,6 @@ def _fminmax(op, name):
     def emit(a, b):
         if dtypes.is_complex(a.dtype):
             # numpy orders complex numbers lexicographically
-            from hloforge.frontend.numpy.math import greater_equal, less_equal
             pick_a = (greater_equal if name == "fmax" else less_equal)(a, b)
             out = ops.select(pick_a, a, b)
             out = ops.select(isnan(a), b, out)
@@ -272,7 +272,6 @@ def modf(x):
 
 def divmod(x1, x2):
     """numpy.divmod: (x1 // x2, x1 % x2)."""
-    from hloforge.frontend.numpy.math import floor_divide, remainder
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
@@ -331,7 +330,6 @@ right_shift = bitwise_right_shift = _shift("right_shift", np.right_shift, "right
 
 def bitwise_invert(x):
     """numpy.bitwise_invert (~x)."""
-    from hloforge.frontend.numpy.math import invert
     return invert(x)
 
 

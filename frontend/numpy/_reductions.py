@@ -7,7 +7,7 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import asarray, astype, normalize_axes, splat
-from hloforge.frontend.numpy.shape import reshape
+from hloforge.frontend.numpy._shape import reshape
 
 
 def _keep(x, out, axes, keepdims):
