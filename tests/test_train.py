@@ -1,0 +1,65 @@
+"""The FNO-1D training example: Burgers data against numpy, a few training steps, checkpoints, the CLI."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+import burgers_data  # noqa: E402
+import train_fno_1d  # noqa: E402
+
+TINY = dict(train=40, test=10, grid=64, solve_grid=128, steps=200, modes=8, width=16, layers=2, epochs=3,
+            batch=10, lr=3e-3, decay_every=50)
+
+
+def test_burgers_solver_matches_numpy():
+    a = burgers_data.initial_conditions(3, 128, seed=2)
+    ours, reference = burgers_data.solve(a, 200), burgers_data.numpy_solve(a, 200)
+    assert np.linalg.norm(ours - reference) / np.linalg.norm(reference) < 1e-4
+    assert np.abs(a).max() > 10 * np.abs(ours).max() > 0  # (nu = 0.1 damps the field strongly by t = 1)
+
+
+def test_initial_conditions_follow_the_covariance():
+    a = burgers_data.initial_conditions(2000, 64, seed=0)
+    coeff = np.fft.rfft(a.astype(np.float64)) / 64
+    expected = 25.0 / (4 * np.pi ** 2 * np.arange(1, 4) ** 2 + 25.0)  # sqrt of the k = 1..3 eigenvalues
+    np.testing.assert_allclose(np.sqrt(np.mean(np.abs(coeff[:, 1:4]) ** 2, axis=0)), expected, rtol=0.1)
+    assert abs(coeff[:, 0]).max() < 1e-6  # mean zero
+
+
+def _data(config):
+    a, u = burgers_data.dataset(config["train"] + config["test"], config["grid"], config["solve_grid"],
+                                config["steps"], seed=0)
+    x, y = train_fno_1d.make_inputs(a), (u / u.std()).astype(np.float32)
+    return (x[:config["train"]], y[:config["train"]]), (x[config["train"]:], y[config["train"]:])
+
+
+def test_a_few_steps_lower_the_loss_and_checkpoints_round_trip(tmp_path):
+    trainer = train_fno_1d.Trainer(dict(TINY), str(tmp_path))
+    state, test = trainer.fit(trainer.init_state(), _data(TINY))
+    assert state["epoch"] == 3 and len(state["losses"]) == 3
+    assert state["losses"][-1] < state["losses"][0]
+    assert 0 < test < 1.5
+    loaded = trainer.load()
+    assert loaded["epoch"] == 3 and loaded["losses"] == state["losses"]
+    for got, want in zip(*(np.asarray(l) for l in (loaded["params"]["lift"][0], state["params"]["lift"][0]))):
+        np.testing.assert_array_equal(got, want)
+    # --resume: a trainer with more epochs continues from the checkpoint's epoch, not from zero
+    more = train_fno_1d.Trainer(dict(TINY, epochs=4), str(tmp_path))
+    state, _ = more.fit(more.load(), _data(TINY))
+    assert state["epoch"] == 4 and len(state["losses"]) == 4
+    with pytest.raises(SystemExit, match="another configuration"):
+        train_fno_1d.Trainer(dict(TINY, width=8), str(tmp_path)).load()
+
+
+def test_the_command_line_prints_the_test_error_last(tmp_path, capsys):
+    assert train_fno_1d.main(["--quick", "--epochs", "1", "--out", str(tmp_path)]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("test relative L2: ") and float(last.split(": ")[1]) > 0
+    for name in ("loss_curve.png", "prediction.png", "checkpoint.npz"):
+        assert (tmp_path / name).exists()
+    assert train_fno_1d.main(["--quick", "--epochs", "2", "--resume", "--out", str(tmp_path)]) == 0
+    with np.load(tmp_path / "checkpoint.npz") as data:
+        assert int(data["epoch"]) == 2 and len(data["losses"]) == 2
