@@ -187,7 +187,7 @@ def reemit_block(block, args, symbols=None, outer=None) -> tuple:
         if op.name in ("func.return", "stablehlo.return"):
             return ins, tape
         if op.name == "func.call":
-            symbols = symbols if symbols is not None else symbols_of(b.module)
+            symbols = symbols if symbols is not None else _symbols_around(block)
             key = _custom_key(op)
             if key is not None:
                 rule = CUSTOM_RULES[key]
@@ -208,6 +208,15 @@ def reemit_block(block, args, symbols=None, outer=None) -> tuple:
         for r, t in zip(op.results, outs):
             values[r] = t
     raise ValueError("hloforge AD: function body has no return")
+
+
+def _symbols_around(block) -> dict:
+    """The functions of the module holding ``block`` (callees of calls inside regions)."""
+    op = block.owner.operation
+    while op.name != "builtin.module":
+        op = op.parent.operation
+    return {ir.StringAttr(f.attributes["sym_name"]).value: f for f in op.regions[0].blocks[0].operations
+            if f.operation.name == "func.func"}
 
 
 def region_body(region, values, symbols=None):
