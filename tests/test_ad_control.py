@@ -5,6 +5,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ad_helpers import check_against_jax, check_finite_differences, close
 import hloforge as hf
@@ -101,6 +103,19 @@ def test_scatter_ties_and_out_of_bounds():
     def f(at):
         return lambda x, u: at(x, np.array([1, 2, 9]), "max", u) * 1.5
     check_against_jax(f(_hf_at), f(lambda x, i, k, u: getattr(x.at[i], k)(u, mode="drop")), x, u)
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.lists(st.integers(-2, 7), min_size=1, max_size=5), st.sampled_from(["set", "add", "max", "min"]))
+def test_fuzz_gather_scatter_indices(index, kind):
+    """Repeated, negative (numpy wrap-around) and out-of-range indices (dropped by scatter,
+    clamped by x[i] as in jax)."""
+    i = np.asarray(index)
+    u = rng.standard_normal(len(index))
+
+    def f(at):
+        return lambda x, u: (at(x, i, kind, u) * x, x[np.clip(i, -5, 4)] * u)
+    check_against_jax(f(_hf_at), f(lambda x, i, k, u: getattr(x.at[i], k)(u, mode="drop")), X, u)
 
 
 def test_module_vjp_jvp_of_jax_control_flow_and_indexing():
