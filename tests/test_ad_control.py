@@ -187,3 +187,31 @@ def test_collective_rules_in_ir():
     assert "[1, 0], [2, 1], [3, 2], [4, 3], [5, 4], [6, 5], [7, 6], [0, 7]" in text.replace("\n", "")
     jvp = hf.trace(lambda x, t: hf.jvp(f, (x,), (t,))[1], x, x)
     assert jvp.op_counts()["stablehlo.collective_permute"] == 2
+
+
+def test_second_order_through_loops_and_counted_down_while():
+    """Forward-over-reverse and reverse-over-reverse (the backward loop counts down: it is a
+    counted loop too), and a hand-written ``while i > 0: i -= 2`` loop."""
+    def f(L, xp):
+        def g(x):
+            y = L.fori_loop(0, 3, lambda i, v: xp.sin(v) * v + 0.3 * v, x)
+            _, ys = L.scan(lambda c, r: (c * r, c + r), np.float64(1.0), y)
+            return xp.sum(ys ** 2) + xp.sum(y)
+        return g
+    x = X[:3]
+    with jax.enable_x64(True):
+        want = jax.hessian(f(jax.lax, jnp))(x)
+        want2 = jax.grad(lambda x: jnp.sum(jax.grad(f(jax.lax, jnp))(x) ** 2))(x)
+    close(hf.hessian(f(lax, hnp))(x), want)
+    close(hf.grad(lambda x: hnp.sum(hf.grad(f(lax, hnp))(x) ** 2))(x), want2)
+
+    def down(x):  # i = 7, 5, 3, 1: four iterations of x -> sin(x) * x
+        _, y = ops.while_([ops.constant(np.int32(7)), x], lambda i, v: ops.compare(i, np.int32(0), "GT"),
+                          lambda i, v: (ops.subtract(i, np.int32(2)), ops.multiply(ops.sin(v), v)))
+        return y
+
+    def jdown(x):
+        for _ in range(4):
+            x = jnp.sin(x) * x
+        return x
+    check_against_jax(down, jdown, x)

@@ -176,43 +176,61 @@ def _int_of(t):
     return None if s is None else int(s)
 
 
+_FLIP = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE"}
+
+
 def _trip_count(region_op, operands, captured, caps):
-    """The trip count of a counted loop (the pattern lax.fori_loop and lax.scan emit: a carry
-    ``i`` with a static start, ``i < bound`` with a static bound, ``i + step`` with a static
-    positive step), else None."""
+    """(trip count, loop-invariant carry positions) of a counted loop, else None: a carry ``i``
+    with a static start, ``i < bound`` (or <=, >, >=) with a static bound, ``i + step`` or
+    ``i - step`` with a static step (the pattern lax.fori_loop, lax.scan and the backward loops
+    here emit)."""
     cond_block, body_block = region_op.regions[0].blocks[0], region_op.regions[1].blocks[0]
     body_ret = list(body_block.operations)[-1].operation
     invariant = {j for j, v in enumerate(body_ret.operands) if v == body_block.arguments[j]}
-    cond_ret = list(cond_block.operations)[-1].operation
-    pred = cond_ret.operands[0]
+    pred = list(cond_block.operations)[-1].operation.operands[0]
     if isinstance(pred, ir.BlockArgument) or pred.owner.name != "stablehlo.compare":
         return None
     compare = pred.owner.operation
     direction = OPS["stablehlo.compare"].decode(compare)["direction"]
-    a, bnd = compare.operands
-    if direction == "GT":
-        a, bnd = bnd, a
-    elif direction != "LT":
+    if direction not in _FLIP:
         return None
+    a, bnd = compare.operands
     cond_args = list(cond_block.arguments)
-    if not isinstance(a, ir.BlockArgument) or a not in cond_args:
+    if not (isinstance(a, ir.BlockArgument) and a in cond_args):
+        a, bnd, direction = bnd, a, _FLIP[direction]
+    if not (isinstance(a, ir.BlockArgument) and a in cond_args):
         return None
     k = cond_args.index(a)
     bound = _static_value(bnd, cond_args, operands, invariant, captured, caps)
     start = _int_of(operands[k])
-    step_v = body_ret.operands[k]
-    if bound is None or start is None or isinstance(step_v, ir.BlockArgument) or step_v.owner.name != "stablehlo.add":
+    step = _step(body_ret.operands[k], list(body_block.arguments), k, operands, invariant, captured, caps)
+    if bound is None or start is None or step is None:
         return None
-    x, y = step_v.owner.operation.operands
-    body_args = list(body_block.arguments)
-    if y == body_args[k]:
+    if direction in ("LT", "LE") and step > 0:
+        trips = -(-(bound - start + (direction == "LE")) // step)
+    elif direction in ("GT", "GE") and step < 0:
+        trips = -(-(start - bound + (direction == "GE")) // -step)
+    else:
+        return None
+    return max(0, trips), invariant
+
+
+def _step(v, body_args, k, operands, invariant, captured, caps):
+    """The static s of ``v = i + s`` (or ``i - s``: -s), i the body's argument ``k``, else None."""
+    if isinstance(v, ir.BlockArgument) or v.owner.name not in ("stablehlo.add", "stablehlo.subtract"):
+        return None
+    x, y = v.owner.operation.operands
+    sign = 1
+    if v.owner.name == "stablehlo.subtract":
+        if x != body_args[k]:
+            return None
+        sign = -1
+    elif y == body_args[k]:
         x, y = y, x
     if x != body_args[k]:
         return None
-    step = _static_value(y, body_args, operands, invariant, captured, caps)
-    if step is None or step <= 0:
-        return None
-    return max(0, -(-(bound - start) // step)), invariant
+    s = _static_value(y, body_args, operands, invariant, captured, caps)
+    return None if s is None or s == 0 else sign * s
 
 
 _WHILE_ERROR = ("hloforge AD: reverse-mode differentiation of stablehlo.while needs a loop with a static trip "
