@@ -11,7 +11,6 @@ reads them back and runs the body's vjp, as jax's scan transpose does.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from hloforge.frontend import ops
 from hloforge.frontend.ad import core
 from hloforge.frontend.ad._util import add_any, differentiable, full, instantiate, needs, splat, zeros_like
 from hloforge.frontend.attributes import constant_array
-from hloforge.frontend.context import ir, shape_dtype_of
+from hloforge.frontend.context import ir
 from hloforge.frontend.registry import OPS
 from hloforge.frontend.tracing import current_builder
 
@@ -503,7 +502,7 @@ def _dus_jvp(ins, outs, ts):
 def _dus_vjp(ins, outs, cts):
     """The operand gets the cotangent with the written window zeroed, the update the window
     (dynamic_slice clamps the starts as dynamic_update_slice does)."""
-    x, update, starts = ins[0], ins[1], ins[2:]
+    update, starts = ins[1], ins[2:]
     c = cts[0]
     ct_x = ops.dynamic_update_slice(c, zeros_like(update), starts) if needs(0) else None
     ct_u = ops.dynamic_slice(c, starts, update.shape) if needs(1) else None
