@@ -69,6 +69,11 @@ def test_while_loop_jvp_and_the_reverse_mode_error():
         hf.grad(lambda x: hnp.sum(while_fn(lax, hnp)(x)))(X)
     with pytest.raises(NotImplementedError, match="static trip count"):  # fori_loop with a traced bound
         hf.grad(lambda x, n: hnp.sum(lax.fori_loop(0, n, lambda i, v: v * 2, x)))(X, np.int32(3))
+    x32, t32 = X.astype(np.float32), t.astype(np.float32)  # a parsed jax while_loop: jvp yes, vjp no
+    m = hf.Module.parse(jax.jit(while_fn(jax.lax, jnp)).lower(x32).as_text())
+    close(m.jvp().compile()(x32, t32)[1], np.asarray(jax.jvp(while_fn(jax.lax, jnp), (x32,), (t32,))[1]), rtol=1e-4)
+    with pytest.raises(NotImplementedError, match="static trip count"):
+        m.vjp()
 
 
 def _hf_at(x, i, kind, u):
