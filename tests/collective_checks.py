@@ -102,6 +102,30 @@ def gather_scatter_all_to_all_permute():
         np.testing.assert_array_equal(out[4][d], xs[0] if d == 3 else np.zeros_like(xs[0]))
 
 
+@check
+def vjp_of_collectives():
+    """hf.vjp through the linear collectives: sum over devices of <ct, L x> equals that of
+    <L^T ct, x> (all_gather <-> reduce_scatter, the inverse all_to_all and permutation)."""
+    ring = [(i, (i + 1) % N) for i in range(N)]
+    lins = [lambda x: ops.all_gather(x, 1, ALL, **CH), lambda x: ops.reduce_scatter(x, 0, ALL, **CH),
+            lambda x: ops.all_to_all(x, 0, 1, N, ALL, channel_handle=(1, 1)),
+            lambda x: ops.collective_permute(x, ring, channel_handle=(1, 1)), lambda x: ops.all_reduce(x, ALL, **CH)]
+    xs = shards((8, 2), seed=5)
+    cts = [shards(s, seed=6 + k) for k, s in enumerate([(8, 16), (1, 2), (1, 16), (8, 2), (8, 2)])]
+
+    def fn(x, *ct):
+        outs = []
+        for lin, c in zip(lins, ct):
+            y, back = hf.vjp(lin, x)
+            outs += [y, back(c)[0]]
+        return tuple(outs)
+    out = run_manual(fn, xs, *cts)
+    for k in range(len(lins)):
+        lhs = sum(float(np.sum(cts[k][d] * out[2 * k][d])) for d in range(N))
+        rhs = sum(float(np.sum(xs[d] * out[2 * k + 1][d])) for d in range(N))
+        assert abs(lhs - rhs) <= 1e-4 * max(1.0, abs(lhs)), (k, lhs, rhs)
+
+
 def main():
     results = {}
     for name, fn in CHECKS.items():

@@ -10,7 +10,8 @@ and differentiated with their Python rule (hf.custom_vjp / hf.custom_jvp).
 from __future__ import annotations
 
 from hloforge.frontend.ad._util import add_any, differentiable, set_needed
-from hloforge.frontend.context import ir
+from hloforge.frontend import ops
+from hloforge.frontend.context import ir, shape_dtype_of
 from hloforge.frontend.registry import OPS
 from hloforge.frontend.tracing import current_builder
 
@@ -20,10 +21,11 @@ CUSTOM_RULES: dict = {}   # key -> a custom rule object with .vjp(entry, cts) an
 
 class Entry:
     """One op of a tape: its registry entry (or a custom rule), operand and result Tensors."""
-    __slots__ = ("op", "info", "ins", "outs", "_params", "sub")
+    __slots__ = ("op", "info", "ins", "outs", "_params", "sub", "captured")
 
-    def __init__(self, op, info, ins, outs, sub=None):
+    def __init__(self, op, info, ins, outs, sub=None, captured=None):
         self.op, self.info, self.ins, self.outs, self.sub = op, info, list(ins), list(outs), sub
+        self.captured = captured  # control flow: the outside ir.Values its regions use (appended to ins)
         self._params = None
 
     @property
@@ -34,6 +36,8 @@ class Entry:
     def params(self) -> dict:
         if self._params is None:
             self._params = self.info.decode(self.op) if hasattr(self.info, "decode") else {}
+            if self.captured is not None:  # (the rule re-emits the regions of region_op itself)
+                self._params = {**self._params, "region_op": self.op, "captured": self.captured}
         return self._params
 
     def _rule(self, kind):
@@ -95,6 +99,34 @@ def _info(op):
     return info
 
 
+CONTROL_FLOW = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
+
+
+def _nested(op):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield inner.operation
+                yield from _nested(inner.operation)
+
+
+def captured_values(op) -> list:
+    """The values defined outside ``op`` that ops in its regions use (control flow regions are
+    not isolated), in first-use order."""
+    defined, used = set(), {}
+    for inner in [op, *_nested(op)]:
+        for region in inner.regions:
+            for block in region.blocks:
+                defined.update(block.arguments)
+        if inner is not op:
+            defined.update(inner.results)
+    for inner in _nested(op):
+        for v in inner.operands:
+            if v not in defined:
+                used.setdefault(v, None)
+    return list(used)
+
+
 def tape_of_block(operations) -> list:
     """A tape of ops already emitted into the current block (their Tensors wrap the op results)."""
     b = current_builder("hloforge AD")
@@ -113,6 +145,10 @@ def tape_of_block(operations) -> list:
             continue
         ins = [tensor(v) for v in op.operands]
         outs = [tensor(r) for r in op.results]
+        if op.name in CONTROL_FLOW:
+            captured = captured_values(op)
+            tape.append(Entry(op, _info(op), ins + [tensor(v) for v in captured], outs, captured=captured))
+            continue
         if op.name == "func.call":
             key = _custom_key(op)
             if key is not None:
@@ -128,15 +164,30 @@ def tape_of_block(operations) -> list:
 
 def reemit_function(func_op, args, symbols) -> tuple:
     """Re-emit ``func_op``'s body over ``args`` in the current trace: (output Tensors, tape)."""
-    block = func_op.regions[0].blocks[0]
-    values = dict(zip(block.arguments, args))
+    return reemit_block(func_op.regions[0].blocks[0], args, symbols)
+
+
+def reemit_block(block, args, symbols=None, outer=None) -> tuple:
+    """Re-emit the ops of ``block`` over ``args`` (Tensors for its arguments) in the current trace:
+    (the terminator's operands as Tensors, tape). ``outer``: ir.Value -> Tensor for values
+    defined outside the block (a region's captures); others are used as they are. Control flow
+    is rebuilt with its regions re-emitted the same way, so nested regions see the new values."""
+    b = current_builder("hloforge AD")
+    values = dict(outer or {})
+    values.update(zip(block.arguments, args))
+
+    def get(v):
+        t = values.get(v)
+        return t if t is not None else b.tensor(v)
+
     tape = []
     for op in block.operations:
         op = op.operation
-        ins = [values[v] for v in op.operands]
+        ins = [get(v) for v in op.operands]
         if op.name in ("func.return", "stablehlo.return"):
             return ins, tape
         if op.name == "func.call":
+            symbols = symbols if symbols is not None else _symbols_around(block)
             key = _custom_key(op)
             if key is not None:
                 rule = CUSTOM_RULES[key]
@@ -145,6 +196,10 @@ def reemit_function(func_op, args, symbols) -> tuple:
             else:
                 outs, sub = reemit_function(symbols[_callee(op)], ins, symbols)
                 tape.extend(sub)
+        elif op.name in CONTROL_FLOW:
+            captured = captured_values(op)
+            outs = reemit_control(op, ins, values, symbols)
+            tape.append(Entry(op, _info(op), ins + [get(v) for v in captured], outs, captured=captured))
         else:
             info = _info(op)
             out = info.reemit(ins, op)
@@ -153,6 +208,33 @@ def reemit_function(func_op, args, symbols) -> tuple:
         for r, t in zip(op.results, outs):
             values[r] = t
     raise ValueError("hloforge AD: function body has no return")
+
+
+def _symbols_around(block) -> dict:
+    """The functions of the module holding ``block`` (callees of calls inside regions)."""
+    op = block.owner.operation
+    while op.name != "builtin.module":
+        op = op.parent.operation
+    return {ir.StringAttr(f.attributes["sym_name"]).value: f for f in op.regions[0].blocks[0].operations
+            if f.operation.name == "func.func"}
+
+
+def region_body(region, values, symbols=None):
+    """A Python body re-emitting ``region`` (values: the mapping of outside values)."""
+    def body(*args):
+        return tuple(reemit_block(region.blocks[0], args, symbols, values)[0])
+    return body
+
+
+def reemit_control(op, ins, values, symbols=None) -> list:
+    """A copy of the while/if/case ``op`` over ``ins``, its regions re-emitted with ``values``."""
+    bodies = [region_body(r, values, symbols) for r in op.regions]
+    types = [shape_dtype_of(r.type) for r in op.results]
+    if op.name == "stablehlo.while":
+        return list(ops.while_(ins, bodies[0], bodies[1]))
+    if op.name == "stablehlo.if":
+        return list(ops.if_(ins[0], bodies[0], bodies[1], types))
+    return list(ops.case(ins[0], bodies, types))
 
 
 def active_values(tape, inputs) -> set:
@@ -220,4 +302,4 @@ def forward(tape, tangents: dict) -> dict:
 
 
 __all__ = ["add_any", "Entry", "tape_of_block", "reemit_function", "backward", "forward", "CUSTOM_RULES", "CUSTOM_ATTR",
-           "symbols_of"]
+           "symbols_of", "reemit_block", "reemit_control", "region_body", "captured_values", "CONTROL_FLOW"]

@@ -1,0 +1,689 @@
+"""Derivative rules of control flow (while, if, case), indexing (gather, scatter,
+dynamic_update_slice), the structural ops (optimization_barrier, map, composite, custom_call)
+and the collectives.
+
+Control flow regions may use values of the enclosing trace: the walkers append those
+(``Entry.captured``) to the op's operands, so a rule sees ``ins = operands + captures`` and gets
+``region_op`` (the op whose regions it re-emits) and ``captured`` (the outside values they use).
+Reverse mode through a while loop needs a static trip count (lax.fori_loop with static bounds,
+lax.scan): a forward loop stores every iteration's carries in stacked buffers, a backward loop
+reads them back and runs the body's vjp, as jax's scan transpose does.
+"""
+from __future__ import annotations
+
+
+import numpy as np
+
+from hloforge.frontend import ops
+from hloforge.frontend.ad import core
+from hloforge.frontend.ad._util import add_any, differentiable, full, instantiate, needs, splat, zeros_like
+from hloforge.frontend.attributes import constant_array
+from hloforge.frontend.context import ir
+from hloforge.frontend.registry import OPS
+from hloforge.frontend.tracing import current_builder
+
+_I32 = np.dtype(np.int32)
+
+
+def _set(name, jvp, vjp):
+    OPS[name].jvp, OPS[name].vjp = jvp, vjp
+
+
+def _split(ins, captured):
+    n = len(ins) - len(captured)
+    return ins[:n], ins[n:]
+
+
+def _outer(captured, caps):
+    return {v: t for v, t in zip(captured, caps)}
+
+
+def _emit_region(region, args, outer):
+    """Re-emit ``region``'s block here: (output Tensors, tape)."""
+    return core.reemit_block(region.blocks[0], list(args), None, outer)
+
+
+def _types(tensors):
+    return [(t.shape, t.dtype) for t in tensors]
+
+
+# ---------------------------------------------------------------- if / case
+
+def _branch_ops(region_op, ins, captured):
+    """(index operand, the regions, the outside-value mapping, the capture Tensors)."""
+    operands, caps = _split(ins, captured)
+    return operands[0], list(region_op.regions), _outer(captured, caps), caps
+
+
+def _emit_select(name, index, bodies, types):
+    if name == "stablehlo.if":
+        return list(ops.if_(index, bodies[0], bodies[1], types))
+    return list(ops.case(index, bodies, types))
+
+
+def _branch_jvp(ins, outs, ts, region_op, captured, **params):
+    """Each branch returns its primal outputs and their tangents (forward sweep of its body)."""
+    index, regions, outer, caps = _branch_ops(region_op, ins, captured)
+    cap_ts = ts[len(ts) - len(caps):]
+    wanted = [i for i, o in enumerate(outs) if differentiable(o.dtype)]
+    if not wanted:
+        return [None] * len(outs)
+
+    def branch(region):
+        def body():
+            results, tape = _emit_region(region, [], outer)
+            seeds = {c.value: t for c, t in zip(caps, cap_ts) if t is not None}
+            tan = core.forward(tape, seeds)
+            return (*results, *[instantiate(tan.get(results[i].value), results[i]) for i in wanted])
+        return body
+
+    got = _emit_select(region_op.name, index, [branch(r) for r in regions],
+                       _types(outs) + [(outs[i].shape, outs[i].dtype) for i in wanted])
+    tangents = [None] * len(outs)
+    for i, t in zip(wanted, got[len(outs):]):
+        tangents[i] = t
+    return tangents
+
+
+def _branch_vjp(ins, outs, cts, region_op, captured, **params):
+    """The transpose of each branch (its body re-emitted, then swept backwards), selected by the
+    same predicate or index; the index gets no cotangent."""
+    index, regions, outer, caps = _branch_ops(region_op, ins, captured)
+    n = len(ins) - len(caps)
+    wanted = [k for k, c in enumerate(caps) if differentiable(c.dtype) and needs(n + k)]
+    result = [None] * len(ins)
+    if not wanted:
+        return result
+
+    def branch(region):
+        def body():
+            results, tape = _emit_region(region, [], outer)
+            seeds = {}
+            for r, c in zip(results, cts):
+                if c is not None and differentiable(r.dtype):
+                    seeds[r.value] = add_any(seeds.get(r.value), c)
+            got = core.backward(tape, seeds, core.active_values(tape, [caps[k] for k in wanted]))
+            return tuple(instantiate(got.get(caps[k].value), caps[k]) for k in wanted)
+        return body
+
+    got = _emit_select(region_op.name, index, [branch(r) for r in regions], _types([caps[k] for k in wanted]))
+    for k, g in zip(wanted, got):
+        result[n + k] = g
+    return result
+
+
+for _name in ("stablehlo.if", "stablehlo.case"):
+    _set(_name, _branch_jvp, _branch_vjp)
+
+
+# ---------------------------------------------------------------- while: jvp
+
+def _while_jvp(ins, outs, ts, region_op, captured, cond=None, body=None):
+    """Carry the tangents through the loop: the body's forward sweep gives the next ones."""
+    operands, caps = _split(ins, captured)
+    n = len(operands)
+    diff = [i for i, x in enumerate(operands) if differentiable(x.dtype)]
+    cap_diff = [k for k, c in enumerate(caps) if differentiable(c.dtype) and ts[n + k] is not None]
+    if not any(ts[i] is not None for i in diff) and not cap_diff:
+        return [None] * n
+    outer = _outer(captured, caps)
+    init = list(operands) + [instantiate(ts[i], operands[i]) for i in diff] + [ts[n + k] for k in cap_diff]
+    cond_region, body_region = region_op.regions
+
+    def cond_fn(*args):
+        return _emit_region(cond_region, args[:n], outer)[0][0]
+
+    def body_fn(*args):
+        xs, txs, tcaps = args[:n], args[n:n + len(diff)], args[n + len(diff):]
+        results, tape = _emit_region(body_region, xs, outer)
+        seeds = {xs[i].value: t for i, t in zip(diff, txs)}
+        seeds.update({caps[k].value: t for k, t in zip(cap_diff, tcaps)})
+        tan = core.forward(tape, seeds)
+        return (*results, *[instantiate(tan.get(results[i].value), results[i]) for i in diff], *tcaps)
+
+    got = ops.while_(init, cond_fn, body_fn)
+    tangents = [None] * n
+    for i, t in zip(diff, got[n:n + len(diff)]):
+        tangents[i] = t
+    return tangents
+
+
+# ---------------------------------------------------------------- while: trip count
+
+def _static_value(v, block_args, operands, invariant, captured, caps):
+    """The int a 0-d integer value holds at trace time, or None: a constant (inside the region or
+    outside), a capture of a constant, or a loop-invariant carry whose initial value is one."""
+    if isinstance(v, ir.BlockArgument):
+        if v in block_args:
+            j = block_args.index(v)
+            if j in invariant:
+                return _int_of(operands[j])
+        return None
+    owner = v.owner
+    if getattr(owner, "name", None) == "stablehlo.constant":
+        got = constant_array(owner.operation if hasattr(owner, "operation") else owner, limit=1)
+        return int(got[0]) if got is not None and got[1] and got[0].dtype.kind in "iu" else None
+    if v in captured:
+        return _int_of(caps[captured.index(v)])
+    return None
+
+
+def _int_of(t):
+    if t.shape != () or t.dtype.kind not in "iu":
+        return None
+    s = splat(t)
+    return None if s is None else int(s)
+
+
+_FLIP = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE"}
+
+
+def _trip_count(region_op, operands, captured, caps):
+    """(trip count, loop-invariant carry positions) of a counted loop, else None: a carry ``i``
+    with a static start, ``i < bound`` (or <=, >, >=) with a static bound, ``i + step`` or
+    ``i - step`` with a static step (the pattern lax.fori_loop, lax.scan and the backward loops
+    here emit)."""
+    cond_block, body_block = region_op.regions[0].blocks[0], region_op.regions[1].blocks[0]
+    body_ret = list(body_block.operations)[-1].operation
+    invariant = {j for j, v in enumerate(body_ret.operands) if v == body_block.arguments[j]}
+    pred = list(cond_block.operations)[-1].operation.operands[0]
+    if isinstance(pred, ir.BlockArgument) or pred.owner.name != "stablehlo.compare":
+        return None
+    compare = pred.owner.operation
+    direction = OPS["stablehlo.compare"].decode(compare)["direction"]
+    if direction not in _FLIP:
+        return None
+    a, bnd = compare.operands
+    cond_args = list(cond_block.arguments)
+    if not (isinstance(a, ir.BlockArgument) and a in cond_args):
+        a, bnd, direction = bnd, a, _FLIP[direction]
+    if not (isinstance(a, ir.BlockArgument) and a in cond_args):
+        return None
+    k = cond_args.index(a)
+    bound = _static_value(bnd, cond_args, operands, invariant, captured, caps)
+    start = _int_of(operands[k])
+    step = _step(body_ret.operands[k], list(body_block.arguments), k, operands, invariant, captured, caps)
+    if bound is None or start is None or step is None:
+        return None
+    if direction in ("LT", "LE") and step > 0:
+        trips = -(-(bound - start + (direction == "LE")) // step)
+    elif direction in ("GT", "GE") and step < 0:
+        trips = -(-(start - bound + (direction == "GE")) // -step)
+    else:
+        return None
+    return max(0, trips), invariant
+
+
+def _step(v, body_args, k, operands, invariant, captured, caps):
+    """The static s of ``v = i + s`` (or ``i - s``: -s), i the body's argument ``k``, else None."""
+    if isinstance(v, ir.BlockArgument) or v.owner.name not in ("stablehlo.add", "stablehlo.subtract"):
+        return None
+    x, y = v.owner.operation.operands
+    sign = 1
+    if v.owner.name == "stablehlo.subtract":
+        if x != body_args[k]:
+            return None
+        sign = -1
+    elif y == body_args[k]:
+        x, y = y, x
+    if x != body_args[k]:
+        return None
+    s = _static_value(y, body_args, operands, invariant, captured, caps)
+    return None if s is None or s == 0 else sign * s
+
+
+_WHILE_ERROR = ("hloforge AD: reverse-mode differentiation of stablehlo.while needs a loop with a static trip "
+                "count: use hloforge.lax.fori_loop with static bounds or hloforge.lax.scan (as in jax, "
+                "reverse mode does not work for lax.while_loop or fori_loop with dynamic start/stop values; "
+                "jvp/jacfwd work)")
+
+
+# ---------------------------------------------------------------- while: vjp
+
+def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
+    """A forward loop stores the carries each iteration starts with (stacked along a new leading
+    dim, dynamic_update_slice); a backward loop from the last iteration down reads them
+    (dynamic_slice), re-emits the body and sweeps it backwards."""
+    operands, caps = _split(ins, captured)
+    n = len(operands)
+    found = _trip_count(region_op, operands, captured, caps)
+    if found is None:
+        raise NotImplementedError(_WHILE_ERROR)
+    trips, invariant = found
+    diff = [i for i in range(n) if differentiable(operands[i].dtype)]
+    cap_diff = [k for k, c in enumerate(caps) if differentiable(c.dtype) and needs(n + k)]
+    result = [None] * len(ins)
+    if trips == 0:
+        for i in diff:
+            result[i] = cts[i]
+        return result
+    body_region = region_op.regions[1]
+    stored = [i for i in range(n) if i not in invariant]
+    zero = full(0, (), _I32)
+
+    def at(buf, t):
+        piece = ops.dynamic_slice(buf, [t] + [zero] * (buf.ndim - 1), (1, *buf.shape[1:]))
+        return ops.reshape(piece, buf.shape[1:])
+
+    # forward: bufs[j][t] = carry j at the start of iteration t
+    bufs0 = [full(0, (trips, *operands[i].shape), operands[i].dtype) for i in stored]
+
+    def fwd_cond(*args):
+        return ops.compare(args[0], full(trips, (), _I32), "LT")
+
+    def fwd_body(*args):
+        t, xs = args[0], list(args[1:n + 1])
+        bufs, cap_args = args[n + 1:n + 1 + len(stored)], args[n + 1 + len(stored):]
+        z = full(0, (), _I32)
+        new_bufs = [ops.dynamic_update_slice(buf, ops.reshape(xs[i], (1, *xs[i].shape)), [t] + [z] * xs[i].ndim)
+                    for buf, i in zip(bufs, stored)]
+        results, _ = _emit_region(body_region, xs, _outer(captured, cap_args))
+        return (ops.add(t, full(1, (), _I32)), *results, *new_bufs, *cap_args)
+
+    fwd = ops.while_([zero, *operands, *bufs0, *caps], fwd_cond, fwd_body)
+    bufs = fwd[n + 1:n + 1 + len(stored)]
+
+    # backward: t = trips - 1 ... 0
+    ct0 = [instantiate(cts[i], operands[i]) for i in diff]
+    acc0 = [zeros_like(caps[k]) for k in cap_diff]
+    inv = [operands[i] for i in sorted(invariant)]
+    nd, na, nb = len(diff), len(cap_diff), len(bufs)
+
+    def bwd_cond(*args):
+        return ops.compare(args[0], full(0, (), _I32), "GE")
+
+    def bwd_body(*args):
+        t = args[0]
+        cs, accs = args[1:1 + nd], args[1 + nd:1 + nd + na]
+        bs = args[1 + nd + na:1 + nd + na + nb]
+        invs = args[1 + nd + na + nb:1 + nd + na + nb + len(inv)]
+        cap_args = args[1 + nd + na + nb + len(inv):]
+        xs = [None] * n
+        for buf, i in zip(bs, stored):
+            xs[i] = at(buf, t)
+        for x, i in zip(invs, sorted(invariant)):
+            xs[i] = x
+        inner_outer = _outer(captured, cap_args)
+        results, tape = _emit_region(body_region, xs, inner_outer)
+        seeds = {}
+        for i, c in zip(diff, cs):
+            seeds[results[i].value] = add_any(seeds.get(results[i].value), c)
+        sources = [xs[i] for i in diff] + [cap_args[k] for k in cap_diff]
+        got = core.backward(tape, seeds, core.active_values(tape, sources))
+        new_cs = [instantiate(got.get(xs[i].value), xs[i]) for i in diff]
+        new_accs = [add_any(a, got.get(cap_args[k].value)) for a, k in zip(accs, cap_diff)]
+        return (ops.subtract(t, full(1, (), _I32)), *new_cs, *new_accs, *bs, *invs, *cap_args)
+
+    bwd = ops.while_([full(trips - 1, (), _I32), *ct0, *acc0, *bufs, *inv, *caps], bwd_cond, bwd_body)
+    for i, c in zip(diff, bwd[1:1 + nd]):
+        result[i] = c
+    for k, c in zip(cap_diff, bwd[1 + nd:1 + nd + na]):
+        result[n + k] = c
+    return result
+
+
+_set("stablehlo.while", _while_jvp, _while_vjp)
+
+
+# ---------------------------------------------------------------- gather, scatter, dynamic_update_slice
+
+def _gather_jvp(ins, outs, ts, **params):
+    return [ops.gather(ts[0], ins[1], **params)]
+
+
+def _clamped_starts(indices, index_vector_dim, start_index_map, limits):
+    """``indices`` with entry k of each index vector clamped into [0, limits[k]], as gather does."""
+    hi = np.asarray(limits, dtype=indices.dtype)
+    if index_vector_dim == indices.ndim:
+        top = full(int(hi[0]), indices.shape, indices.dtype)
+    else:
+        top = ops.broadcast_in_dim(ops.constant(hi), indices.shape, (index_vector_dim,))
+    return ops.clamp(full(0, indices.shape, indices.dtype), indices, top)
+
+
+def _gather_vjp(ins, outs, cts, offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim, slice_sizes,
+                operand_batching_dims, start_indices_batching_dims, indices_are_sorted):
+    """Scatter-add the cotangent back, at the start indices clamped as gather clamps them
+    (scatter would skip windows that do not fit instead)."""
+    x, indices = ins
+    limits = [x.shape[d] - slice_sizes[d] for d in start_index_map]
+    starts = _clamped_starts(indices, index_vector_dim, start_index_map, limits)
+    ct = ops.scatter(zeros_like(x), starts, cts[0], offset_dims, collapsed_slice_dims, start_index_map,
+                     index_vector_dim, "add", input_batching_dims=operand_batching_dims,
+                     scatter_indices_batching_dims=start_indices_batching_dims, indices_are_sorted=indices_are_sorted)
+    return [ct, None]
+
+
+_set("stablehlo.gather", _gather_jvp, _gather_vjp)
+
+
+def _scatter_dims(x, updates, update_window_dims, inserted_window_dims, input_batching_dims):
+    """The window size of each operand dim (1 for inserted and batching dims)."""
+    window = [d for d in range(x.ndim) if d not in inserted_window_dims and d not in input_batching_dims]
+    sizes = [1] * x.ndim
+    for u, d in zip(update_window_dims, window):
+        sizes[d] = updates.shape[u]
+    return sizes
+
+
+def _gather_updates(t, indices, updates, p):
+    """The values of ``t`` at each update's position (a gather with the scatter's dims)."""
+    sizes = _scatter_dims(t, updates, p["update_window_dims"], p["inserted_window_dims"], p["input_batching_dims"])
+    return ops.gather(t, indices, p["update_window_dims"], p["inserted_window_dims"],
+                      p["scatter_dims_to_operand_dims"], p["index_vector_dim"], sizes,
+                      operand_batching_dims=p["input_batching_dims"],
+                      start_indices_batching_dims=p["scatter_indices_batching_dims"],
+                      indices_are_sorted=p["indices_are_sorted"])
+
+
+def _in_bounds(x, indices, updates, p):
+    """A bool Tensor of the updates' shape: whether the update's window fits in x (scatter skips
+    the others)."""
+    sizes = _scatter_dims(x, updates, p["update_window_dims"], p["inserted_window_dims"], p["input_batching_dims"])
+    dims = p["scatter_dims_to_operand_dims"]
+    ivd = p["index_vector_dim"]
+    hi = np.asarray([x.shape[d] - sizes[d] for d in dims], dtype=indices.dtype)
+    if ivd == indices.ndim:
+        top = full(int(hi[0]), indices.shape, indices.dtype)
+    else:
+        top = ops.broadcast_in_dim(ops.constant(hi), indices.shape, (ivd,))
+    ok = ops.and_(ops.compare(indices, full(0, indices.shape, indices.dtype), "GE"), ops.compare(indices, top, "LE"))
+    if ivd < indices.ndim:
+        ok = ops.reduce(ok, True, (ivd,), "and")
+    scatter_dims = [d for d in range(updates.ndim) if d not in p["update_window_dims"]]
+    return ops.broadcast_in_dim(ok, updates.shape, tuple(scatter_dims))
+
+
+def _masked(mask, t):
+    return ops.select(mask, t, zeros_like(t))
+
+
+def _scatter_call(x, indices, updates, computation, p):
+    kw = {k: v for k, v in p.items() if k not in ("update_window_dims", "inserted_window_dims",
+                                                    "scatter_dims_to_operand_dims", "index_vector_dim")}
+    return ops.scatter(x, indices, updates, p["update_window_dims"], p["inserted_window_dims"],
+                       p["scatter_dims_to_operand_dims"], p["index_vector_dim"], computation, **kw)
+
+
+def _scatter_kind(computation):
+    if not isinstance(computation, str) or computation not in ("set", "add", "mul", "max", "min"):
+        raise NotImplementedError("hloforge AD: stablehlo.scatter is differentiable with set, add, mul, max and "
+                                  f"min update computations, got {computation!r}")
+    return computation
+
+
+def _winners(x, indices, updates, p):
+    """(ids of the updates' elements, the id that ended up at each position of x, the id at
+    each update's position): an update element is the one that landed iff its two ids agree
+    (jax's rule for scatter with possibly repeated indices)."""
+    ids = ops.reshape(ops.add(ops.iota((updates.size,), _I32, 0), full(1, (updates.size,), _I32)), updates.shape)
+    landed = _scatter_call(full(0, x.shape, _I32), indices, ids, "set", p)
+    return ids, landed, _gather_updates(landed, indices, updates, p)
+
+
+def _extremal_parts(ins, outs, p):
+    x, indices, updates = ins
+    out = outs[0]
+    at_x = ops.convert(ops.compare(x, out, "EQ"), x.dtype)
+    at_u = ops.convert(ops.compare(updates, _gather_updates(out, indices, updates, p), "EQ"), x.dtype)
+    count = ops.add(at_x, _scatter_call(zeros_like(x), indices, at_u, "add", p))
+    return at_x, at_u, count
+
+
+def _unique_only(p, what):
+    if not p["unique_indices"]:
+        raise NotImplementedError(f"hloforge AD: the {what} of stablehlo.scatter with a mul computation w.r.t. the "
+                                  "updates is only implemented for unique_indices=True (as in jax)")
+
+
+def _scatter_jvp(ins, outs, ts, computation, **p):
+    kind = _scatter_kind(computation)
+    x, indices, updates = ins
+    tx, tu = ts[0], ts[2]
+    if kind == "add":
+        return [_scatter_call(instantiate(tx, x), indices, instantiate(tu, updates), "add", p)]
+    if kind == "set":
+        ids, landed, back = _winners(x, indices, updates, p)
+        kept_x = _masked(ops.compare(landed, full(0, x.shape, _I32), "EQ"), instantiate(tx, x))
+        won = _masked(ops.compare(ids, back, "EQ"), instantiate(tu, updates))
+        return [_scatter_call(kept_x, indices, won, "add", p)]
+    if kind == "mul":
+        out = None if tx is None else _scatter_call(tx, indices, updates, "mul", p)
+        if tu is not None:
+            _unique_only(p, "jvp")
+            out = add_any(out, ops.multiply(x, _scatter_call(zeros_like(x), indices, tu, "add", p)))
+        return [out]
+    at_x, at_u, count = _extremal_parts(ins, outs, p)
+    num = ops.multiply(at_x, instantiate(tx, x))
+    num = ops.add(num, _scatter_call(zeros_like(x), indices, ops.multiply(at_u, instantiate(tu, updates)), "add", p))
+    return [ops.divide(num, count)]
+
+
+def _scatter_vjp(ins, outs, cts, computation, **p):
+    kind = _scatter_kind(computation)
+    x, indices, updates = ins
+    c = cts[0]
+    ct_x = ct_u = None
+    if kind == "add":
+        ct_x = c
+        if needs(2):
+            ct_u = _masked(_in_bounds(x, indices, updates, p), _gather_updates(c, indices, updates, p))
+    elif kind == "set":
+        ids, landed, back = _winners(x, indices, updates, p)
+        if needs(0):
+            ct_x = _masked(ops.compare(landed, full(0, x.shape, _I32), "EQ"), c)
+        if needs(2):
+            ct_u = _masked(ops.compare(ids, back, "EQ"), _gather_updates(c, indices, updates, p))
+    elif kind == "mul":
+        if needs(0):
+            ct_x = _scatter_call(c, indices, updates, "mul", p)
+        if needs(2):
+            _unique_only(p, "vjp")
+            ct_u = _masked(_in_bounds(x, indices, updates, p),
+                           _gather_updates(ops.multiply(c, x), indices, updates, p))
+    else:
+        at_x, at_u, count = _extremal_parts(ins, outs, p)
+        share = ops.divide(c, count)
+        ct_x = ops.multiply(at_x, share) if needs(0) else None
+        if needs(2):
+            ct_u = _masked(_in_bounds(x, indices, updates, p),
+                           ops.multiply(at_u, _gather_updates(share, indices, updates, p)))
+    return [ct_x, None, ct_u]
+
+
+_set("stablehlo.scatter", _scatter_jvp, _scatter_vjp)
+
+
+def _dus_jvp(ins, outs, ts):
+    x, update, starts = ins[0], ins[1], ins[2:]
+    return [ops.dynamic_update_slice(instantiate(ts[0], x), instantiate(ts[1], update), starts)]
+
+
+def _dus_vjp(ins, outs, cts):
+    """The operand gets the cotangent with the written window zeroed, the update the window
+    (dynamic_slice clamps the starts as dynamic_update_slice does)."""
+    update, starts = ins[1], ins[2:]
+    c = cts[0]
+    ct_x = ops.dynamic_update_slice(c, zeros_like(update), starts) if needs(0) else None
+    ct_u = ops.dynamic_slice(c, starts, update.shape) if needs(1) else None
+    return [ct_x, ct_u] + [None] * len(starts)
+
+
+_set("stablehlo.dynamic_update_slice", _dus_jvp, _dus_vjp)
+
+
+# ---------------------------------------------------------------- optimization_barrier, map, composite, custom_call
+
+def _through_barrier(values, like):
+    """A barrier of their own over the non-zero (co)tangents; zeros stay symbolic."""
+    present = [i for i, v in enumerate(values) if v is not None]
+    out = [None] * len(like)
+    if present:
+        got = ops.optimization_barrier([values[i] for i in present])
+        for i, v in zip(present, got):
+            out[i] = v
+    return out
+
+
+_set("stablehlo.optimization_barrier", lambda ins, outs, ts: _through_barrier(ts, outs),
+     lambda ins, outs, cts: _through_barrier(cts, ins))
+
+
+def _inline(fn, args):
+    """Call a body (a re-emitting Python callable) here: (its outputs, tape)."""
+    b = current_builder("hloforge AD")
+    block = b.ip.block
+    before = len(list(block.operations))
+    out = fn(*args)
+    out = list(out) if isinstance(out, (list, tuple)) else [out]
+    tape = core.tape_of_block(list(block.operations)[before:])
+    return out, tape
+
+
+def _map_jvp(ins, outs, ts, body, dimensions, dtype):
+    """One map over (operands, tangents): the body's forward sweep on scalars."""
+    if not differentiable(outs[0].dtype):
+        return [None]
+    n = len(ins)
+    carried = [i for i in range(n) if ts[i] is not None and differentiable(ins[i].dtype)]
+
+    def scalar(*args):
+        xs, txs = args[:n], args[n:]
+        res, tape = _inline(body, xs)
+        tan = core.forward(tape, {xs[i].value: t for i, t in zip(carried, txs)})
+        return instantiate(tan.get(res[0].value), res[0])
+
+    return [ops.map(list(ins) + [ts[i] for i in carried], scalar, dimensions, dtype=outs[0].dtype)]
+
+
+def _map_vjp(ins, outs, cts, body, dimensions, dtype):
+    """One map per operand cotangent: the body's reverse sweep on scalars."""
+    n = len(ins)
+    result = [None] * n
+    for i in range(n):
+        if not (differentiable(ins[i].dtype) and needs(i)):
+            continue
+
+        def scalar(*args, i=i):
+            xs, c = args[:n], args[n]
+            res, tape = _inline(body, xs)
+            got = core.backward(tape, {res[0].value: c}, core.active_values(tape, [xs[i]]))
+            return instantiate(got.get(xs[i].value), xs[i])
+
+        result[i] = ops.map(list(ins) + [cts[0]], scalar, dimensions, dtype=ins[i].dtype)
+    return result
+
+
+_set("stablehlo.map", _map_jvp, _map_vjp)
+
+
+def _composite_jvp(ins, outs, ts, decomposition, **params):
+    """Differentiate the decomposition, inlined here."""
+    res, tape = _inline(decomposition, ins)
+    tan = core.forward(tape, {x.value: t for x, t in zip(ins, ts) if t is not None})
+    return [tan.get(r.value) if differentiable(o.dtype) else None for r, o in zip(res, outs)]
+
+
+def _composite_vjp(ins, outs, cts, decomposition, **params):
+    res, tape = _inline(decomposition, ins)
+    seeds = {}
+    for r, c in zip(res, cts):
+        if c is not None and differentiable(r.dtype):
+            seeds[r.value] = add_any(seeds.get(r.value), c)
+    wanted = [x for i, x in enumerate(ins) if differentiable(x.dtype) and needs(i)]
+    got = core.backward(tape, seeds, core.active_values(tape, wanted))
+    return [got.get(x.value) if differentiable(x.dtype) else None for x in ins]
+
+
+_set("stablehlo.composite", _composite_jvp, _composite_vjp)
+
+
+def _custom_call_error(kind):
+    def rule(ins, outs, values, call_target_name, **params):
+        raise NotImplementedError(
+            f"hloforge AD: cannot differentiate stablehlo.custom_call @{call_target_name}: a custom call is "
+            f"opaque, so it has no {kind} rule; wrap the function that emits it in hf.custom_vjp or hf.custom_jvp")
+    return rule
+
+
+_set("stablehlo.custom_call", _custom_call_error("jvp"), _custom_call_error("vjp"))
+
+
+# ---------------------------------------------------------------- collectives (linear, or no tangents)
+
+def _per_operand(make):
+    """A rule applying ``make(value, **params)`` to each non-zero (co)tangent of a variadic collective."""
+    def rule(ins, outs, values, **params):
+        present = [i for i, v in enumerate(values) if v is not None]
+        out = [None] * len(values)
+        if present:
+            got = make([values[i] for i in present], **params)
+            for i, g in zip(present, got):
+                out[i] = g
+        return out
+    return rule
+
+
+def _sum_only(name, computation):
+    if computation != "add":
+        raise NotImplementedError(f"hloforge AD: {name} is differentiable with the add computation only, "
+                                  f"got {computation!r}")
+
+
+def _all_reduce(values, computation, **p):
+    _sum_only("stablehlo.all_reduce", computation)
+    return list(ops.all_reduce(list(values), computation="add", **p))
+
+
+_set("stablehlo.all_reduce", _per_operand(_all_reduce), _per_operand(_all_reduce))  # the sum is its own transpose
+
+_set("stablehlo.all_gather",
+     _per_operand(lambda vs, **p: list(ops.all_gather(list(vs), **p))),
+     _per_operand(lambda vs, all_gather_dim, **p: [ops.reduce_scatter(v, all_gather_dim, **p) for v in vs]))
+
+
+def _reduce_scatter_jvp(ins, outs, ts, computation, **p):
+    _sum_only("stablehlo.reduce_scatter", computation)
+    return [ops.reduce_scatter(ts[0], computation="add", **p)]
+
+
+def _reduce_scatter_vjp(ins, outs, cts, scatter_dimension, computation, replica_groups, channel_handle,
+                        use_global_device_ids):
+    _sum_only("stablehlo.reduce_scatter", computation)
+    return [ops.all_gather(cts[0], scatter_dimension, replica_groups, channel_handle=channel_handle,
+                           use_global_device_ids=use_global_device_ids)]
+
+
+_set("stablehlo.reduce_scatter", _reduce_scatter_jvp, _reduce_scatter_vjp)
+
+
+def _all_to_all_t(vs, split_dimension, concat_dimension, **p):
+    """The inverse all_to_all: split where the forward one concatenated and vice versa."""
+    return list(ops.all_to_all(list(vs), concat_dimension, split_dimension, **p))
+
+
+_set("stablehlo.all_to_all", _per_operand(lambda vs, **p: list(ops.all_to_all(list(vs), **p))),
+     _per_operand(_all_to_all_t))
+
+_set("stablehlo.collective_permute",
+     lambda ins, outs, ts, **p: [ops.collective_permute(ts[0], **p)],
+     lambda ins, outs, cts, source_target_pairs, channel_handle: [ops.collective_permute(
+         cts[0], [(t, s) for s, t in source_target_pairs], channel_handle=channel_handle)])
+
+
+def _broadcast_vjp(ins, outs, cts, replica_groups, channel_handle):
+    """Each group's source gets the sum of the group's cotangents, the other members zero."""
+    total = ops.all_reduce(cts[0], replica_groups, channel_handle=channel_handle)
+    me = ops.partition_id() if channel_handle is not None else ops.replica_id()
+    is_source = None
+    for group in replica_groups:
+        hit = ops.compare(me, full(group[0], (), me.dtype), "EQ")
+        is_source = hit if is_source is None else ops.or_(is_source, hit)
+    return [ops.select(ops.broadcast_in_dim(is_source, total.shape, ()), total, zeros_like(total))]
+
+
+_set("stablehlo.collective_broadcast", lambda ins, outs, ts, **p: [ops.collective_broadcast(ts[0], **p)],
+     _broadcast_vjp)
+
+for _name in ("stablehlo.partition_id", "stablehlo.replica_id"):  # integer results: no tangents
+    _set(_name, lambda ins, outs, ts: [None], lambda ins, outs, cts: [])
