@@ -93,6 +93,13 @@ def test_convolution_finite_differences_and_window_reversal():
                       lambda x, w: lax.conv_general_dilated(x, w[:, :, ::-1, :], (2, 1), ((1, 0), (0, 1))), x, w)
 
 
+def test_convolution_complex():
+    h, j, lhss, rhss = _conv_pair(CONVS[2:4])
+    lhss = tuple(l + 0.5j * np.roll(l, 1) for l in lhss)
+    rhss = tuple(r - 0.3j * r[::-1] for r in rhss)
+    against_jax(h, j, lhss, rhss)
+
+
 def test_convolution_1d_f32():
     x, w = rng.standard_normal((2, 3, 7)).astype(np.float32), rng.standard_normal((2, 3, 3)).astype(np.float32)
     check_against_jax(lambda x, w: ops.convolution(x, w, window_strides=(3,), padding=((2, 2),)),
@@ -252,6 +259,15 @@ def test_chlo_math_against_jax(dtype):
         finite_differences(lambda xs: tuple(f(x) for (f, _, _), x in zip(CHLO, xs)), xs, rtol=1e-6)
 
 
+CHLO_COMPLEX = [(ops.asin, jnp.arcsin), (ops.acos, jnp.arccos), (ops.atan, jnp.arctan), (ops.sinh, jnp.sinh),
+                (ops.cosh, jnp.cosh), (ops.asinh, jnp.arcsinh), (ops.acosh, jnp.arccosh), (ops.atanh, jnp.arctanh)]
+
+
+def test_chlo_math_complex_against_jax():
+    z = rng.uniform(-0.8, 0.8, 6) + 1j * rng.uniform(0.2, 0.8, 6)
+    against_jax(lambda z: tuple(f(z) for f, _ in CHLO_COMPLEX), lambda z: tuple(f(z) for _, f in CHLO_COMPLEX), z)
+
+
 def test_trigamma_series_for_negative_arguments():
     x = np.array([-3.7, -2.5, -1.2, -0.3, 0.25, 0.5, 1.0, 3.3, 12.0])
     check_finite_differences(ops.digamma, x, eps=1e-5, rtol=1e-6)
@@ -365,3 +381,35 @@ def test_small_cnn_gradient_against_jax():
         y = lax.reduce_window(y, 0.0, lax.add, (1, 1, 2, 2), (1, 1, 1, 1), "VALID")
         return jnp.sum(y * y)
     close(hf.grad(h)(params, x), jax.grad(j)(params, x), rtol=2e-4)
+
+
+def test_cnn_second_order_against_jax():
+    """grad of a function of the gradient: the rules' own derivative code is differentiated
+    (conv transposes, select_and_scatter, batch_norm_grad)."""
+    x = rng.standard_normal((2, 2, 6, 6))
+    w = rng.standard_normal((3, 2, 3, 3)) * 0.5
+    gamma, beta = rng.standard_normal(3), rng.standard_normal(3)
+
+    def h_loss(w, gamma, x):
+        y = ops.convolution(x, w, padding=((1, 1), (1, 1)))
+        y, _, _ = ops.batch_norm_training(y, gamma, ops.constant(beta), EPS, 1)
+        y = ops.reduce_window(y, -np.inf, (1, 1, 2, 2), window_strides=(1, 1, 2, 2), body="max")
+        return ops.reduce(ops.multiply(y, ops.sin(y)), 0, (0, 1, 2, 3), "add")
+
+    def j_loss(w, gamma, x):
+        y = lax.conv_general_dilated(x, w, (1, 1), ((1, 1), (1, 1)))
+        y = _jax_bn(y, gamma, beta, 1)[0]
+        y = lax.reduce_window(y, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+        return jnp.sum(y * jnp.sin(y))
+
+    def h(w, gamma, x):
+        gw, gg = hf.grad(h_loss, argnums=(0, 1))(w, gamma, x)
+        return ops.add(ops.reduce(ops.multiply(gw, gw), 0, (0, 1, 2, 3), "add"),
+                       ops.reduce(ops.multiply(gg, gg), 0, (0,), "add"))
+
+    def j(w, gamma, x):
+        gw, gg = jax.grad(j_loss, argnums=(0, 1))(w, gamma, x)
+        return jnp.sum(gw * gw) + jnp.sum(gg * gg)
+    with jax.enable_x64(True):
+        want = jax.grad(j, argnums=(0, 1, 2))(w, gamma, x)
+    close(hf.grad(h, argnums=(0, 1, 2))(w, gamma, x), want, rtol=1e-7)
