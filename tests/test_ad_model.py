@@ -413,3 +413,25 @@ def test_cnn_second_order_against_jax():
     with jax.enable_x64(True):
         want = jax.grad(j, argnums=(0, 1, 2))(w, gamma, x)
     close(hf.grad(h, argnums=(0, 1, 2))(w, gamma, x), want, rtol=1e-7)
+
+
+def test_nn_pooling_and_lax_conv_nhwc_gradient():
+    x = rng.standard_normal((2, 7, 6, 3)).astype(np.float32)
+    w = (rng.standard_normal((3, 3, 3, 4)) * 0.3).astype(np.float32)
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def h(w, x):
+        y = hf.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=dn)
+        a = hf.nn.max_pool(y, (3, 3), (2, 2), padding="SAME")
+        b = hf.nn.avg_pool(y, (2, 2), (1, 1), padding="SAME", count_include_pad=False)
+        return hf.numpy.sum(a * a) + hf.numpy.sum(b * hf.numpy.sin(b))
+
+    def j(w, x):
+        y = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=dn)
+        a = lax.reduce_window(y, -jnp.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+        pads = lax.padtype_to_pads(y.shape, (1, 2, 2, 1), (1, 1, 1, 1), "SAME")
+        total = lax.reduce_window(y, 0.0, lax.add, (1, 2, 2, 1), (1, 1, 1, 1), pads)
+        count = lax.reduce_window(jnp.ones_like(y), 0.0, lax.add, (1, 2, 2, 1), (1, 1, 1, 1), pads)
+        b = total / count
+        return jnp.sum(a * a) + jnp.sum(b * jnp.sin(b))
+    close(hf.grad(h, argnums=(0, 1))(w, x), jax.grad(j, argnums=(0, 1))(w, x), rtol=2e-4)
