@@ -9,7 +9,7 @@ import numpy as np
 
 from hloforge.frontend import ops
 from hloforge.frontend.ad._util import (
-    add_any, conj, instantiate, like, mul, needs, sum_to_scalar, zeros_like)
+    add_any, conj, instantiate, like, needs, sum_to_scalar, zeros_like)
 from hloforge.frontend.ad.rules_elementwise import _unary, zero_rules
 from hloforge.frontend.registry import OPS
 
@@ -236,7 +236,7 @@ def _untap(padded_ct, x, window_dimensions, window_strides, base_dilations, wind
     return r
 
 
-def _mul_window_vjp(x, init, c, y, **window):
+def _mul_window_vjp(x, init, c, **window):
     """Product windows, zero-safe: each tap's cotangent is c times the product of the other taps
     (prefix and suffix products), scattered back by the transpose of its strided slice."""
     padded, taps = _window_taps(x, init, **window)
@@ -261,6 +261,23 @@ def _mul_window_vjp(x, init, c, y, **window):
                 others = ops.multiply(others, p)
         high = [m - (b + (k - 1) * s + 1) for m, b, k, s in zip(padded.shape, start, others.shape, strides)]
         total = add_any(total, ops.pad(others, 0, start, high, [s - 1 for s in strides]))
+    return _untap(total, x, **window)
+
+
+def _chosen_window_vjp(x, init, c, y, **window):
+    """max/min windows with dilations (jax has no rule): each window's cotangent goes to the first
+    tap attaining the result (select_and_scatter's GE/LE choice), scattered back per tap."""
+    padded, taps = _window_taps(x, init, **window)
+    taken = None
+    total = None
+    for start, limit, strides in taps:
+        hit = ops.compare(ops.slice(padded, start, limit, strides), y, "EQ")
+        if taken is not None:
+            hit = ops.and_(hit, ops.not_(taken))
+        taken = hit if taken is None else ops.or_(taken, hit)
+        part = ops.select(hit, c, zeros_like(c))
+        high = [m - (b + (k - 1) * s + 1) for m, b, k, s in zip(padded.shape, start, c.shape, strides)]
+        total = add_any(total, ops.pad(part, 0, start, high, [s - 1 for s in strides]))
     return _untap(total, x, **window)
 
 
@@ -299,16 +316,15 @@ def _reduce_window_vjp(ins, outs, cts, body, window_dimensions, window_strides, 
                                  body="add")
         return [ct_x, sum_to_scalar(c) if needs(1) else None]
     if body in _CHOOSE:
-        if any(b > 1 for b in base) or any(w > 1 for w in wdil):
-            raise NotImplementedError("hloforge AD: the vjp of a max/min stablehlo.reduce_window with base or "
-                                      "window dilations is not implemented (select_and_scatter has none; as jax)")
+        if any(b > 1 for b in base) or any(w > 1 for w in wdil):  # (select_and_scatter has no dilations)
+            return [_chosen_window_vjp(x, init, c, outs[0], **window), None]
         return [ops.select_and_scatter(x, c, 0, window_dimensions, window_strides=strides, padding=pads,
                                        select=_CHOOSE[body], scatter="add"), None]
     if body == "mul":
         ct_init = None
         if needs(1):  # d y / d init = y / init per window
             ct_init = sum_to_scalar(ops.multiply(c, ops.divide(outs[0], ops.broadcast_in_dim(init, c.shape, ()))))
-        return [_mul_window_vjp(x, init, c, outs[0], **window), ct_init]
+        return [_mul_window_vjp(x, init, c, **window), ct_init]
     return [None, None]
 
 
@@ -526,10 +542,6 @@ def _read_triangle_t(c, lower):
     return ops.add(_triangle(c, lower), _triangle(_mH(c), lower, -1 if lower else 1))
 
 
-def _solve(a, b, **kw):
-    return ops.triangular_solve(a, b, **kw)
-
-
 def _cholesky_jvp(ins, outs, ts, lower):
     """jax's rule (arXiv:1602.07527): dL = L phi(L^-1 dA L^-H), dA the Hermitian matrix of the
     triangle the op reads; upper factors as the adjoint of the lower one."""
@@ -537,8 +549,8 @@ def _cholesky_jvp(ins, outs, ts, lower):
     L = _triangle(outs[0], lower)
     if not lower:
         L = _mH(L)
-    tmp = _mH(_solve(L, _mH(t), left_side=True, lower=True))          # dA L^-H
-    dL = _matmul(L, _phi(_solve(L, tmp, left_side=True, lower=True)))
+    tmp = _mH(ops.triangular_solve(L, _mH(t), left_side=True, lower=True))          # dA L^-H
+    dL = _matmul(L, _phi(ops.triangular_solve(L, tmp, left_side=True, lower=True)))
     return [dL if lower else _mH(dL)]
 
 
@@ -549,8 +561,8 @@ def _cholesky_vjp(ins, outs, cts, lower):
         L, c = _mH(L), _mH(c)
     ct_p = _matmul(_mT(L), c)
     ct_t2 = _phi(ct_p)
-    ct_t1 = _solve(conj(L), ct_t2, left_side=False, lower=True)               # ct_t2 conj(L)^-1
-    ct_s = _solve(L, ct_t1, left_side=True, lower=True, transpose_a="TRANSPOSE")  # L^-T ct_t1
+    ct_t1 = ops.triangular_solve(conj(L), ct_t2, left_side=False, lower=True)               # ct_t2 conj(L)^-1
+    ct_s = ops.triangular_solve(L, ct_t1, left_side=True, lower=True, transpose_a="TRANSPOSE")  # L^-T ct_t1
     return [_read_triangle_t(ct_s, lower)]
 
 
@@ -565,10 +577,6 @@ def _op_a(g, transpose_a):
     return g
 
 
-def _op_a_t(c, transpose_a):  # the transpose of _op_a under the bilinear pairing
-    return _op_a(c, transpose_a)
-
-
 def _a_mask(g, lower, unit_diagonal):
     return _triangle(g, lower, (-1 if lower else 1) if unit_diagonal else 0)
 
@@ -579,10 +587,10 @@ def _ts_jvp(ins, outs, ts, left_side, lower, unit_diagonal, transpose_a):
     kw = dict(left_side=left_side, lower=lower, unit_diagonal=unit_diagonal, transpose_a=transpose_a)
     out = None
     if ts[1] is not None:
-        out = _solve(a, ts[1], **kw)
+        out = ops.triangular_solve(a, ts[1], **kw)
     if ts[0] is not None:  # d(op(A)^-1 B) = -op(A)^-1 op(dA) X (left), -X op(dA) op(A)^-1 (right)
         g = _op_a(_a_mask(ts[0], lower, unit_diagonal), transpose_a)
-        out = add_any(out, ops.neg(_solve(a, _matmul(g, x) if left_side else _matmul(x, g), **kw)))
+        out = add_any(out, ops.neg(ops.triangular_solve(a, _matmul(g, x) if left_side else _matmul(x, g), **kw)))
     return [out]
 
 
@@ -592,11 +600,11 @@ def _ts_vjp(ins, outs, cts, left_side, lower, unit_diagonal, transpose_a):
     x, c = outs[0], cts[0]
     flipped = {"NO_TRANSPOSE": "TRANSPOSE", "TRANSPOSE": "NO_TRANSPOSE", "ADJOINT": "NO_TRANSPOSE"}[transpose_a]
     a_t = conj(a) if transpose_a == "ADJOINT" else a
-    z = _solve(a_t, c, left_side=left_side, lower=lower, unit_diagonal=unit_diagonal, transpose_a=flipped)
+    z = ops.triangular_solve(a_t, c, left_side=left_side, lower=lower, unit_diagonal=unit_diagonal, transpose_a=flipped)
     ct_a = None
     if needs(0):
         ct_g = ops.neg(_matmul(z, _mT(x)) if left_side else _matmul(_mT(x), z))
-        ct_a = _a_mask(_op_a_t(ct_g, transpose_a), lower, unit_diagonal)
+        ct_a = _a_mask(_op_a(ct_g, transpose_a), lower, unit_diagonal)  # (op is its own transpose)
     return [ct_a, z]
 
 
