@@ -168,7 +168,8 @@ def slice_of_pad(op, rewriter):
     """slice(pad(x, v, low, high)) -> pad(slice(x), v, low', high'), x, or broadcast(v)
 
     Preconditions: the pad's interior is 0 and the slice's stride is 1 on every padded
-    dimension. When the slice lies wholly in the padding the result is a broadcast of v.
+    dimension; when the result still needs padding, the pad has no other user. When the slice
+    lies wholly in the padding the result is a broadcast of v.
     """
     pad = producer(op.operands[0], PAD)
     if pad is None:
@@ -182,6 +183,8 @@ def slice_of_pad(op, rewriter):
     if plan is None:
         return NO_MATCH
     xs, xe, new_low, new_high, empty = plan
+    if not empty and (any(new_low) or any(new_high)) and not has_one_use(pad.result):
+        return NO_MATCH  # (the pad stays for its other users: a second, smaller pad would add an op)
     with rewriter.ip:
         if empty:
             out = broadcast_scalar(pad.operands[1], op.result.type, op.location)
