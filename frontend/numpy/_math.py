@@ -158,7 +158,7 @@ def _binary(name, ufunc, emit, doc):
         compute, out = ufunc_dtypes(ufunc, a.dtype, b.dtype)
         return astype(emit(astype(a, compute), astype(b, compute)), out)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"numpy.{ufunc.__name__}: {doc}, with broadcasting."
+    fn.__doc__ = f"numpy.{ufunc.__name__}: {doc}, with broadcasting. Emits {getattr(emit, 'stablehlo_op', 'StableHLO ops')}."
     return fn
 
 

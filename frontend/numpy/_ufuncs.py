@@ -9,27 +9,8 @@ import numpy as np
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import asarray, astype, operands, splat, ufunc_dtypes
 from hloforge.frontend.ops import chlo_math
-from hloforge.frontend.numpy._math import floor_divide, greater_equal, invert, less_equal, remainder
-
-
-def _unary(name, ufunc, emit, doc):
-    def fn(x):
-        x = asarray(x)
-        compute, out = ufunc_dtypes(ufunc, x.dtype)
-        return astype(emit(astype(x, compute)), out)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"numpy.{ufunc.__name__}: {doc}. Emits {getattr(emit, 'stablehlo_op', 'StableHLO ops')}."
-    return fn
-
-
-def _binary(name, ufunc, emit, doc):
-    def fn(x1, x2):
-        a, b = operands(name, x1, x2)
-        compute, out = ufunc_dtypes(ufunc, a.dtype, b.dtype)
-        return astype(emit(astype(a, compute), astype(b, compute)), out)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"numpy.{ufunc.__name__}: {doc}, with broadcasting. Emits {getattr(emit, 'stablehlo_op', 'StableHLO ops')}."
-    return fn
+from hloforge.frontend.numpy._math import (
+    _binary, _unary, floor_divide, greater_equal, invert, less_equal, remainder)
 
 
 def _c(x, value):

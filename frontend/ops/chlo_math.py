@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from hloforge.frontend.ops._common import COMPLEX, FLOAT
-from hloforge.frontend.ops.elementwise import BOOLEAN, SAME, _define
+from hloforge.frontend.ops.elementwise import BOOLEAN, SAME, define_rows
 
 # pyname, op, operand dtypes, summary, numpy function, kinds evaluated, result, exact complex
 UNARY = [
@@ -29,11 +29,7 @@ BINARY = [
     ("next_after", "chlo.next_after", (FLOAT,), "nextafter(lhs, rhs)", None, "fc", SAME, False),
 ]
 
-_defined = {}
-for _row in UNARY:
-    _defined[_row[0]] = _define(_row[0], _row[1], 1, *_row[2:])
-for _row in BINARY:
-    _defined[_row[0]] = _define(_row[0], _row[1], 2, *_row[2:])
+_defined = define_rows(UNARY, BINARY)
 
 (asin, acos, atan, sinh, cosh, asinh, acosh, atanh, is_inf, is_pos_inf, is_neg_inf) = (
     _defined[r[0]] for r in UNARY)

@@ -285,11 +285,14 @@ def _complex_check(op, re, im):
 
 _CHECKS = {"complex": _complex_check}
 
-_defined = {}
-for _row in UNARY:
-    _defined[_row[0]] = _define(_row[0], _row[1], 1, *_row[2:])
-for _row in BINARY:
-    _defined[_row[0]] = _define(_row[0], _row[1], 2, *_row[2:], check=_CHECKS.get(_row[0]))
+def define_rows(unary, binary, checks=None) -> dict:
+    """Register every row of a unary and a binary table; pyname -> builder."""
+    out = {row[0]: _define(row[0], row[1], 1, *row[2:]) for row in unary}
+    out.update({row[0]: _define(row[0], row[1], 2, *row[2:], check=(checks or {}).get(row[0])) for row in binary})
+    return out
+
+
+_defined = define_rows(UNARY, BINARY, _CHECKS)
 
 (neg, abs, exp, log, log1p, expm1, sin, cos, tan, tanh, sqrt, rsqrt, cbrt, logistic, floor, ceil, round,
  round_nearest_afz, sign, not_, is_finite, real, imag, erf, erf_inv, lgamma, digamma, popcnt,
