@@ -15,17 +15,18 @@ from hloforge.passes._ir import (
 PAD = "stablehlo.pad"
 
 
-def _paddings(op):
+def paddings(op):
+    """(edge_padding_low, edge_padding_high, interior_padding) of a pad op, as lists."""
     return ints(op, "edge_padding_low"), ints(op, "edge_padding_high"), ints(op, "interior_padding")
 
 
-def _pad(x, value, low, high, interior, result_type, loc):
+def emit_pad(x, value, low, high, interior, result_type, loc):
     attrs = {"edge_padding_low": i64s(low), "edge_padding_high": i64s(high),
              "interior_padding": i64s(interior)}
     return emit(PAD, [x, value], result_type, attrs, loc)
 
 
-def _slice(x, start, limit, strides, loc):
+def emit_slice(x, start, limit, strides, loc):
     shape = [-(-(l - s) // st) for s, l, st in zip(start, limit, strides)]
     attrs = {"start_indices": i64s(start), "limit_indices": i64s(limit),
              "strides": i64s(strides)}
@@ -57,7 +58,7 @@ def noop_pad(op, rewriter):
 
     Preconditions: every edge and interior padding is 0.
     """
-    low, high, interior = _paddings(op)
+    low, high, interior = paddings(op)
     if any(low) or any(high) or any(interior):
         return NO_MATCH
     rewriter.replace_op(op, [op.operands[0]])
@@ -104,7 +105,7 @@ def pad_of_constant(op, rewriter):
     if c is None or v is None:
         return NO_MATCH
     with rewriter.ip:
-        out = constant(evaluate(PAD, np.asarray(c), v, **dict(zip(("low", "high", "interior"), _paddings(op)))),
+        out = constant(evaluate(PAD, np.asarray(c), v, **dict(zip(("low", "high", "interior"), paddings(op)))),
                        op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
@@ -120,15 +121,15 @@ def pad_of_pad(op, rewriter):
     inner = producer(op.operands[0], PAD)
     if inner is None:
         return NO_MATCH
-    l2, h2, i2 = _paddings(op)
-    l1, h1, i1 = _paddings(inner)
+    l2, h2, i2 = paddings(op)
+    l1, h1, i1 = paddings(inner)
     if any(i1) or any(i2) or any(a < 0 < b for a, b in zip(l1 + h1, l2 + h2)):
         return NO_MATCH
     if not same_value(inner.operands[1], op.operands[1]):
         return NO_MATCH
     low, high = [a + b for a, b in zip(l1, l2)], [a + b for a, b in zip(h1, h2)]
     with rewriter.ip:
-        out = _pad(inner.operands[0], op.operands[1], low, high, i2, op.result.type, op.location)
+        out = emit_pad(inner.operands[0], op.operands[1], low, high, i2, op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -142,7 +143,7 @@ def negative_pad(op, rewriter):
     left of the result, so the slice never starts past its limit; when no element of x is
     left on some dimension the result is a broadcast of v.
     """
-    low, high, interior = _paddings(op)
+    low, high, interior = paddings(op)
     if all(p >= 0 for p in low + high):
         return NO_MATCH
     if any(it and (lo < 0 or hi < 0) for lo, hi, it in zip(low, high, interior)):
@@ -158,9 +159,9 @@ def negative_pad(op, rewriter):
         if any(a == b for a, b in zip(start, limit)):
             out = broadcast_scalar(op.operands[1], op.result.type, op.location)
         else:
-            out = _slice(x, start, limit, [1] * len(shape), op.location)
+            out = emit_slice(x, start, limit, [1] * len(shape), op.location)
             if any(new_low) or any(new_high) or any(interior):
-                out = _pad(out, op.operands[1], new_low, new_high, interior, op.result.type, op.location)
+                out = emit_pad(out, op.operands[1], new_low, new_high, interior, op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -174,7 +175,7 @@ def slice_of_pad(op, rewriter):
     pad = producer(op.operands[0], PAD)
     if pad is None:
         return NO_MATCH
-    low, high, interior = _paddings(pad)
+    low, high, interior = paddings(pad)
     if any(interior):
         return NO_MATCH
     start, limit, strides = ints(op, "start_indices"), ints(op, "limit_indices"), ints(op, "strides")
@@ -191,9 +192,9 @@ def slice_of_pad(op, rewriter):
         else:
             out = x
             if xs != [0] * len(xs) or xe != list(shape_of(x)) or any(s != 1 for s in strides):
-                out = _slice(x, xs, xe, strides, op.location)
+                out = emit_slice(x, xs, xe, strides, op.location)
             if any(new_low) or any(new_high):
-                out = _pad(out, pad.operands[1], new_low, new_high, [0] * len(xs), op.result.type,
+                out = emit_pad(out, pad.operands[1], new_low, new_high, [0] * len(xs), op.result.type,
                            op.location)
     rewriter.replace_op(op, [out])
 
@@ -227,11 +228,11 @@ def unary_of_pad(op, rewriter):
     element = element_type(op.result)
     x, v = pad.operands
     attrs = {name: op.attributes[name] for name in op.attributes}
-    low, high, interior = _paddings(pad)
+    low, high, interior = paddings(pad)
     with rewriter.ip:
         fx = emit(op.name, [x], tensor(shape_of(x), element), attrs, op.location)
         fv = emit(op.name, [v], tensor([], element), attrs, op.location)
-        out = _pad(fx, fv, low, high, interior, op.result.type, op.location)
+        out = emit_pad(fx, fv, low, high, interior, op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
 

@@ -12,37 +12,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from hloforge.frontend.context import i64_array, ir, stablehlo
+from hloforge.frontend.attributes import i64s
+from hloforge.frontend.context import ir, stablehlo
+from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
     NO_MATCH, broadcast_scalar, constant, dtype_of, element_type, emit, finite_math, has_one_use, ints,
     producer, shape_of, splat_value, tensor)
-from hloforge.passes.pad import same_value, scalar_constant
+from hloforge.passes.pad import emit_pad, emit_slice, paddings, same_value, scalar_constant
 
 PAD = "stablehlo.pad"
 
 # (these op lists will come from the op registry once it describes elementwise ops)
-BINARY_OPS = tuple(f"stablehlo.{n}" for n in (
-    "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "and", "or", "xor",
-    "atan2", "complex", "compare", "shift_left", "shift_right_arithmetic", "shift_right_logical"))
+BINARY_OPS = names("elementwise", "binary") + ("stablehlo.compare",)
 SUM_OPS = ("stablehlo.add", "stablehlo.or", "stablehlo.xor")  # 0 is their identity on both sides
 PRODUCT_OPS = ("stablehlo.multiply", "stablehlo.and")  # 0 absorbs (for floats only without Inf/NaN)
-
-
-def _paddings(op):
-    return ints(op, "edge_padding_low"), ints(op, "edge_padding_high"), ints(op, "interior_padding")
-
-
-def _pad(x, value, low, high, interior, result_type, loc):
-    attrs = {"edge_padding_low": i64_array(low), "edge_padding_high": i64_array(high),
-             "interior_padding": i64_array(interior)}
-    return emit(PAD, [x, value], result_type, attrs, loc)
-
-
-def _slice(x, start, limit, loc):
-    shape = [b - a for a, b in zip(start, limit)]
-    attrs = {"start_indices": i64_array(start), "limit_indices": i64_array(limit),
-             "strides": i64_array([1] * len(start))}
-    return emit("stablehlo.slice", [x], tensor(shape, element_type(x)), attrs, loc)
 
 
 def _concatenate(values, dim, loc):
@@ -71,7 +54,7 @@ def binary_of_pads(op, rewriter):
     has no other user (or both operands are the same pad).
     """
     pa, pb = producer(op.operands[0], PAD), producer(op.operands[1], PAD)
-    if pa is None or pb is None or _paddings(pa) != _paddings(pb):
+    if pa is None or pb is None or paddings(pa) != paddings(pb):
         return NO_MATCH
     if pa.result != pb.result and not (has_one_use(pa.result) and has_one_use(pb.result)):
         return NO_MATCH
@@ -81,13 +64,13 @@ def binary_of_pads(op, rewriter):
         core = emit(op.name, [pa.operands[0], pb.operands[0]], tensor(shape_of(pa.operands[0]), element), attrs,
                     op.location)
         value = emit(op.name, [pa.operands[1], pb.operands[1]], tensor([], element), attrs, op.location)
-        out = _pad(core, value, *_paddings(pa), op.result.type, op.location)
+        out = emit_pad(core, value, *paddings(pa), op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
 
 def _support(pad):
     """(low, high) of x's elements inside the pad's result, per dim; None with interior or crops."""
-    low, high, interior = _paddings(pad)
+    low, high, interior = paddings(pad)
     if any(interior) or any(p < 0 for p in low + high):
         return None
     n = shape_of(pad.operands[0])
@@ -136,7 +119,7 @@ def sum_of_disjoint_pads(op, rewriter):
         low = [s[0] for s in s1]
         high = [n - (s[1] if i != d else s2[d][1]) for i, (n, s) in enumerate(zip(full, s1))]
         if any(low) or any(high):
-            out = _pad(out, p1.operands[1], low, high, [0] * len(full), op.result.type, op.location)
+            out = emit_pad(out, p1.operands[1], low, high, [0] * len(full), op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -151,7 +134,7 @@ def product_of_pads(op, rewriter):
     if _is_float(op.result) and not finite_math():
         return NO_MATCH
     pads = [_single_use_pad(v) for v in op.operands]
-    if any(p is None for p in pads) or pads[0].result == pads[1].result or _paddings(pads[0]) == _paddings(pads[1]):
+    if any(p is None for p in pads) or pads[0].result == pads[1].result or paddings(pads[0]) == paddings(pads[1]):
         return NO_MATCH
     if any(scalar_constant(p.operands[1]) is None or scalar_constant(p.operands[1]) != 0 for p in pads):
         return NO_MATCH
@@ -171,9 +154,9 @@ def product_of_pads(op, rewriter):
             limit = [b - lo for (_, b), (lo, _) in zip(both, s)]
             x = p.operands[0]
             parts.append(x if start == [0] * len(start) and limit == list(shape_of(x)) else
-                         _slice(x, start, limit, op.location))
+                         emit_slice(x, start, limit, [1] * len(start), op.location))
         core = emit(op.name, parts, tensor([b - a for a, b in both], element_type(op.result)), None, op.location)
-        out = _pad(core, pads[0].operands[1], [a for a, _ in both], [n - b for n, (_, b) in zip(full, both)],
+        out = emit_pad(core, pads[0].operands[1], [a for a, _ in both], [n - b for n, (_, b) in zip(full, both)],
                    [0] * len(full), op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
@@ -189,13 +172,13 @@ def transpose_of_pad(op, rewriter):
     if pad is None:
         return NO_MATCH
     perm = ints(op, "permutation")
-    low, high, interior = _paddings(pad)
+    low, high, interior = paddings(pad)
     x = pad.operands[0]
     n = shape_of(x)
     with rewriter.ip:
         t = emit("stablehlo.transpose", [x], tensor([n[p] for p in perm], element_type(x)),
-                 {"permutation": i64_array(perm)}, op.location)
-        out = _pad(t, pad.operands[1], [low[p] for p in perm], [high[p] for p in perm], [interior[p] for p in perm],
+                 {"permutation": i64s(perm)}, op.location)
+        out = emit_pad(t, pad.operands[1], [low[p] for p in perm], [high[p] for p in perm], [interior[p] for p in perm],
                    op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
@@ -228,7 +211,7 @@ def reshape_of_pad(op, rewriter):
     if pad is None:
         return NO_MATCH
     before, after = shape_of(pad.result), shape_of(op.result)
-    low, high, interior = _paddings(pad)
+    low, high, interior = paddings(pad)
     padded = [i for i in range(len(before)) if low[i] or high[i] or interior[i]]
     keep = _standalone_dims(before, after)
     if not padded or any(i not in keep for i in padded):
@@ -242,7 +225,7 @@ def reshape_of_pad(op, rewriter):
         new_low[j], new_high[j], new_interior[j] = low[i], high[i], interior[i]
     with rewriter.ip:
         r = emit("stablehlo.reshape", [x], tensor(shape, element_type(x)), None, op.location)
-        out = _pad(r, pad.operands[1], new_low, new_high, new_interior, op.result.type, op.location)
+        out = emit_pad(r, pad.operands[1], new_low, new_high, new_interior, op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -257,7 +240,7 @@ def broadcast_of_pad(op, rewriter):
         return NO_MATCH
     dims = ints(op, "broadcast_dimensions")
     before, after = shape_of(pad.result), list(shape_of(op.result))
-    low, high, interior = _paddings(pad)
+    low, high, interior = paddings(pad)
     padded = [i for i in range(len(before)) if low[i] or high[i] or interior[i]]
     if not padded or any(after[dims[i]] != before[i] for i in padded):
         return NO_MATCH
@@ -269,8 +252,8 @@ def broadcast_of_pad(op, rewriter):
         new_low[dims[i]], new_high[dims[i]], new_interior[dims[i]] = low[i], high[i], interior[i]
     with rewriter.ip:
         b = emit("stablehlo.broadcast_in_dim", [x], tensor(shape, element_type(x)),
-                 {"broadcast_dimensions": i64_array(dims)}, op.location)
-        out = _pad(b, pad.operands[1], new_low, new_high, new_interior, op.result.type, op.location)
+                 {"broadcast_dimensions": i64s(dims)}, op.location)
+        out = emit_pad(b, pad.operands[1], new_low, new_high, new_interior, op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -286,7 +269,7 @@ def slice_of_interior_pad(op, rewriter):
     pad = producer(op.operands[0], PAD)
     if pad is None:
         return NO_MATCH
-    low, high, interior = _paddings(pad)
+    low, high, interior = paddings(pad)
     if not any(interior) or any(p < 0 for p in low + high):
         return NO_MATCH
     start, limit, strides = ints(op, "start_indices"), ints(op, "limit_indices"), ints(op, "strides")
@@ -295,7 +278,7 @@ def slice_of_interior_pad(op, rewriter):
     if any(st != 1 for st in strides) or any(s > lo or l < lo + c for s, l, lo, c in zip(start, limit, low, core)):
         return NO_MATCH
     with rewriter.ip:
-        out = _pad(pad.operands[0], pad.operands[1], [lo - s for lo, s in zip(low, start)],
+        out = emit_pad(pad.operands[0], pad.operands[1], [lo - s for lo, s in zip(low, start)],
                    [hi - (f - l) for hi, f, l in zip(high, full, limit)], interior, op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
@@ -310,14 +293,14 @@ def pad_of_interior_pad(op, rewriter):
     inner = producer(op.operands[0], PAD)
     if inner is None:
         return NO_MATCH
-    l2, h2, i2 = _paddings(op)
-    l1, h1, i1 = _paddings(inner)
+    l2, h2, i2 = paddings(op)
+    l1, h1, i1 = paddings(inner)
     if not any(i1) or any(i2) or any(p < 0 for p in l1 + h1 + l2 + h2):
         return NO_MATCH
     if not same_value(inner.operands[1], op.operands[1]):
         return NO_MATCH
     with rewriter.ip:
-        out = _pad(inner.operands[0], op.operands[1], [a + b for a, b in zip(l1, l2)],
+        out = emit_pad(inner.operands[0], op.operands[1], [a + b for a, b in zip(l1, l2)],
                    [a + b for a, b in zip(h1, h2)], i1, op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
@@ -348,7 +331,7 @@ def concatenate_of_pads(op, rewriter):
     """
     d = ir.IntegerAttr(op.attributes["dimension"]).value
     rank = len(shape_of(op.result))
-    pads = [p for p in (_single_use_pad(v) for v in op.operands) if p is not None and not _paddings(p)[2][d]]
+    pads = [p for p in (_single_use_pad(v) for v in op.operands) if p is not None and not paddings(p)[2][d]]
     if pads:
         v_op = pads[0].operands[1]
         if any(not same_value(p.operands[1], v_op) for p in pads):
@@ -360,7 +343,7 @@ def concatenate_of_pads(op, rewriter):
             v = _fill_value(op.operands[-1])  # (None: only neighbouring crops can merge)
     outer = None  # the padding of the other dims, shared by every pad
     for p in pads:
-        low, high, interior = _paddings(p)
+        low, high, interior = paddings(p)
         other = [(low[i], high[i], interior[i]) for i in range(rank) if i != d]
         if outer is not None and other != outer:
             return NO_MATCH
@@ -376,7 +359,7 @@ def concatenate_of_pads(op, rewriter):
             before += 1
         elif o in pad_results:
             p = producer(o, PAD)
-            low, high, _ = _paddings(p)
+            low, high, _ = paddings(p)
             a, n = p.operands[0], shape_of(p.operands[0])[d]
             segments += [("v", max(low[d], 0)), ("x", a, max(-low[d], 0), n - max(-high[d], 0)),
                          ("v", max(high[d], 0))]
@@ -417,14 +400,14 @@ def concatenate_of_pads(op, rewriter):
         elif single is not None:
             _, src, start, stop = single
             low.insert(d, lead - start), high.insert(d, trail - (shape_of(src)[d] - stop)), interior.insert(d, 0)
-            out = _pad(src, v_op, low, high, interior, op.result.type, loc)
+            out = emit_pad(src, v_op, low, high, interior, op.result.type, loc)
         else:
             block = list(shape_of(pads[0].operands[0]) if outer_padded else shape_of(op.result))
             pieces = [_materialize(s, d, v_op, block, loc) for s in merged]
             out = pieces[0] if len(pieces) == 1 else _concatenate(pieces, d, loc)
             low.insert(d, lead), high.insert(d, trail), interior.insert(d, 0)
             if any(low) or any(high) or any(interior):
-                out = _pad(out, v_op, low, high, interior, op.result.type, loc)
+                out = emit_pad(out, v_op, low, high, interior, op.result.type, loc)
     rewriter.replace_op(op, [out])
 
 
@@ -472,7 +455,7 @@ def _materialize(s, d, v_op, block, loc):
         return src
     begin, end = [0] * len(n), list(n)
     begin[d], end[d] = start, stop
-    return _slice(src, begin, end, loc)
+    return emit_slice(src, begin, end, [1] * len(begin), loc)
 
 
 def concatenate_of_concatenate(op, rewriter):
