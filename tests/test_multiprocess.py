@@ -1,6 +1,8 @@
 """Many hosts: 2 local processes (jax.distributed over loopback, gloo collectives on CPU, 2 devices
-each) run an hf.jit SPMD program over the 4-device global mesh (tests/multiprocess_worker.py)."""
+each) run an hf.jit SPMD program over the 4-device global mesh and 3 data-parallel SGD steps of a tiny
+FNO-1D (tests/multiprocess_worker.py)."""
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -32,3 +34,7 @@ def test_spmd_over_two_processes():
                 p.communicate()
     for i, (p, out) in enumerate(zip(procs, outputs)):
         assert p.returncode == 0 and f"process {i}: OK" in out, out[-3000:]
+    # both processes end with bit-identical losses and parameters
+    digests = [re.search(rf"process {i}: train (\w+) loss (\S+)", out) for i, out in enumerate(outputs)]
+    assert all(digests), outputs
+    assert digests[0].groups() == digests[1].groups(), [d.group(0) for d in digests]
