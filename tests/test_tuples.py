@@ -156,3 +156,22 @@ def test_module_vjp_reemits_tuples_and_tokens():
     np.testing.assert_allclose(np.asarray(value), np.sum(X * Y + X * X), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(gx), Y + 2 * X, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(gy), X, rtol=1e-6)
+
+
+def test_module_jvp_reemits_tuples_and_tokens():
+    tx, ty = np.array([1.0, 0.0, 2.0], np.float32), np.array([0.5, 1.0, 0.0], np.float32)
+    value, tangent = hf.trace(_loss, F32, F32).jvp().compile()(X, Y, tx, ty)
+    np.testing.assert_allclose(np.asarray(value), np.sum(X * Y + X * X), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(tangent), np.sum(tx * Y + X * ty + 2 * X * tx), rtol=1e-6)
+
+
+def test_vjp_of_a_tuple_element_that_is_a_tuple():
+    """The cotangent of a nested tuple element is itself packed; a complex element too."""
+    def fn(x):
+        c = ops.convert(x, np.complex64)
+        t = ops.tuple(ops.tuple(x, c), ops.after_all())
+        inner = ops.get_tuple_element(t, 0)
+        r = ops.real(ops.multiply(ops.get_tuple_element(inner, 1), ops.get_tuple_element(inner, 1)))
+        return ops.reduce(ops.add(r, ops.get_tuple_element(inner, 0)), 0.0, (0,), "add")
+
+    np.testing.assert_allclose(np.asarray(hf.grad(fn)(X)), 2 * X + 1, rtol=1e-6)
