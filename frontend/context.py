@@ -23,7 +23,8 @@ from jaxlib.mlir._mlir_libs._mlir import rewrite
 __all__ = [
     "ir", "func", "stablehlo", "chlo", "rewrite", "passmanager",
     "make_context", "inline_call", "dense_elements", "i64_array", "parse_attr",
-    "tensor_type", "element_type", "diagnostics", "refine_shapes",
+    "tensor_type", "element_type", "diagnostics", "refine_shapes", "token_type", "tuple_type",
+    "is_token_type", "tuple_element_types",
 ]
 
 _registry_lock = threading.Lock()
@@ -84,6 +85,29 @@ def element_type(dtype: np.dtype) -> ir.Type:
 
 def tensor_type(shape, dtype) -> ir.RankedTensorType:
     return ir.RankedTensorType.get(list(shape), element_type(dtype))
+
+
+def token_type() -> ir.Type:
+    """``!stablehlo.token``."""
+    return stablehlo.TokenType.get()
+
+
+def tuple_type(element_types) -> ir.Type:
+    """``tuple<...>`` of ``element_types`` (ir.Types)."""
+    return ir.TupleType.get_tuple(list(element_types))
+
+
+def is_token_type(t: ir.Type) -> bool:
+    return stablehlo.TokenType.isinstance(t)
+
+
+def tuple_element_types(t: ir.Type):
+    """The element types of a ``tuple<...>`` type, None for any other type."""
+    try:
+        tt = ir.TupleType(t)
+    except ValueError:
+        return None
+    return [tt.get_type(i) for i in range(tt.num_types)]
 
 
 def dense_elements(array: np.ndarray, shape=None) -> ir.DenseElementsAttr:

@@ -4,7 +4,8 @@ An entry holds everything about one op, in the op family's module (``frontend/op
 
 - ``builder``: the public ``hloforge.ops`` function;
 - ``rule(*operand_specs, **params)``: result (shape, dtype) pairs from operand (shape, dtype)
-  pairs; validates and raises TypeError/ValueError with the actual values; no IR;
+  pairs (tokens and tuples: TOKEN and TupleSpec, traced as ``tracing.Value``); validates and
+  raises TypeError/ValueError with the actual values; no IR;
 - ``decode(op)``: the builder's keyword arguments read back from an ``ir.Operation``, so that
   ``reemit(op, operands)`` (``builder(*operands, **decode(op))``) builds the same op;
 - ``evaluate(*arrays, **params)``: the op on numpy arrays, or None where the result would differ
@@ -23,7 +24,7 @@ from typing import Callable, NamedTuple, Optional
 import numpy as np
 
 from hloforge.frontend import dtypes
-from hloforge.frontend.tracing import Tensor, current_builder
+from hloforge.frontend.tracing import TOKEN, Tensor, TupleSpec, Value, current_builder, is_opaque  # noqa: F401
 
 
 class Spec(NamedTuple):
@@ -44,8 +45,12 @@ class Spec(NamedTuple):
 
     @classmethod
     def of(cls, x) -> "Spec":
-        if isinstance(x, Spec):
+        """A Spec of a Tensor or a (shape, dtype) pair; tokens and tuples (Values, TOKEN,
+        TupleSpec) give their TOKEN or TupleSpec."""
+        if isinstance(x, Spec) or is_opaque(x):
             return x
+        if isinstance(x, Value):
+            return x.spec
         if isinstance(x, Tensor):
             return cls(x.shape, x.dtype)
         shape, dtype = x
@@ -153,8 +158,8 @@ def names(*traits: str) -> tuple:
 
 
 def bind(name: str, operands, *, loc=None, **params):
-    """Emit op ``name`` over ``operands`` (Tensors of the current trace); returns its result
-    Tensor, or a list of Tensors for ops with several results.
+    """Emit op ``name`` over ``operands`` (Tensors or Values of the current trace); returns its
+    result Tensor (a Value for a token or tuple result), or a list of Tensors for ops with several results.
 
     Normalizes ``params`` once, applies the rule, traces region bodies, then emits; nothing is
     emitted when any of that fails.
@@ -163,9 +168,9 @@ def bind(name: str, operands, *, loc=None, **params):
     b = current_builder(name)
     params = info.params(**params)
     results = info.abstract(*operands, **params)
-    for shape, _ in results:
-        if any(d > _INT64_MAX for d in shape):
-            raise ValueError(f"{name}: result shape {shape} has a dimension larger than int64 holds")
+    for r in results:
+        if not is_opaque(r) and any(d > _INT64_MAX for d in r.shape):
+            raise ValueError(f"{name}: result shape {r.shape} has a dimension larger than int64 holds")
     regions = info.regions([Spec.of(o) for o in operands], **params)
     with b.ctx:
         attrs = info.attributes(**params)
@@ -177,7 +182,8 @@ def bind(name: str, operands, *, loc=None, **params):
     except BaseException:
         op.erase()
         raise
-    tensors = [Tensor(r, s, d, b) for r, (s, d) in zip(op.results, results)]
+    tensors = [Value(v, r, b) if is_opaque(r) else Tensor(v, r.shape, r.dtype, b)
+               for v, r in zip(op.results, results)]
     return tensors if "variadic" in info.traits else tensors[0]
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -10,7 +11,8 @@ from hloforge.frontend import dtypes
 from jax import tree_util
 
 from hloforge.frontend.attributes import dense
-from hloforge.frontend.context import ir, make_context, shape_dtype_of, tensor_type
+from hloforge.frontend.context import (
+    ir, is_token_type, make_context, shape_dtype_of, tensor_type, token_type, tuple_element_types, tuple_type)
 from hloforge.frontend.location import user_location
 
 _state = threading.local()
@@ -48,10 +50,23 @@ class Builder:
                 t = self._types[key] = tensor_type(shape, dtype)
         return t
 
-    def tensor(self, value: ir.Value) -> "Tensor":
-        """A Tensor for an existing SSA value (its shape and dtype read from its type)."""
-        shape, dtype = shape_dtype_of(value.type)
-        return Tensor(value, shape, dtype, self)
+    def type_of(self, spec) -> ir.Type:
+        """The ir.Type of a result spec: (shape, dtype), TOKEN or a TupleSpec."""
+        if spec is TOKEN:
+            with self.ctx:
+                return token_type()
+        if isinstance(spec, TupleSpec):
+            with self.ctx:
+                return tuple_type([self.type_of(e) for e in spec.elements])
+        return self.type(*spec)
+
+    def tensor(self, value: ir.Value) -> "Tensor | Value":
+        """A Tensor for an existing SSA value (its shape and dtype read from its type); a Value
+        for a token or a tuple."""
+        spec = spec_of_type(value.type)
+        if is_opaque(spec):
+            return Value(value, spec, self)
+        return Tensor(value, *spec, self)
 
     @contextlib.contextmanager
     def at(self, block: ir.Block, scope: "_Scope | None" = None, isolated: bool = False):
@@ -72,13 +87,13 @@ class Builder:
     def emit(self, name, operands, results, attributes=None, loc=None, regions=0) -> ir.Operation:
         """Create one op ``name`` at the insertion point.
 
-        ``results`` is a list of (shape, dtype); ``loc`` is a builder's ``loc`` argument.
+        ``results`` is a list of (shape, dtype), TOKEN or TupleSpec; ``loc`` is a builder's ``loc`` argument.
         """
         with self.ctx:
             op = ir.Operation.create(
                 name,
-                results=[self.type(s, d) for s, d in results],
-                operands=[o.value if isinstance(o, Tensor) else o for o in operands],
+                results=[self.type_of(r) for r in results],
+                operands=[o.value if isinstance(o, (Tensor, Value)) else o for o in operands],
                 attributes=attributes,
                 regions=regions,
                 loc=user_location(loc),
@@ -228,6 +243,76 @@ class Tensor:
     __hash__ = object.__hash__
 
 
+class _TokenSpec:
+    """The abstract value of a ``!stablehlo.token`` (the one instance is TOKEN)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "Token"
+
+    def __reduce__(self):
+        return "TOKEN"
+
+
+TOKEN = _TokenSpec()
+
+
+class TupleSpec(NamedTuple):
+    """The abstract value of a ``tuple<...>``: its elements' specs ((shape, dtype), TOKEN or TupleSpec)."""
+    elements: tuple
+
+    def __repr__(self):
+        return f"Tuple({', '.join(_spec_str(e) for e in self.elements)})"
+
+
+def is_opaque(spec) -> bool:
+    """Whether ``spec`` describes a token or a tuple (not a tensor)."""
+    return spec is TOKEN or isinstance(spec, TupleSpec)
+
+
+def _spec_str(spec) -> str:
+    return repr(spec) if is_opaque(spec) else f"Tensor(shape={tuple(spec[0])}, dtype={np.dtype(spec[1]).name})"
+
+
+def spec_of_type(t: ir.Type):
+    """(shape, dtype) of a ranked tensor type, TOKEN or a TupleSpec; TypeError for anything else."""
+    if is_token_type(t):
+        return TOKEN
+    elements = tuple_element_types(t)
+    if elements is not None:
+        return TupleSpec(tuple(spec_of_type(e) for e in elements))
+    return shape_dtype_of(t)
+
+
+class Value:
+    """A symbolic token or tuple of the function being traced: an SSA value that is not a tensor.
+
+    ``spec`` is TOKEN or a TupleSpec. Only ``ops.after_all``, ``ops.tuple`` and
+    ``ops.get_tuple_element`` (and ops that take tokens) accept them.
+    """
+    __slots__ = ("value", "spec", "builder", "scope")
+
+    def __init__(self, value: ir.Value, spec, builder: Builder):
+        self.value, self.spec, self.builder, self.scope = value, spec, builder, builder.scope
+
+    @property
+    def is_token(self) -> bool:
+        return self.spec is TOKEN
+
+    def __len__(self):
+        if self.is_token:
+            raise TypeError("len() of a Token")
+        return len(self.spec.elements)
+
+    def __repr__(self):
+        return _spec_str(self.spec)
+
+    def __bool__(self):
+        raise TypeError(f"the truth value of a traced {self!r} is undefined")
+
+    __hash__ = object.__hash__
+
+
 def constant(value, dtype=None, *, loc=None) -> Tensor:
     """Emit ``stablehlo.constant`` for an array-like ``value`` (splats stay compact)."""
     b = current_builder("constant")
@@ -242,14 +327,10 @@ def constant(value, dtype=None, *, loc=None) -> Tensor:
 def as_tensor(x, dtype=None, *, what="operand", loc=None) -> Tensor:
     """``x`` if it is a Tensor of this trace; array-likes become constants (of ``dtype`` if given)."""
     if isinstance(x, Tensor):
-        b = current_builder(what)
-        if x.builder is not b:
-            raise ValueError(f"{what}: Tensor {x} belongs to another trace (a leaked tracer)")
-        if x.scope not in b.visible:
-            where = "has ended" if x.scope.closed else "is not visible here"
-            raise ValueError(f"{what}: Tensor {x} was made in {x.scope.what}, which {where}; pass it "
-                             "in as an operand or return it from that body instead (a leaked tracer)")
-        return x
+        return _of_this_trace(x, what)
+    if isinstance(x, Value):
+        raise TypeError(f"{what}: expected a tensor, got a {x!r} (tokens and tuples go only to ops that "
+                        "take them: ops.after_all, ops.get_tuple_element, ...)")
     w = dtypes.weak_type(x)
     if w is not None and dtype is not None:
         dtypes.check_scalar_fits(x, np.dtype(dtype), what)
@@ -262,3 +343,22 @@ def as_tensor(x, dtype=None, *, what="operand", loc=None) -> Tensor:
     if dtype is None and w is not None:
         array = array.astype(dtypes.result_type(x))
     return constant(array, loc=loc)
+
+
+def _of_this_trace(x, what):
+    b = current_builder(what)
+    kind = "Tensor" if isinstance(x, Tensor) else "Value"
+    if x.builder is not b:
+        raise ValueError(f"{what}: {kind} {x} belongs to another trace (a leaked tracer)")
+    if x.scope not in b.visible:
+        where = "has ended" if x.scope.closed else "is not visible here"
+        raise ValueError(f"{what}: {kind} {x} was made in {x.scope.what}, which {where}; pass it "
+                         "in as an operand or return it from that body instead (a leaked tracer)")
+    return x
+
+
+def as_value(x, *, what="operand"):
+    """``x`` if it is a Tensor or a Value (token, tuple) of this trace; array-likes become constants."""
+    if isinstance(x, Value):
+        return _of_this_trace(x, what)
+    return as_tensor(x, what=what)

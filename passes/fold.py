@@ -73,7 +73,8 @@ def _folding(name: str, summary: str, preconditions: str):
     return pattern
 
 
-_EVALUATED = tuple(n for n in names() if OPS[n].evaluate is not None and n != CONSTANT)
+_EVALUATED = tuple(n for n in names() if OPS[n].evaluate is not None and n != CONSTANT
+                   and "non_tensor" not in OPS[n].traits)  # (no constant holds a token or tuple)
 _ELEMENTWISE = tuple(n for n in _EVALUATED if {"elementwise", "unary"} <= OPS[n].traits
                      or {"elementwise", "binary"} <= OPS[n].traits)
 _BY_NAME = {

@@ -13,10 +13,9 @@ import hloforge as hf
 from hloforge import numpy as hnp
 from hloforge import ops
 from hloforge.frontend import dtypes, registry
-from hloforge.frontend.context import shape_dtype_of
 from hloforge.frontend.registry import OPS, Spec
 from hloforge.frontend.ops import chlo_math, factorization
-from hloforge.frontend.tracing import Builder
+from hloforge.frontend.tracing import TOKEN, Builder, TupleSpec, Value, is_opaque, spec_of_type
 
 from helpers import ALL_DTYPES, RTOL
 
@@ -77,7 +76,15 @@ def _hloforge_modules():
     return [hf.trace(every_op, spec), hf.trace(lambda x: hnp.fft.irfft2(hnp.fft.rfft2(x)), spec),
             hf.trace(_model_ops, hf.ShapeDtype((2, 4, 6, 6), np.float32), hf.ShapeDtype((6, 2, 3, 3), np.float32)),
             hf.trace(_collectives, hf.ShapeDtype((8, 4), np.float32)),
-            hf.trace(factorizations, hf.ShapeDtype((2, 3, 3), np.float32), hf.ShapeDtype((2, 3, 4), np.float32))]
+            hf.trace(factorizations, hf.ShapeDtype((2, 3, 3), np.float32), hf.ShapeDtype((2, 3, 4), np.float32)),
+            hf.trace(_tuples, spec)]
+
+
+def _tuples(x):
+    t = ops.tuple(x, ops.tuple(ops.exp(x), ops.convert(x, np.int32), ops.after_all()),
+                  ops.after_all(ops.after_all(), ops.after_all()))
+    ops.tuple()
+    return ops.add(ops.get_tuple_element(t, 0), ops.get_tuple_element(ops.get_tuple_element(t, 1), 0))
 
 
 def _model_ops(x, w):
@@ -156,11 +163,27 @@ def _generic(op) -> str:
 def _reemitted(op) -> str:
     """Re-emit ``op`` from its decode into a fresh trace over its operand types; the new op's text."""
     info = OPS[op.name]
-    specs = [shape_dtype_of(v.type) for v in op.operands]
-    module = hf.trace(lambda *args: info.reemit(list(args), op), *[hf.ShapeDtype(*s) for s in specs])
+    specs = [spec_of_type(v.type) for v in op.operands]
+    tensors = [hf.ShapeDtype(*s) for s in specs if not is_opaque(s)]
+
+    def reemit(*args):
+        args = iter(args)  # (tokens and tuples cannot be @main arguments: they are made here)
+        out = info.reemit([_made(s) if is_opaque(s) else next(args) for s in specs], op)
+        return [] if isinstance(out, Value) else out
+
+    module = hf.trace(reemit, *tensors)
     main = module.entry_function()
     # (.operation: the OpView of a composite has a .name of its own, the composite's name)
     return _generic([o for o in main.regions[0].blocks[0].operations if o.operation.name == op.name][-1])
+
+
+def _made(spec):
+    """A token or tuple of ``spec`` built in the current trace (zeros for its tensors)."""
+    if spec is TOKEN:
+        return ops.after_all()
+    if isinstance(spec, TupleSpec):
+        return ops.tuple(*[_made(e) for e in spec.elements])
+    return ops.constant(np.zeros(spec[0], spec[1]))
 
 
 def test_decode_reemits_every_op_found_in_real_modules():
@@ -407,6 +430,18 @@ def test_evaluate_matches_pjrt(name, arrays, params):
     want = want if isinstance(want, list) else [want]
     for g, w in zip(got, want):
         assert _agrees(name, np.asarray(g), np.asarray(w)) is None, f"{name}: {w} vs {np.asarray(g)}"
+
+
+def test_tuple_evaluate_matches_pjrt():
+    x, y = np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, -2], np.int64)
+    tup, gte = OPS["stablehlo.tuple"].evaluate, OPS["stablehlo.get_tuple_element"].evaluate
+    t = tup(x, tup(y, None))
+    assert isinstance(t, tuple) and len(t) == 2 and OPS["stablehlo.after_all"].evaluate() is None
+    got = hf.jit(lambda a, b: [ops.get_tuple_element(ops.tuple(a, ops.tuple(b, ops.after_all())), 0),
+                               ops.get_tuple_element(ops.get_tuple_element(ops.tuple(a, ops.tuple(b)), 1), 0)],
+                 optimize=False)(x, y)
+    for g, w in zip(got, [gte(t, 0), gte(gte(t, 1), 0)]):
+        assert _agrees("stablehlo.get_tuple_element", np.asarray(g), w) is None
 
 
 def test_evaluate_declines_what_the_backend_computes_differently():

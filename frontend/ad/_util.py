@@ -8,12 +8,36 @@ import numpy as np
 from hloforge.frontend import dtypes
 from hloforge.frontend import ops
 from hloforge.frontend.attributes import constant_array, dense
-from hloforge.frontend.tracing import Tensor, current_builder
+from hloforge.frontend.tracing import TOKEN, Tensor, TupleSpec, Value, current_builder
 
 
 def differentiable(dtype) -> bool:
     """Float and complex values carry tangents; integers and bools have zero tangents."""
     return dtypes.is_inexact(dtype)
+
+
+def carries_tangent(x) -> bool:
+    """Whether the Tensor or Value ``x`` has a tangent: a float or complex Tensor, or a tuple
+    holding one (tokens never have one)."""
+    return _spec_carries(x.spec) if isinstance(x, Value) else differentiable(x.dtype)
+
+
+def _spec_carries(spec) -> bool:
+    if spec is TOKEN:
+        return False
+    if isinstance(spec, TupleSpec):
+        return any(_spec_carries(e) for e in spec.elements)
+    return differentiable(spec[1])
+
+
+def zeros_of(spec):
+    """Zeros of a spec: a splat for (shape, dtype), a fresh token, a tuple of zeros (the
+    (co)tangent of a tuple always has every element, so that get_tuple_element can read it)."""
+    if spec is TOKEN:
+        return ops.after_all()
+    if isinstance(spec, TupleSpec):
+        return ops.tuple(*[zeros_of(e) for e in spec.elements])
+    return full(0, *spec)
 
 
 def full(value, shape, dtype) -> Tensor:
@@ -127,6 +151,11 @@ def add_any(a, b):
         return b
     if b is None:
         return a
+    if isinstance(a, Value):  # (tuples add elementwise; a token stays a token)
+        if a.is_token:
+            return a
+        return ops.tuple(*[add_any(ops.get_tuple_element(a, i), ops.get_tuple_element(b, i))
+                           for i in range(len(a))])
     return ops.add(a, b)
 
 

@@ -9,10 +9,10 @@ and differentiated with their Python rule (hf.custom_vjp / hf.custom_jvp).
 """
 from __future__ import annotations
 
-from hloforge.frontend.ad._util import add_any, differentiable, set_needed
+from hloforge.frontend.ad._util import add_any, carries_tangent, set_needed
 from hloforge.frontend import ops
 from hloforge.frontend.context import ir, shape_dtype_of
-from hloforge.frontend.registry import OPS
+from hloforge.frontend.registry import OPS, Spec
 from hloforge.frontend.tracing import current_builder
 
 CUSTOM_ATTR = "hloforge.custom_rule"
@@ -70,7 +70,7 @@ def _checked(entry, kind, out, like) -> list:
         raise RuntimeError(f"hloforge AD: the {kind} rule of {entry.name} returned {len(out)} values for "
                            f"{len(like)}")
     for i, (o, x) in enumerate(zip(out, like)):
-        if o is not None and (o.shape != x.shape or o.dtype != x.dtype):
+        if o is not None and Spec.of(o) != Spec.of(x):
             raise RuntimeError(f"hloforge AD: the {kind} rule of {entry.name} returned {o} for value {i} "
                                f"of type {x}")
     return out
@@ -239,10 +239,10 @@ def reemit_control(op, ins, values, symbols=None) -> list:
 
 def active_values(tape, inputs) -> set:
     """The values that depend on ``inputs`` (Tensors): only their cotangents are needed."""
-    active = {x.value for x in inputs if differentiable(x.dtype)}
+    active = {x.value for x in inputs if carries_tangent(x)}
     for e in tape:
         if any(x.value in active for x in e.ins):
-            active.update(o.value for o in e.outs if differentiable(o.dtype))
+            active.update(o.value for o in e.outs if carries_tangent(o))
             if e.sub is not None:
                 active.update(active_values(e.sub[1], e.ins))
     return active
@@ -274,7 +274,7 @@ def backward(tape, seeds: dict, active=None) -> dict:
         cts = [ct.pop(o.value, None) for o in e.outs]
         if all(c is None for c in cts):
             continue
-        needed = [differentiable(x.dtype) and (active is None or x.value in active) for x in e.ins]
+        needed = [carries_tangent(x) and (active is None or x.value in active) for x in e.ins]
         for x, c, n in zip(e.ins, e.vjp(cts, needed), needed):
             if c is not None and n:
                 ct[x.value] = add_any(ct.get(x.value), c)
@@ -292,11 +292,11 @@ def forward(tape, tangents: dict) -> dict:
                 if s.value in inner:
                     tan[o.value] = inner[s.value]
             continue
-        ts = [tan.get(x.value) if differentiable(x.dtype) else None for x in e.ins]
+        ts = [tan.get(x.value) if carries_tangent(x) else None for x in e.ins]
         if all(t is None for t in ts):
             continue
         for o, t in zip(e.outs, e.jvp(ts)):
-            if t is not None and differentiable(o.dtype):
+            if t is not None and carries_tangent(o):
                 tan[o.value] = t
     return tan
 

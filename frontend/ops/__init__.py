@@ -29,9 +29,11 @@ from hloforge.frontend.ops.shape import (
 from hloforge.frontend.ops.slicing import dynamic_update_slice, gather, scatter
 from hloforge.frontend.ops.sort import sort
 from hloforge.frontend.ops.structure import composite, custom_call, map, optimization_barrier
+from hloforge.frontend.ops.tuples import after_all, get_tuple_element, tuple
 from hloforge.frontend.ops.window import reduce_window, select_and_scatter
 
 __all__ = [
+    "after_all", "get_tuple_element", "tuple",
     "acos", "acosh", "asin", "asinh", "atan", "atanh", "cholesky", "cosh", "is_inf", "is_neg_inf",
     "is_pos_inf", "next_after", "sinh", "triangular_solve",
     "abs", "add", "all_gather", "all_reduce", "all_to_all", "and_", "atan2", "batch_norm_grad",
