@@ -168,6 +168,9 @@ def run_check_file(path, optimize: bool = False, device=None) -> CheckResult:
         return CheckResult(str(path), False, quantized_use(text) or str(e).splitlines()[0])
     try:
         if module.signature[0]:
+            if "check." in text:
+                return CheckResult(str(path), False, "@main takes arguments; check files build their inputs "
+                                                     "from constants")
             return _run_with_inputs(str(path), module, optimize, device)
         checks = instrument(module)
         if not checks:
