@@ -8,6 +8,7 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import asarray
+from hloforge.frontend.ops._common import int_tuple
 from hloforge.frontend.ops.convolution import ConvDimensions
 
 
@@ -90,13 +91,7 @@ def _dilate_dim(n, d):
 
 
 def _ints(name, values, n):
-    try:
-        out = tuple(operator.index(v) for v in values)
-    except TypeError:
-        raise TypeError(f"conv_general_dilated: {name} must be a sequence of ints, got {values!r}") from None
-    if len(out) != n:
-        raise ValueError(f"conv_general_dilated: {name} {list(out)} must have {n} entries, one per spatial dimension")
-    return out
+    return int_tuple("conv_general_dilated", name, values, n, per="spatial dimension")
 
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None,

@@ -2,7 +2,6 @@
 population_count, clz."""
 from __future__ import annotations
 
-import operator
 
 import jax
 from jax import tree_util
@@ -10,6 +9,7 @@ from jax import tree_util
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.lax.convolution import padtype_to_pads
 from hloforge.frontend.numpy._base import asarray
+from hloforge.frontend.ops._common import int_tuple
 
 # jax.lax and hloforge.ops functions that are a named reduce_window body
 _NAMED = {jax.lax.add: "add", jax.lax.mul: "mul", jax.lax.max: "max", jax.lax.min: "min",
@@ -18,13 +18,7 @@ _NAMED = {jax.lax.add: "add", jax.lax.mul: "mul", jax.lax.max: "max", jax.lax.mi
 
 
 def _ints(what, values, n):
-    try:
-        out = tuple(operator.index(v) for v in values)
-    except TypeError:
-        raise TypeError(f"reduce_window: {what} must be a sequence of ints, got {values!r}") from None
-    if len(out) != n:
-        raise ValueError(f"reduce_window: {what} {list(out)} must have {n} entries, one per operand dimension")
-    return out
+    return int_tuple("reduce_window", what, values, n, per="operand dimension")
 
 
 def reduce_window(operand, init_value, computation, window_dimensions, window_strides, padding,
