@@ -167,11 +167,12 @@ def bind(name: str, operands, *, loc=None, **params):
     info = OPS[name]
     b = current_builder(name)
     params = info.params(**params)
-    results = info.abstract(*operands, **params)
+    specs = [Spec.of(o) for o in operands]
+    results = info.abstract(*specs, **params)
     for r in results:
         if not is_opaque(r) and any(d > _INT64_MAX for d in r.shape):
             raise ValueError(f"{name}: result shape {r.shape} has a dimension larger than int64 holds")
-    regions = info.regions([Spec.of(o) for o in operands], **params)
+    regions = info.regions(specs, **params) if info.regions is not _no_regions else ()
     with b.ctx:
         attrs = info.attributes(**params)
     op = b.emit(name, operands, results, attrs, loc=loc, regions=len(regions))
