@@ -4,8 +4,12 @@ A pass is either a family of patterns (a ``PATTERNS`` table: name -> (tuple of r
 names, callback returning NO_MATCH when it did not rewrite)) applied by MLIR's greedy driver, one pattern of any family
 (``pattern:NAME``), or one of MLIR's own passes (``canonicalize``, ``cse``, ``symbol-dce``).
 A pipeline is a comma-separated list of pass names; ``default`` is
-``inline, symbol-dce, canonicalize, cse`` followed by ``FIXPOINT`` repeated until a round
-fires no pattern, then ``division-guard``. The module is verified after every pass.
+``inline, symbol-dce, canonicalize, cse``, then the ``FIXPOINT`` families together, then
+``division-guard``. The families of ``FIXPOINT`` run as one pattern set in one greedy-driver run (in
+family order where several patterns share a root op), so the driver revisits only what changed
+instead of re-sweeping every family until a round fires nothing. The module is verified after
+every pattern pass that fired (MLIR's own passes and folds are trusted, which keeps verification
+off the hot path).
 """
 from __future__ import annotations
 
@@ -37,9 +41,7 @@ MLIR_PASSES = ("canonicalize", "cse", "symbol-dce")
 FIXPOINT = ("constant-fold", "pad-canonicalize", "pad-push", "fft-canonicalize", "inverse-fft-elimination",
             "fft-truncate")
 DEFAULT = ("inline", "symbol-dce", "canonicalize", "cse", FIXPOINT, "division-guard")
-MAX_ROUNDS = 32  # rounds of the FIXPOINT group
-MAX_ITERATIONS = 64  # the greedy driver's sweeps per pass
-
+MAX_ITERATIONS = 64  # the greedy driver's sweeps per pass (it stops after a sweep that changed nothing)
 
 def patterns() -> dict:
     """Every pattern: name -> (family, roots, callback), read from the family tables."""
@@ -57,7 +59,7 @@ def pass_names() -> list:
 
 
 def parse(pipeline: str, table: dict | None = None) -> list:
-    """The steps of ``pipeline``: pass names, and tuples for groups repeated to a fixpoint."""
+    """The steps of ``pipeline``: pass names, and tuples for groups run together to a fixpoint."""
     if not isinstance(pipeline, str):
         raise TypeError(f"pipeline must be a comma-separated string of pass names, got {pipeline!r}")
     steps, known = [], patterns() if table is None else table
@@ -92,65 +94,80 @@ def run(module, pipeline: str = "default", finite_math: bool = True, dump_dir=No
     runner = _Runner(module, report, finite_math, table, watcher)
     with module.context, ir.Location.unknown(), assume_finite(finite_math):
         for step in steps:
-            if isinstance(step, tuple):
-                for _ in range(MAX_ROUNDS):
-                    if not sum(runner.run(name) for name in step):
-                        break
-            else:
-                runner.run(step)
+            runner.run(step)
     report.seconds = time.perf_counter() - start
     report.ops_after = module.op_counts()
     return report
 
 
 class _Runner:
-    """Runs single passes on one module, caching the frozen pattern sets."""
+    """Runs single passes on one module, caching frozen pattern sets and pass managers."""
 
     def __init__(self, module, report: PassReport, finite_math: bool, table: dict, watcher=None):
         self.module, self.report, self.finite_math = module, report, finite_math
         self.table, self.watcher = table, watcher
         self.frozen: dict = {}
 
-    def run(self, name: str) -> int:
-        """Run pass ``name`` and verify; returns how many patterns fired."""
-        family = self.table[name[8:]][0] if name.startswith("pattern:") else name
-        if family in FINITE_MATH_ONLY and not self.finite_math:
-            if name not in self.report.skipped:
-                self.report.skipped.append(name)
+    def run(self, step) -> int:
+        """Run pass ``step`` (a name, or a tuple of families run together) and verify if it fired;
+        returns how many patterns fired."""
+        if isinstance(step, tuple):
+            names = tuple(f for f in step if self._enabled(f))
+            label = "+".join(names)
+        else:
+            names, label = (step,), step
+            family = self.table[step[8:]][0] if step.startswith("pattern:") else step
+            if not self._enabled(family, step):
+                return 0
+        if not names:
             return 0
         start, before = time.perf_counter(), sum(self.report.fired.values())
         text_before = self.watcher.text() if self.watcher else None
         try:
-            if name in MLIR_PASSES:
-                self._mlir_pass(name)
+            if label in MLIR_PASSES:
+                self._mlir_pass(label)
             else:
-                self._patterns(name)
+                self._patterns(names)
         except Exception as e:
-            e.add_note(f"(in hloforge pass {name!r})")
+            e.add_note(f"(in hloforge pass {label!r})")
             raise
-        self._verify(name)
         fired = sum(self.report.fired.values()) - before
-        self.report.passes.append((name, time.perf_counter() - start, fired))
+        if fired:
+            self._verify(label)
+        self.report.passes.append((label, time.perf_counter() - start, fired))
         if self.watcher:
-            self.watcher.after(len(self.report.passes), name, text_before)
+            self.watcher.after(len(self.report.passes), label, text_before)
         return fired
 
+    def _enabled(self, family: str, name: str | None = None) -> bool:
+        if family in FINITE_MATH_ONLY and not self.finite_math:
+            if (name or family) not in self.report.skipped:
+                self.report.skipped.append(name or family)
+            return False
+        return True
+
     def _mlir_pass(self, name: str) -> None:
-        pm = passmanager.PassManager.parse(f"builtin.module({name})", context=self.module.context)
+        pm = self.frozen.get(name)
+        if pm is None:
+            pm = self.frozen[name] = passmanager.PassManager.parse(f"builtin.module({name})",
+                                                                   context=self.module.context)
+            pm.enable_verifier(False)
         try:
             pm.run(self.module.mlir.operation)
         except ir.MLIRError as e:
             raise ValueError(f"pass {name!r} failed: {diagnostics(e)}") from None
 
-    def _patterns(self, name: str) -> None:
-        frozen = self.frozen.get(name)
+    def _patterns(self, names: tuple) -> None:
+        frozen = self.frozen.get(names)
         if frozen is None:
-            if name.startswith("pattern:"):
-                _, root, fn = self.table[name[8:]]
-                entries = {name[8:]: (root, fn)}
-            else:
-                entries = FAMILIES[name]
-            frozen = self.frozen[name] = _pattern_set(entries, self.report.fired)
+            entries = {}
+            for name in names:
+                if name.startswith("pattern:"):
+                    _, root, fn = self.table[name[8:]]
+                    entries[name[8:]] = (root, fn)
+                else:
+                    entries.update(FAMILIES[name])
+            frozen = self.frozen[names] = _pattern_set(entries, self.report.fired)
         config = rewrite.GreedyRewriteConfig()
         config.max_iterations = MAX_ITERATIONS
         config.region_simplification_level = rewrite.GreedySimplifyRegionLevel.DISABLED
@@ -159,7 +176,7 @@ class _Runner:
         except RuntimeError as e:
             if "converge" not in str(e):
                 raise
-            raise RuntimeError(f"pass {name!r}: patterns did not converge in {MAX_ITERATIONS} sweeps "
+            raise RuntimeError(f"pass {'+'.join(names)!r}: patterns did not converge in {MAX_ITERATIONS} sweeps "
                                "(two patterns undo each other?)") from None
 
     def _verify(self, name: str) -> None:
@@ -193,25 +210,30 @@ class _ChangeWatcher:
 
 
 def _pattern_set(entries: dict, fired: collections.Counter):
-    patterns = rewrite.RewritePatternSet()
+    """One MLIR pattern per root op name, trying that root's patterns in table order (as MLIR
+    would try patterns of equal benefit) in one Python callback."""
+    by_root: dict = {}
     for name, (roots, fn) in entries.items():
-        counted = _counted(name, fn, fired)
         for root in roots if isinstance(roots, tuple) else (roots,):
-            patterns.add(root, counted)
+            by_root.setdefault(root, []).append((name, fn))
+    patterns = rewrite.RewritePatternSet()
+    for root, named in by_root.items():
+        patterns.add(root, _dispatch(tuple(named), fired))
     return patterns.freeze()
 
 
-def _counted(name: str, fn, fired: collections.Counter):
+def _dispatch(named: tuple, fired: collections.Counter):
     def pattern(op, rewriter):
-        try:
-            if fn(op, rewriter):
-                return True
-        except Unsupported:
-            return True
-        fired[name] += 1
-        return False
-    pattern.__name__ = pattern.__qualname__ = name
-    pattern.__doc__ = fn.__doc__
+        for name, fn in named:
+            try:
+                if fn(op, rewriter):
+                    continue
+            except Unsupported:
+                continue
+            fired[name] += 1
+            return False
+        return True
+    pattern.__name__ = pattern.__qualname__ = "+".join(name for name, _ in named)
     return pattern
 
 
