@@ -16,10 +16,21 @@ def _is_internal(filename: str) -> bool:
     return filename.startswith(_PACKAGE_DIR) and not filename.startswith(_USER_SUBDIRS)
 
 
+_INTERNAL: dict = {}  # code object -> whether its file is inside hloforge (looked up per frame per op)
+
+
 def user_frame():
     """The innermost Python frame outside hloforge (the user's call site)."""
     frame = sys._getframe(1)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
+    while frame is not None:
+        code = frame.f_code
+        internal = _INTERNAL.get(code)
+        if internal is None:
+            if len(_INTERNAL) > 1 << 16:
+                _INTERNAL.clear()
+            internal = _INTERNAL[code] = _is_internal(code.co_filename)
+        if not internal:
+            break
         frame = frame.f_back
     return frame
 

@@ -47,6 +47,11 @@ class Spec(NamedTuple):
     def of(cls, x) -> "Spec":
         """A Spec of a Tensor or a (shape, dtype) pair; tokens and tuples (Values, TOKEN,
         TupleSpec) give their TOKEN or TupleSpec."""
+        kind = type(x)
+        if kind is Spec:
+            return x
+        if kind is Tensor:  # (the hot path: Tensor shapes and dtypes are canonical already)
+            return tuple.__new__(cls, (x.shape, x.dtype))
         if isinstance(x, Spec) or is_opaque(x):
             return x
         if isinstance(x, Value):
@@ -101,8 +106,8 @@ class OpInfo:
 
     def abstract(self, *operand_specs, **params) -> list:
         """The rule on canonical params: [Spec] of the results."""
-        out = self._rule(*(Spec.of(s) for s in operand_specs), **params)
-        return [Spec.of(r) for r in out]
+        out = self._rule(*map(Spec.of, operand_specs), **params)
+        return [r if type(r) is Spec else Spec.of(r) for r in out]
 
     def reemit(self, operands, op):
         """Build a copy of ``op`` over ``operands`` (Tensors of the current trace)."""
@@ -167,7 +172,7 @@ def bind(name: str, operands, *, loc=None, **params):
     info = OPS[name]
     b = current_builder(name)
     params = info.params(**params)
-    specs = [Spec.of(o) for o in operands]
+    specs = list(map(Spec.of, operands))
     results = info.abstract(*specs, **params)
     for r in results:
         if not is_opaque(r) and any(d > _INT64_MAX for d in r.shape):
@@ -183,8 +188,7 @@ def bind(name: str, operands, *, loc=None, **params):
     except BaseException:
         op.erase()
         raise
-    tensors = [Value(v, r, b) if is_opaque(r) else Tensor(v, r.shape, r.dtype, b)
-               for v, r in zip(op.results, results)]
+    tensors = [Value(v, r, b) if is_opaque(r) else Tensor.of_spec(v, r, b) for v, r in zip(op.results, results)]
     return tensors if "variadic" in info.traits else tensors[0]
 
 

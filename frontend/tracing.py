@@ -41,6 +41,7 @@ class Builder:
         self.scope = _Scope("the trace")
         self.visible = {self.scope}
         self._types: dict = {}
+        self.default_loc: ir.Location | None = None  # (see ``located``)
 
     def type(self, shape, dtype) -> ir.RankedTensorType:
         key = (tuple(shape), dtype)
@@ -84,6 +85,16 @@ class Builder:
             if scope is not None:
                 scope.closed = True
 
+    @contextlib.contextmanager
+    def located(self, loc: ir.Location):
+        """Ops emitted meanwhile without a ``loc`` of their own get ``loc`` instead of the user's
+        call site (AD gives a rule's ops the location of the op it differentiates)."""
+        saved, self.default_loc = self.default_loc, loc
+        try:
+            yield
+        finally:
+            self.default_loc = saved
+
     def emit(self, name, operands, results, attributes=None, loc=None, regions=0) -> ir.Operation:
         """Create one op ``name`` at the insertion point.
 
@@ -96,7 +107,7 @@ class Builder:
                 operands=[o.value if isinstance(o, (Tensor, Value)) else o for o in operands],
                 attributes=attributes,
                 regions=regions,
-                loc=user_location(loc),
+                loc=self.default_loc if loc is None and self.default_loc is not None else user_location(loc),
                 ip=self.ip,
             )
         return op
@@ -191,6 +202,13 @@ class Tensor:
         self.dtype = np.dtype(dtype)
         self.builder = builder
         self.scope = builder.scope
+
+    @classmethod
+    def of_spec(cls, value: ir.Value, spec, builder: Builder) -> "Tensor":
+        """A Tensor of a canonical (tuple shape of ints, np.dtype) spec, taken without conversion."""
+        t = object.__new__(cls)
+        t.value, (t.shape, t.dtype), t.builder, t.scope = value, spec, builder, builder.scope
+        return t
 
     @property
     def ndim(self) -> int:

@@ -58,6 +58,21 @@ def test_grad_composes_with_jit_and_itself():
     close(hf.jit(hf.grad(hf.grad(lambda s: hnp.sin(s) * s ** 3)))(np.float64(0.7)), np.asarray(want_scalar))
 
 
+def _loss_with_sine(x):
+    return hnp.sum(hnp.sin(x))  # the line the gradient's cosine points at
+
+
+def test_gradient_ops_carry_the_forward_ops_location():
+    import inspect
+    line = inspect.getsourcelines(_loss_with_sine)[1] + 1
+    text = hf.jit(hf.grad(_loss_with_sine)).lower(np.ones(3, np.float32)).to_text(debug_info=True)
+    cosine = [ln for ln in text.splitlines() if "stablehlo.cosine" in ln]
+    assert cosine, text
+    locs = dict(ln.split(" = ", 1) for ln in text.splitlines() if ln.startswith("#loc") and " = " in ln)
+    where = cosine[0].rsplit("loc(", 1)[1].rstrip(")")
+    assert f"test_ad_api.py\":{line}:" in locs.get(where, where), (where, locs)
+
+
 def test_vjp_jvp_signatures():
     out, f_vjp = hf.vjp(lambda a, b: (a @ b, hnp.exp(a)), X, W)
     ct = (np.ones((3, 2)), np.ones((3, 4)))

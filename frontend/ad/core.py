@@ -52,7 +52,8 @@ class Entry:
         rule = self._rule("vjp")
         set_needed(needed)
         try:
-            out = rule(self.ins, self.outs, cts, **self.params)
+            with _located(self.op):
+                out = rule(self.ins, self.outs, cts, **self.params)
         finally:
             set_needed(None)
         return _checked(self, "vjp", out, self.ins)
@@ -60,8 +61,16 @@ class Entry:
     def jvp(self, tangents) -> list:
         if hasattr(self.info, "custom_jvp"):
             return self.info.custom_jvp(self, tangents)
-        out = self._rule("jvp")(self.ins, self.outs, tangents, **self.params)
+        with _located(self.op):
+            out = self._rule("jvp")(self.ins, self.outs, tangents, **self.params)
         return _checked(self, "jvp", out, self.outs)
+
+
+def _located(op):
+    """A rule's ops take the location of the op they differentiate (when it lives in the context
+    being built: a parsed module's ops are re-emitted into a new one and keep the call site)."""
+    b = current_builder()
+    return b.located(op.location if op.context == b.ctx else None)
 
 
 def _checked(entry, kind, out, like) -> list:
