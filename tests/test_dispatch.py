@@ -35,7 +35,8 @@ def python_calls(monkeypatch):
     ((np.ones(2, np.float32), 2.0), dispatch.WIDE),
     ((np.int64(3),), dispatch.WIDE),
     ((np.ones(2, ">f4"),), dispatch.PYTHON),
-    (([1.0, 2.0],), dispatch.PYTHON),
+    (([1.0, 2.0],), dispatch.WIDE),  # containers take the wide loop: it sees each leaf's exact dtype
+    (({"w": jnp.ones(2)}, jnp.ones(2)), dispatch.WIDE),
     ((np.ones(2, object),), dispatch.PYTHON),
 ])
 def test_route(args, kind):
@@ -83,6 +84,34 @@ def test_python_scalars_are_float64_and_int64_and_fast(python_calls):
         np.testing.assert_array_equal(np.asarray(out), x * s + k)
     assert len(python_calls) == 1
     assert f(np.ones(2, np.float32), 2.0, 1).dtype == np.float64  # numpy 2 promotion: the scalar is f64
+
+
+def test_parameter_trees_run_from_cpp_and_keep_numpy_dtypes(python_calls):
+    f = hf.jit(lambda x, p: x * p["w"] + p["b"][0])
+    x = jnp.ones(2, jnp.float32)
+    params = {"w": jnp.full(2, 2.0, jnp.float32), "b": [jnp.ones(2, jnp.float32)]}
+    for _ in range(3):
+        assert_close(f(x, params), np.full(2, 3, np.float32))
+    assert len(python_calls) == 1
+    # numpy float32 leaves: the same executable
+    assert_close(f(x, {"w": np.full(2, 3.0, np.float32), "b": [np.ones(2, np.float32)]}), np.full(2, 4, np.float32))
+    assert f.cache_size() == 1
+    # a float64 leaf is not silently made float32 (as jax's loop would without x64): a new executable
+    w64 = np.full(2, 1 + 1e-13)
+    for _ in range(2):
+        out = f(np.ones(2), {"w": w64, "b": [np.zeros(2)]})
+        assert out.dtype == np.float64
+        np.testing.assert_array_equal(np.asarray(out), w64)
+    assert f.cache_size() == 2
+    assert not jax.config.jax_enable_x64
+
+
+def test_parameter_trees_with_leaves_jax_cannot_take_keep_our_errors():
+    f = hf.jit(lambda x, p: x * p["w"])
+    f(jnp.ones(2), {"w": jnp.ones(2)})
+    with pytest.raises(TypeError, match="argument leaf 1: unsupported dtype <U3"):
+        f(jnp.ones(2), {"w": "two"})
+    assert_close(f(jnp.ones(2), {"w": np.arange(2, dtype=">f4")}), np.arange(2, dtype=np.float32))
 
 
 def test_executable_runs_later_calls_from_cpp(python_calls):
