@@ -142,7 +142,9 @@ def _scalar(v, dtype) -> np.ndarray:
 
 def _parse_constant(op, shape, dtype, size, limit):
     detached = op.operation.clone(ip=False)  # printing an op in place numbers its whole function
-    text = detached.get_asm(large_elements_limit=max(limit or size, 1))  # (never elides splats)
+    # (splats are never elided; a larger non-splat than ``limit`` prints elided, so a splat check
+    # of a big DFT matrix prints one token instead of all its elements)
+    text = detached.get_asm(large_elements_limit=size if limit is None else max(limit, 1))
     detached.erase()
     start = text.find("dense<")
     if start < 0:
