@@ -23,6 +23,19 @@ MAX_FOLD = 1024  # largest non-splat result a folding pattern materializes
 _options = threading.local()
 
 
+def needs_operand(*names: str):
+    """Decorator: the pattern matches only ops with an operand produced by one of ``names``.
+
+    The pipeline reads the operands' producers once per visit and skips the patterns whose
+    requirement fails, so the many elementwise ops that meet neither a constant nor a pad cost
+    one look at their operands instead of one per pattern.
+    """
+    def mark(fn):
+        fn.operand_producers = frozenset(names)
+        return fn
+    return mark
+
+
 def finite_math() -> bool:
     """Whether the running pipeline may assume finite values (``optimize(finite_math=...)``)."""
     return getattr(_options, "finite_math", True)

@@ -13,8 +13,8 @@ import numpy as np
 
 from hloforge.frontend.registry import OPS, names
 from hloforge.passes._ir import (
-    MAX_FOLD, NO_MATCH, constant, constant_value, emit, evaluate, finite_math, params_of, producer, shape_of,
-    splat_value)
+    MAX_FOLD, NO_MATCH, constant, constant_value, emit, evaluate, finite_math, needs_operand, params_of, producer,
+    shape_of, splat_value)
 
 CONSTANT = "stablehlo.constant"
 READ_LIMIT = 1 << 20  # largest non-splat operand a fold reads
@@ -70,7 +70,7 @@ def _folding(name: str, summary: str, preconditions: str):
         return _fold(op, rewriter)
     pattern.__name__ = pattern.__qualname__ = name
     pattern.__doc__ = f"{summary}\n\n    Preconditions: {preconditions}\n    "
-    return pattern
+    return needs_operand(CONSTANT)(pattern)
 
 
 _EVALUATED = tuple(n for n in names() if OPS[n].evaluate is not None and n != CONSTANT
@@ -123,6 +123,7 @@ op_of_constants = _folding(
     "most 1024 elements (splats of any size for data movement), and which evaluate does not decline.")
 
 
+@needs_operand(CONSTANT)
 def multiply_by_one(op, rewriter):
     """x * 1 -> x  (and 1 * x -> x)
 
@@ -137,6 +138,7 @@ def multiply_by_one(op, rewriter):
     return NO_MATCH
 
 
+@needs_operand(CONSTANT)
 def multiply_of_multiply(op, rewriter):
     """(x * s1) * s2 -> x * (s1 * s2)
 

@@ -223,8 +223,14 @@ def _pattern_set(entries: dict, fired: collections.Counter):
 
 
 def _dispatch(named: tuple, fired: collections.Counter):
+    guarded = any(getattr(fn, "operand_producers", None) for _, fn in named)
+
     def pattern(op, rewriter):
+        producers = _producers(op) if guarded else None
         for name, fn in named:
+            needs = getattr(fn, "operand_producers", None)
+            if needs is not None and needs.isdisjoint(producers):
+                continue
             try:
                 if fn(op, rewriter):
                     continue
@@ -235,6 +241,16 @@ def _dispatch(named: tuple, fired: collections.Counter):
         return True
     pattern.__name__ = pattern.__qualname__ = "+".join(name for name, _ in named)
     return pattern
+
+
+def _producers(op) -> set:
+    """The names of the ops defining ``op``'s operands (block arguments have none)."""
+    out = set()
+    for v in op.operands:
+        owner = v.owner
+        if not isinstance(owner, ir.Block):
+            out.add(owner.name)
+    return out
 
 
 def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir=None,
