@@ -805,3 +805,19 @@ def test_dynamic_shapes_and_unknown_dtypes_are_left_alone():
     before = m.op_counts()
     report = m.optimize()
     assert not report.fired and m.op_counts() == before
+
+
+def test_needs_operand_skips_ops_without_such_an_operand(monkeypatch):
+    from hloforge.passes import fold, pipeline
+    from hloforge.passes._ir import NO_MATCH, needs_operand
+    seen = []
+
+    @needs_operand("stablehlo.constant")
+    def spy(op, rewriter):
+        seen.append([o.owner.name if not isinstance(o.owner, ir.Block) else "arg" for o in op.operands])
+        return NO_MATCH
+
+    monkeypatch.setitem(pipeline.FAMILIES, "constant-fold", {**fold.PATTERNS, "spy": (("stablehlo.multiply",), spy)})
+    m = hf.trace(lambda x, y: (x * y) * 2.0 * (x * x), sd((3,)), sd((3,)))
+    m.optimize("constant-fold")
+    assert seen and all("stablehlo.constant" in s for s in seen), seen  # only x*y*2.0 reached it
