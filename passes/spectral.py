@@ -19,8 +19,9 @@ import math
 import numpy as np
 
 from hloforge.frontend.context import i64_array, ir, stablehlo
+from hloforge.frontend.ops.slicing import scatter_body_name
 from hloforge.passes._ir import (
-    NO_MATCH, constant, cost_model, dot_general, dtype_of, element_type, emit, ints, is_zero,
+    NO_MATCH, constant, constant_value, cost_model, dot_general, dtype_of, element_type, emit, ints, is_zero,
     producer, shape_of, tensor)
 from hloforge.passes.fft import fft_type
 from hloforge.passes.pad import scalar_constant
@@ -346,6 +347,8 @@ def _support_of(value, axes):
         return _pad_support(owner, axes) or leaf
     if owner.name == "stablehlo.concatenate":
         return _concat_support(owner, axes) or leaf
+    if owner.name == "stablehlo.scatter":
+        return _scatter_support(owner, axes) or leaf
     return leaf
 
 
@@ -394,6 +397,62 @@ def _concat_support(cat, axes):
             return emit("stablehlo.concatenate", values, tensor(shape, element_type(values[0])),
                         {"dimension": _i64(d)}, loc)
     return _Support({**others, d: positions}, build)
+
+
+def _set_window(op):
+    """(base, start) when scatter ``op`` sets one whole update window (updates of the operand's rank)
+    at constant indices, inside the operand: jax's ``x.at[a:b, c:d].set(u)``. Else None."""
+    if len(op.operands) != 3 or scatter_body_name(op) != "set":
+        return None
+    dims = stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+    base, indices, update = op.operands
+    rank = len(shape_of(base))
+    if (list(dims.update_window_dims) != list(range(rank)) or list(dims.inserted_window_dims)
+            or list(dims.input_batching_dims) or dims.index_vector_dim != 0 or len(shape_of(update)) != rank):
+        return None
+    index = constant_value(indices)
+    to_operand = list(dims.scattered_dims_to_operand_dims)
+    if index is None or index.ndim != 1 or len(index) != len(to_operand):
+        return None
+    start = [0] * rank
+    for k, o in enumerate(to_operand):
+        start[o] = int(index[k])
+    if any(b < 0 or b + u > n for b, u, n in zip(start, shape_of(update), shape_of(base))):
+        return None
+    return base, start
+
+
+def _scatter_support(op, axes):
+    """Windows set into a zero tensor (a chain of _set_window scatters; later ones win where they
+    overlap): zero outside the union of the windows' positions per axis. The compact value is the
+    same chain over a compact zero tensor, each window's start moved to its place there."""
+    chain, value = [], op.result
+    while not is_zero(value):
+        s = producer(value, "stablehlo.scatter")
+        found = _set_window(s) if s is not None else None
+        if found is None:
+            return None
+        chain.append((s, found[1]))
+        value = found[0]
+    chain.reverse()
+    shape, element = shape_of(op.result), element_type(op.result)
+    positions = {a: sorted(set().union(*(range(b[a], b[a] + shape_of(s.operands[2])[a]) for s, b in chain)))
+                 for a in axes}
+    compact = tensor([len(positions[a]) if a in axes else n for a, n in enumerate(shape)], element)
+
+    def build(loc):
+        out = constant(np.zeros((), dtype_of(op.result)), compact, loc)
+        for s, start in chain:
+            moved = [positions[a].index(b) if a in axes else b for a, b in enumerate(start)]
+            to_operand = stablehlo.ScatterDimensionNumbers(s.attributes["scatter_dimension_numbers"])
+            index = [moved[o] for o in to_operand.scattered_dims_to_operand_dims]
+            copy = s.operation.clone()
+            copy.operands[0] = out
+            copy.operands[1] = constant(np.asarray(index), s.operands[1].type, loc)
+            copy.results[0].set_type(compact)
+            out = copy.results[0]
+        return out
+    return _Support(positions, build)
 
 
 def truncated_inverse_fft(op, rewriter):

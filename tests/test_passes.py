@@ -352,6 +352,14 @@ def _zero_filled_irfft2(y1, y2):
     return ops.fft(ops.pad(z, 0j, (0, 0, 0), (0, 0, 2)), "IRFFT", (12, 12))
 
 
+def _set_corners(y1, y2, computation="set", at=(4, 0)):
+    """An FNO-3d inverse as jax writes it: out = zeros.at[corner].set(block), twice, then irfftn."""
+    out = ops.constant(np.zeros((2, 8, 5), C64))
+    for y, start in ((y1, (0, 0)), (y2, at)):
+        out = ops.scatter(out, ops.constant(np.array(start, I32)), y, (0, 1, 2), (), (1, 2), 0, computation)
+    return ops.fft(out, "IRFFT", (8, 8))
+
+
 def _corner_slices(x):
     z = ops.fft(x, "RFFT", (12, 10))
     return ops.slice(z, (0, 0, 0), (2, 3, 4)), ops.slice(z, (0, 9, 0), (2, 12, 4))
@@ -368,6 +376,15 @@ SPECTRAL_CASES = [
     Case("truncated_inverse_fft", True, "ifft of an interior-padded spectrum",
          lambda y: ops.fft(ops.pad(y, 0j, (0, 1), (0, 2), (0, 1)), "IFFT", (8,)), [sd((2, 3), C64)],
          absent=["stablehlo.fft"]),
+    Case("truncated_inverse_fft", True, "corner blocks set into zeros by scatters (x.at[...].set)",
+         _set_corners, [sd((2, 2, 3), C64), sd((2, 2, 3), C64)], absent=["stablehlo.fft"]),
+    Case("truncated_inverse_fft", True, "overlapping windows: the later one wins, in the compact tensor too",
+         lambda y1, y2: _set_corners(y1, y2, at=(1, 1)), [sd((2, 2, 3), C64), sd((2, 2, 3), C64)],
+         absent=["stablehlo.fft"]),
+    Case("truncated_inverse_fft", False, "a scatter that adds is not a window set",
+         lambda y1, y2: _set_corners(y1, y2, "add"), [sd((2, 2, 3), C64), sd((2, 2, 3), C64)]),
+    Case("truncated_inverse_fft", False, "a window past the edge (XLA skips it whole): left alone",
+         lambda y1, y2: _set_corners(y1, y2, at=(7, 0)), [sd((2, 2, 3), C64), sd((2, 2, 3), C64)]),
     Case("truncated_inverse_fft", False, "the padding value is 1, not 0",
          lambda y: ops.fft(ops.pad(y, 1 + 0j, (0,), (3,)), "IRFFT", (16,)), [sd((6,), C64)]),
     Case("truncated_inverse_fft", False, "nothing is zero-filled", lambda y: ops.fft(y, "IRFFT", (16,)),
