@@ -365,6 +365,28 @@ def _corner_slices(x):
     return ops.slice(z, (0, 0, 0), (2, 3, 4)), ops.slice(z, (0, 9, 0), (2, 12, 4))
 
 
+def _split_dot(z, m, axis):
+    """A partial DFT's first contraction: [re | im] of z along axis, contracted with constant m."""
+    pairs = ops.concatenate([ops.real(z), ops.imag(z)], axis)
+    return ops.dot_general(pairs, ops.constant(m.astype(F32)), (), (), (axis,), (0,))
+
+
+def _complex_rows(w):
+    """The real [re | im] rows, (re, im) columns form of multiplying by complex matrix w."""
+    return np.concatenate([np.stack([w.real, w.imag], -1), np.stack([-w.imag, w.real], -1)], 0)
+
+
+_W = np.random.default_rng(3).normal(size=(6, 4)) + 1j * np.random.default_rng(4).normal(size=(6, 4))
+_M2 = np.random.default_rng(5).normal(size=(2, 5, 7))
+
+
+def _across(m1=_complex_rows(_W), dims=((1, 3), (1, 0)), m2=_M2):
+    def fn(x):
+        y = _split_dot(ops.fft(x, "RFFT", (8,)), m1, 1)
+        return ops.dot_general(y, ops.constant(m2.astype(F32)), (), (), *dims)
+    return fn
+
+
 SPECTRAL_CASES = [
     Case("truncated_inverse_fft", True, "irfft of zero-padded bins",
          lambda y: ops.fft(ops.pad(y, 0j, (0, 0), (0, 3)), "IRFFT", (16,)), [sd((4, 6), C64)],
@@ -391,6 +413,28 @@ SPECTRAL_CASES = [
          [sd((9,), C64)]),
     Case("truncated_inverse_fft", False, "finite_math=False",
          lambda y: ops.fft(ops.pad(y, 0j, (0,), (3,)), "IRFFT", (16,)), [sd((6,), C64)], False),
+    Case("partial_dft_of_fft", True, "a complex FFT folds into the contraction that follows",
+         lambda x: _split_dot(ops.fft(x, "FFT", (8,)), np.random.default_rng(0).normal(size=(16, 5)), 1), [sd((3, 8), C64)],
+         absent=["stablehlo.fft"]),
+    Case("partial_dft_of_fft", True, "a one-axis RFFT: the contraction reads x itself",
+         lambda x: _split_dot(ops.fft(x, "RFFT", (8,)), np.random.default_rng(0).normal(size=(10, 4)), 1), [sd((3, 8))],
+         absent=["stablehlo.fft", "stablehlo.concatenate"]),
+    Case("partial_dft_of_fft", True, "rfft2 split along its leading axis: a one-axis RFFT is left",
+         lambda x: _split_dot(ops.fft(x, "RFFT", (6, 8)), np.random.default_rng(0).normal(size=(12, 7)), 1), [sd((2, 6, 8))],
+         present=[("stablehlo.fft", 1)]),
+    Case("partial_dft_of_fft", False, "rfft2 split along its last axis, not the leading one",
+         lambda x: _split_dot(ops.fft(x, "RFFT", (6, 8)), np.random.default_rng(0).normal(size=(10, 7)), 2), [sd((2, 6, 8))]),
+    Case("partial_dft_of_fft", False, "another user reads the spectrum",
+         lambda x: (lambda z: (_split_dot(z, np.random.default_rng(0).normal(size=(16, 5)), 1), ops.abs(z)))(ops.fft(x, "FFT", (8,))),
+         [sd((3, 8), C64)]),
+    Case("partial_dft_of_fft", False, "finite_math=False",
+         lambda x: _split_dot(ops.fft(x, "FFT", (8,)), np.random.default_rng(0).normal(size=(16, 5)), 1), [sd((3, 8), C64)], False),
+    Case("partial_dft_of_fft_across", True, "an RFFT along 2 through a complex product along 1 into the next dot",
+         _across(), [sd((2, 6, 8))], absent=["stablehlo.fft"]),
+    Case("partial_dft_of_fft_across", False, "the first contraction does not multiply complex numbers",
+         _across(m1=np.random.default_rng(0).normal(size=(12, 4, 2))), [sd((2, 6, 8))]),
+    Case("partial_dft_of_fft_across", False, "the second contraction reads the modes but not the (re, im) pair",
+         _across(dims=((1,), (1,)), m2=np.random.default_rng(0).normal(size=(3, 5, 7))), [sd((2, 6, 8))]),
     Case("truncated_forward_fft", True, "rfft of which one slice of modes is read",
          lambda x: ops.slice(ops.fft(x, "RFFT", (16,)), (0, 0), (3, 4)), [sd((3, 16))],
          absent=["stablehlo.fft"], present=["stablehlo.dot_general"]),
