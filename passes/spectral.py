@@ -433,7 +433,8 @@ def _scatter_support(op, axes):
         found = _set_window(s) if s is not None else None
         if found is None:
             return None
-        chain.append((s, found[1]))
+        if 0 not in shape_of(s.operands[2]):  # (an empty window writes nothing)
+            chain.append((s, found[1]))
         value = found[0]
     chain.reverse()
     shape, element = shape_of(op.result), element_type(op.result)
@@ -515,6 +516,8 @@ def _split_into_dot(op, axis):
     if dot.name != "stablehlo.dot_general" or dot.operands[0] != cat.result:
         return None, None
     if read_dot_dimensions(dot) != ((), (), (axis,), (0,)):
+        return None, None
+    if dtype_of(dot.operands[1]) != dtype_of(cat.result) or str(element_type(cat.result)) not in ("f32", "f64"):
         return None, None
     matrix = constant_value(dot.operands[1], limit=MAX_MATRIX)
     return (dot, matrix) if matrix is not None else (None, None)
