@@ -239,10 +239,10 @@ def unary_of_pad(op, rewriter):
 
 def _window_of(pad):
     """(x, start, limit) when ``pad`` pads x, or a stride-1 slice x[start:limit] with no other user,
-    with no interior padding and no crops, each padded side of the slice reaching x's edge: then the
+    on some side, with no interior padding and no crops, each padded side of the slice reaching x's edge: then the
     pad is the window [start - low, limit + high) (in x's coordinates) of a pad of x. Else None."""
     low, high, interior = paddings(pad)
-    if any(interior) or any(p < 0 for p in low + high):
+    if any(interior) or any(p < 0 for p in low + high) or not any(low + high):
         return None
     x = pad.operands[0]
     start, limit = [0] * len(low), list(shape_of(x))
