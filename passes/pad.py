@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from hloforge.frontend.attributes import i64s
+from hloforge.frontend.context import ir
 from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
     MAX_FOLD, NO_MATCH, broadcast_scalar, evaluate, constant, constant_value, dtype_of, element_type, emit, has_one_use,
@@ -236,6 +237,78 @@ def unary_of_pad(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+def _window_of(pad):
+    """(x, start, limit) when ``pad`` pads x, or a stride-1 slice x[start:limit] with no other user,
+    on some side, with no interior padding and no crops, each padded side of the slice reaching x's edge: then the
+    pad is the window [start - low, limit + high) (in x's coordinates) of a pad of x. Else None."""
+    low, high, interior = paddings(pad)
+    if any(interior) or any(p < 0 for p in low + high) or not any(low + high):
+        return None
+    x = pad.operands[0]
+    start, limit = [0] * len(low), list(shape_of(x))
+    sl = producer(x, "stablehlo.slice")
+    if sl is not None and has_one_use(x) and all(st == 1 for st in ints(sl, "strides")):
+        x, start, limit = sl.operands[0], ints(sl, "start_indices"), ints(sl, "limit_indices")
+    n = shape_of(x)
+    if any((lo and s) or (hi and e != k) for lo, hi, s, e, k in zip(low, high, start, limit, n)):
+        return None
+    return x, start, limit
+
+
+def pads_of_windows(op, rewriter):
+    """pad(x[s:e], v, l, h), pad(x[s':e'], v, l', h') -> slices [s - l + L, e + h + L) of pad(x, v, L, H)
+
+    Preconditions: two or more pads in one block pad x itself or stride-1 slices of x (slices with
+    no other user) with the same value v (the same value, or constants with the same bits), with no
+    interior padding and no crops, and every side a pad pads is a side where its slice reaches x's
+    edge (so each pad is a window of one pad of x; L and H are the largest paddings past x's edges);
+    fires only when that leaves no more ops (one slice at least disappears, or one pad is the whole
+    common pad). Each window reaches into the padding, so slice_of_pad leaves the slices alone.
+    """
+    mine = _window_of(op)
+    if mine is None:
+        return NO_MATCH
+    x, v, block = mine[0], op.operands[1], op.operation.block
+    group = {}
+    for use in x.uses:
+        user = use.owner
+        if user.name == "stablehlo.slice" and has_one_use(user.result):
+            user = next(iter(user.result.uses)).owner
+        if user.name != PAD or user.result in group or user.operation.block != block:
+            continue
+        found = _window_of(user)
+        if found is not None and found[0] == x and same_value(user.operands[1], v):
+            group[user.result] = (user, found[1], found[2])
+    if len(group) < 2:
+        return NO_MATCH
+    n, members = shape_of(x), list(group.values())
+    windows = []
+    for pad, start, limit in members:
+        low, high, _ = paddings(pad)
+        windows.append(([s - lo for s, lo in zip(start, low)], [e + hi for e, hi in zip(limit, high)]))
+    big_low = [max([0] + [-w[0][d] for w in windows]) for d in range(len(n))]
+    big_high = [max([0] + [w[1][d] - n[d] for w in windows]) for d in range(len(n))]
+    whole = ([-lo for lo in big_low], [k + hi for k, hi in zip(n, big_high)])
+    slices_gone = sum(pad.operands[0] != x for pad, _, _ in members)
+    after = 1 + sum(w != whole for w in windows)
+    if after > len(members) + slices_gone:
+        return NO_MATCH
+    first = min((pad for pad, _, _ in members), key=lambda p: sum(q.operation.is_before_in_block(p.operation)
+                                                                     for q, _, _ in members))
+    full = [k + lo + hi for k, lo, hi in zip(n, big_low, big_high)]
+    with ir.InsertionPoint(first.operation), op.location:
+        common = emit_pad(x, first.operands[1], big_low, big_high, [0] * len(n), tensor(full, element_type(x)),
+                          op.location)
+    for (pad, _, _), (begin, end) in zip(members, windows):
+        if (begin, end) == whole:
+            rewriter.replace_op(pad, [common])
+            continue
+        with ir.InsertionPoint(pad.operation):
+            out = emit_slice(common, [b + lo for b, lo in zip(begin, big_low)], [e + lo for e, lo in zip(end, big_low)],
+                             [1] * len(n), pad.location)
+        rewriter.replace_op(pad, [out])
+
+
 UNARY_OPS = names("elementwise", "unary")
 
 PATTERNS = {
@@ -247,4 +320,5 @@ PATTERNS = {
     "negative_pad": ((PAD,), negative_pad),
     "slice_of_pad": (("stablehlo.slice",), slice_of_pad),
     "unary_of_pad": (UNARY_OPS, unary_of_pad),
+    "pads_of_windows": ((PAD,), pads_of_windows),
 }

@@ -161,6 +161,60 @@ def product_of_pads(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+def sum_of_interleaved_pads(op, rewriter):
+    """pad(a, 0, l, h, interior 1 on d) + pad(b, 0, l + 1, h - 1, interior 1 on d) -> pad(interleave(a, b, d), 0, l, h - 1)
+
+    interleave(a, b, d) is reshape(concatenate([a, b] with a new unit dim after d, d + 1)), or
+    reshape(broadcast_in_dim(a)) when b is a: a zero-insertion upsample plus its one-step shift.
+    Preconditions: the root is a pad whose only user is add, or or xor, whose other operand is a pad
+    too; both padding values are 0, neither pad has another user or crops; on one dim d both have
+    interior padding 1 and operands of equal size k >= 1, the second starts one element later; every
+    other dim is padded alike by both. For float add only under finite math (x + 0 turns a -0.0 of x
+    into +0.0, the interleave keeps -0.0).
+    """
+    if not any(paddings(op)[2]) or not has_one_use(op.result):
+        return NO_MATCH
+    add = next(iter(op.result.uses)).owner
+    if add.name not in SUM_OPS or (add.name == "stablehlo.add" and _is_float(add.result) and not finite_math()):
+        return NO_MATCH
+    pads = [_single_use_pad(v) for v in add.operands]
+    if any(p is None for p in pads) or pads[0].result == pads[1].result:
+        return NO_MATCH
+    if any(scalar_constant(p.operands[1]) is None or scalar_constant(p.operands[1]) != 0 for p in pads):
+        return NO_MATCH
+    (la, ha, ia), (lb, hb, ib) = paddings(pads[0]), paddings(pads[1])
+    if any(e < 0 for e in la + ha + lb + hb):
+        return NO_MATCH
+    differ = [i for i in range(len(la)) if (la[i], ha[i], ia[i]) != (lb[i], hb[i], ib[i])]
+    if len(differ) != 1 or ia[differ[0]] != 1 or ib[differ[0]] != 1:
+        return NO_MATCH
+    d = differ[0]
+    if lb[d] == la[d] - 1:
+        pads, (la, ha, ia), (lb, hb, ib) = pads[::-1], (lb, hb, ib), (la, ha, ia)
+    a, b = pads[0].operands[0], pads[1].operands[0]
+    if lb[d] != la[d] + 1 or shape_of(a) != shape_of(b) or shape_of(a)[d] == 0:
+        return NO_MATCH
+    n, element = list(shape_of(a)), element_type(a)
+    pair = n[:d + 1] + [2] + n[d + 1:]
+    with rewriter.ip:
+        if a == b:
+            dims = [i if i <= d else i + 1 for i in range(len(n))]
+            both = emit("stablehlo.broadcast_in_dim", [a], tensor(pair, element), {"broadcast_dimensions": i64s(dims)},
+                        add.location)
+        else:
+            unit = n[:d + 1] + [1] + n[d + 1:]
+            parts = [emit("stablehlo.reshape", [x], tensor(unit, element), None, add.location) for x in (a, b)]
+            both = _concatenate(parts, d + 1, add.location)
+        core = list(n)
+        core[d] *= 2
+        out = emit("stablehlo.reshape", [both], tensor(core, element), None, add.location)
+        low, high, interior = list(la), list(ha), list(ia)
+        high[d], interior[d] = hb[d], 0
+        if any(low) or any(high) or any(interior):
+            out = emit_pad(out, pads[0].operands[1], low, high, interior, add.result.type, add.location)
+    rewriter.replace_op(add, [out])
+
+
 # ---------------------------------------------------------------- through layout ops
 
 def transpose_of_pad(op, rewriter):
@@ -483,6 +537,7 @@ PATTERNS = {
     "binary_of_pads": (BINARY_OPS, binary_of_pads),
     "sum_of_disjoint_pads": (SUM_OPS, sum_of_disjoint_pads),
     "product_of_pads": (PRODUCT_OPS, product_of_pads),
+    "sum_of_interleaved_pads": (stablehlo.PadOp, sum_of_interleaved_pads),
     "transpose_of_pad": (stablehlo.TransposeOp, transpose_of_pad),
     "reshape_of_pad": (stablehlo.ReshapeOp, reshape_of_pad),
     "broadcast_of_pad": (stablehlo.BroadcastInDimOp, broadcast_of_pad),

@@ -143,6 +143,18 @@ PAD_CASES = [
     Case("unary_of_pad", True, "abs of a complex pad", lambda x: ops.abs(pad1(x, 1, 0, -2j)), [sd((3,), C64)]),
     Case("unary_of_pad", False, "the pad has another user",
          lambda x: (lambda p: (ops.sin(p), p))(pad1(x, 1, 1)), [sd((5,))]),
+    Case("pads_of_windows", True, "central difference: two shifts of x become slices of one pad",
+         lambda x: pad1(ops.slice(x, (1,), (11,)), 0, 1) - pad1(ops.slice(x, (0,), (10,)), 1, 0), [sd((11,))],
+         present=[("stablehlo.pad", 1), ("stablehlo.slice", 2)]),
+    Case("pads_of_windows", True, "a pad of x itself and a shift on dim 1, with a common row border",
+         lambda x: (ops.pad(x, 2.0, (1, 0), (0, 2)), ops.pad(ops.slice(x, (0, 1), (3, 4)), 2.0, (1, 0), (0, 2))),
+         [sd((3, 4))], present=[("stablehlo.pad", 1), ("stablehlo.slice", 1)]),
+    Case("pads_of_windows", False, "the slice does not reach x's edge on its padded side",
+         lambda x: pad1(ops.slice(x, (1,), (10,)), 0, 2) - pad1(ops.slice(x, (0,), (10,)), 1, 0), [sd((11,))]),
+    Case("pads_of_windows", False, "the padding values differ",
+         lambda x: pad1(ops.slice(x, (1,), (5,)), 0, 1, 1.0) - pad1(ops.slice(x, (0,), (4,)), 1, 0), [sd((5,))]),
+    Case("pads_of_windows", False, "two pads of x itself: one pad and two slices would be one op more",
+         lambda x: pad1(x, 0, 1) * pad1(x, 1, 0), [sd((5,))], present=[("stablehlo.pad", 2)]),
 ]
 
 FOLD_CASES = [
@@ -340,9 +352,39 @@ def _zero_filled_irfft2(y1, y2):
     return ops.fft(ops.pad(z, 0j, (0, 0, 0), (0, 0, 2)), "IRFFT", (12, 12))
 
 
+def _set_corners(y1, y2, computation="set", at=(4, 0)):
+    """An FNO-3d inverse as jax writes it: out = zeros.at[corner].set(block), twice, then irfftn."""
+    out = ops.constant(np.zeros((2, 8, 5), C64))
+    for y, start in ((y1, (0, 0)), (y2, at)):
+        out = ops.scatter(out, ops.constant(np.array(start, I32)), y, (0, 1, 2), (), (1, 2), 0, computation)
+    return ops.fft(out, "IRFFT", (8, 8))
+
+
 def _corner_slices(x):
     z = ops.fft(x, "RFFT", (12, 10))
     return ops.slice(z, (0, 0, 0), (2, 3, 4)), ops.slice(z, (0, 9, 0), (2, 12, 4))
+
+
+def _split_dot(z, m, axis):
+    """A partial DFT's first contraction: [re | im] of z along axis, contracted with constant m."""
+    pairs = ops.concatenate([ops.real(z), ops.imag(z)], axis)
+    return ops.dot_general(pairs, ops.constant(m.astype(F32)), (), (), (axis,), (0,))
+
+
+def _complex_rows(w):
+    """The real [re | im] rows, (re, im) columns form of multiplying by complex matrix w."""
+    return np.concatenate([np.stack([w.real, w.imag], -1), np.stack([-w.imag, w.real], -1)], 0)
+
+
+_W = np.random.default_rng(3).normal(size=(6, 4)) + 1j * np.random.default_rng(4).normal(size=(6, 4))
+_M2 = np.random.default_rng(5).normal(size=(2, 5, 7))
+
+
+def _across(m1=_complex_rows(_W), dims=((1, 3), (1, 0)), m2=_M2):
+    def fn(x):
+        y = _split_dot(ops.fft(x, "RFFT", (8,)), m1, 1)
+        return ops.dot_general(y, ops.constant(m2.astype(F32)), (), (), *dims)
+    return fn
 
 
 SPECTRAL_CASES = [
@@ -356,12 +398,43 @@ SPECTRAL_CASES = [
     Case("truncated_inverse_fft", True, "ifft of an interior-padded spectrum",
          lambda y: ops.fft(ops.pad(y, 0j, (0, 1), (0, 2), (0, 1)), "IFFT", (8,)), [sd((2, 3), C64)],
          absent=["stablehlo.fft"]),
+    Case("truncated_inverse_fft", True, "corner blocks set into zeros by scatters (x.at[...].set)",
+         _set_corners, [sd((2, 2, 3), C64), sd((2, 2, 3), C64)], absent=["stablehlo.fft"]),
+    Case("truncated_inverse_fft", True, "overlapping windows: the later one wins, in the compact tensor too",
+         lambda y1, y2: _set_corners(y1, y2, at=(1, 1)), [sd((2, 2, 3), C64), sd((2, 2, 3), C64)],
+         absent=["stablehlo.fft"]),
+    Case("truncated_inverse_fft", False, "a scatter that adds is not a window set",
+         lambda y1, y2: _set_corners(y1, y2, "add"), [sd((2, 2, 3), C64), sd((2, 2, 3), C64)]),
+    Case("truncated_inverse_fft", False, "a window past the edge (XLA skips it whole): left alone",
+         lambda y1, y2: _set_corners(y1, y2, at=(7, 0)), [sd((2, 2, 3), C64), sd((2, 2, 3), C64)]),
     Case("truncated_inverse_fft", False, "the padding value is 1, not 0",
          lambda y: ops.fft(ops.pad(y, 1 + 0j, (0,), (3,)), "IRFFT", (16,)), [sd((6,), C64)]),
     Case("truncated_inverse_fft", False, "nothing is zero-filled", lambda y: ops.fft(y, "IRFFT", (16,)),
          [sd((9,), C64)]),
     Case("truncated_inverse_fft", False, "finite_math=False",
          lambda y: ops.fft(ops.pad(y, 0j, (0,), (3,)), "IRFFT", (16,)), [sd((6,), C64)], False),
+    Case("partial_dft_of_fft", True, "a complex FFT folds into the contraction that follows",
+         lambda x: _split_dot(ops.fft(x, "FFT", (8,)), np.random.default_rng(0).normal(size=(16, 5)), 1), [sd((3, 8), C64)],
+         absent=["stablehlo.fft"]),
+    Case("partial_dft_of_fft", True, "a one-axis RFFT: the contraction reads x itself",
+         lambda x: _split_dot(ops.fft(x, "RFFT", (8,)), np.random.default_rng(0).normal(size=(10, 4)), 1), [sd((3, 8))],
+         absent=["stablehlo.fft", "stablehlo.concatenate"]),
+    Case("partial_dft_of_fft", True, "rfft2 split along its leading axis: a one-axis RFFT is left",
+         lambda x: _split_dot(ops.fft(x, "RFFT", (6, 8)), np.random.default_rng(0).normal(size=(12, 7)), 1), [sd((2, 6, 8))],
+         present=[("stablehlo.fft", 1)]),
+    Case("partial_dft_of_fft", False, "rfft2 split along its last axis, not the leading one",
+         lambda x: _split_dot(ops.fft(x, "RFFT", (6, 8)), np.random.default_rng(0).normal(size=(10, 7)), 2), [sd((2, 6, 8))]),
+    Case("partial_dft_of_fft", False, "another user reads the spectrum",
+         lambda x: (lambda z: (_split_dot(z, np.random.default_rng(0).normal(size=(16, 5)), 1), ops.abs(z)))(ops.fft(x, "FFT", (8,))),
+         [sd((3, 8), C64)]),
+    Case("partial_dft_of_fft", False, "finite_math=False",
+         lambda x: _split_dot(ops.fft(x, "FFT", (8,)), np.random.default_rng(0).normal(size=(16, 5)), 1), [sd((3, 8), C64)], False),
+    Case("partial_dft_of_fft_across", True, "an RFFT along 2 through a complex product along 1 into the next dot",
+         _across(), [sd((2, 6, 8))], absent=["stablehlo.fft"]),
+    Case("partial_dft_of_fft_across", False, "the first contraction does not multiply complex numbers",
+         _across(m1=np.random.default_rng(0).normal(size=(12, 4, 2))), [sd((2, 6, 8))]),
+    Case("partial_dft_of_fft_across", False, "the second contraction reads the modes but not the (re, im) pair",
+         _across(dims=((1,), (1,)), m2=np.random.default_rng(0).normal(size=(3, 5, 7))), [sd((2, 6, 8))]),
     Case("truncated_forward_fft", True, "rfft of which one slice of modes is read",
          lambda x: ops.slice(ops.fft(x, "RFFT", (16,)), (0, 0), (3, 4)), [sd((3, 16))],
          absent=["stablehlo.fft"], present=["stablehlo.dot_general"]),
@@ -432,6 +505,18 @@ PUSH_CASES = [
          _two_pads(ops.multiply, ((0,), (1,)), ((1,), (0,))), [sd((3,)), sd((3,))], False),
     Case("product_of_pads", False, "interior padding", _two_pads(ops.multiply, ((0,), (1,), (1,)), ((1,), (0,), (1,))),
          [sd((3,)), sd((3,))]),
+    Case("sum_of_interleaved_pads", True, "zero-insertion upsample plus its shift: a repeat",
+         lambda x: ops.pad(x, 0.0, (0, 0), (0, 1), (0, 1)) + ops.pad(x, 0.0, (0, 1), (0, 0), (0, 1)), [sd((2, 5))],
+         absent=["stablehlo.pad", "stablehlo.add"], present=["stablehlo.broadcast_in_dim"]),
+    Case("sum_of_interleaved_pads", True, "two values interleaved, with outer padding on both dims",
+         _two_pads(ops.xor, ((1, 2), (1, 1), (0, 1)), ((1, 3), (1, 0), (0, 1))), [sd((2, 3), I32), sd((2, 3), I32)],
+         False, absent=["stablehlo.xor"], present=[("stablehlo.pad", 1), "stablehlo.concatenate"]),
+    Case("sum_of_interleaved_pads", False, "float add without finite math: -0.0 + 0.0 is +0.0",
+         _two_pads(ops.add, ((0,), (1,), (1,)), ((1,), (0,), (1,))), [sd((3,)), sd((3,))], False),
+    Case("sum_of_interleaved_pads", False, "the phases are two apart: a gap, not an interleave",
+         _two_pads(ops.add, ((0,), (2,), (2,)), ((2,), (0,), (2,))), [sd((3,)), sd((3,))]),
+    Case("sum_of_interleaved_pads", False, "a multiply, not a sum",
+         _two_pads(ops.multiply, ((0,), (1,), (1,)), ((1,), (0,), (1,))), [sd((3,)), sd((3,))]),
     Case("transpose_of_pad", True, "the pad moves below",
          lambda x: ops.transpose(ops.pad(x, 1.0, (1, 0, 2), (0, 3, 0), (0, 1, 0)), (2, 0, 1)), [sd((2, 3, 4))]),
     Case("transpose_of_pad", False, "the pad has another user",

@@ -2,9 +2,10 @@
 
 Each example traces a few independent random chains into one module (compiles dominate the cost):
 pads with edges of either sign (crops past the operand included), interior padding, zero-size
-dims, strided slices, reshapes, transposes, broadcasts, binary ops of shifted or padded copies,
-concatenates with pads, slices and splat blocks, and fft/ifft/rfft/irfft chains with truncated
-and zero-filled spectra. The optimized module is compared with the unoptimized one.
+dims, strided slices, reshapes, transposes, broadcasts, binary ops of shifted or padded copies
+(windows of one tensor padded back, zero-insertion upsamples plus their shifts), concatenates with
+pads, slices and splat blocks, and fft/ifft/rfft/irfft chains with truncated and zero-filled
+spectra (spectral interpolation included). The optimized module is compared with the unoptimized one.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from hloforge import ops
 
 F32, F64 = np.float32, np.float64
 STEPS = ("pad", "pad", "slice", "reshape", "transpose", "broadcast", "unary", "binary", "concat", "fft", "fft",
-         "spectral")
+         "spectral", "shifts", "interleave", "upsample")
 
 
 def _pad(x, rng):
@@ -148,6 +149,61 @@ def _spectral(x, rng):
     return ops.fft(ops.pad(kept, 0j, [0] * z.ndim, high), "IRFFT", lengths)
 
 
+def _shifts(x, rng):
+    """Windows of one tensor each padded back to a common extent (central differences, stencils)."""
+    if x.ndim == 0 or x.dtype.kind == "c":
+        return x
+    d, n = int(rng.integers(x.ndim)), x.shape[int(rng.integers(x.ndim))]
+    n = x.shape[d]
+    k = int(rng.integers(0, n + 1))
+    lo, hi = [0] * x.ndim, [0] * x.ndim
+    start, limit = [0] * x.ndim, list(x.shape)
+    start[d], hi[d] = k, k  # x[k:] padded at the end ...
+    left = ops.pad(ops.slice(x, start, limit), 0.0, lo, hi)
+    start[d], limit[d], hi[d], lo[d] = 0, n - k, 0, k  # ... minus x[:n-k] padded at the start
+    right = ops.pad(ops.slice(x, start, limit), 0.0, lo, hi)
+    return [ops.subtract, ops.add, ops.multiply][int(rng.integers(3))](left, right)
+
+
+def _interleave(x, rng):
+    """A zero-insertion upsample plus a one-step shift of itself or of another value."""
+    if x.ndim == 0 or 0 in x.shape:
+        return x
+    d = int(rng.integers(x.ndim))
+    zero = 0.0 if x.dtype.kind != "c" else 0j
+    lo, hi, it = [0] * x.ndim, [0] * x.ndim, [0] * x.ndim
+    it[d], hi[d] = 1, 1 + int(rng.integers(0, 2))
+    a = ops.pad(x, zero, lo, hi, it)
+    lo[d], hi[d] = 1, hi[d] - 1
+    b = ops.pad(x if rng.random() < 0.5 else -x, zero, lo, hi, it)
+    return a + b
+
+
+def _upsample(x, rng):
+    """Spectral interpolation: fft, a zero block in the middle of the spectrum, ifft, real part."""
+    if x.ndim == 0 or 0 in x.shape or math.prod(x.shape) > 512:
+        return x
+    if x.ndim >= 2 and x.dtype.kind != "c" and rng.random() < 0.5:  # irfft2(zero-padded rfft2) at twice the width
+        n = list(x.shape[-2:])
+        z = ops.fft(x, "RFFT", n)
+        high = [0] * x.ndim
+        high[-1] = n[1] - n[1] // 2
+        return ops.fft(ops.pad(z, 0j, [0] * x.ndim, high), "IRFFT", (n[0], 2 * n[1]))
+    z = ops.fft(x if x.dtype.kind == "c" else ops.convert(x, np.complex64 if x.dtype == F32 else np.complex128),
+                "FFT", x.shape[-1:])
+    n = x.shape[-1]
+    h = n // 2
+    start, limit = [0] * x.ndim, list(x.shape)
+    limit[-1] = h
+    low = ops.slice(z, start, limit)
+    start[-1], limit[-1] = h, n
+    high = ops.slice(z, start, limit)
+    gap = list(x.shape)
+    gap[-1] = int(rng.integers(1, n + 1))
+    y = ops.concatenate([low, ops.constant(np.zeros(gap, z.dtype)), high], x.ndim - 1)
+    return ops.real(ops.fft(y, "IFFT", y.shape[-1:]))
+
+
 def _unary(x, rng):
     if x.dtype.kind == "c":
         return ops.real(x) if rng.random() < 0.5 else -x
@@ -157,7 +213,7 @@ def _unary(x, rng):
 BUILD = {"pad": _pad, "slice": _slice, "reshape": _reshape, "transpose":
          lambda x, rng: ops.transpose(x, [int(p) for p in rng.permutation(x.ndim)]),
          "broadcast": _broadcast, "unary": _unary, "binary": _binary, "concat": _concat, "fft": _fft,
-         "spectral": _spectral}
+         "spectral": _spectral, "shifts": _shifts, "interleave": _interleave, "upsample": _upsample}
 
 chains = st.lists(st.tuples(st.lists(st.integers(0, 5), min_size=1, max_size=3), st.sampled_from([F32, F64]),
                             st.lists(st.tuples(st.sampled_from(STEPS), st.integers(0, 2**16)), min_size=1,
