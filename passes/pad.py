@@ -11,7 +11,7 @@ from hloforge.frontend.context import ir
 from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
     MAX_FOLD, NO_MATCH, broadcast_scalar, evaluate, constant, constant_value, dtype_of, element_type, emit, has_one_use,
-    ints, producer, shape_of, splat_value, tensor)
+    ints, needs_operand, producer, shape_of, splat_value, tensor)
 
 PAD = "stablehlo.pad"
 
@@ -166,6 +166,7 @@ def negative_pad(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+@needs_operand(PAD)
 def slice_of_pad(op, rewriter):
     """slice(pad(x, v, low, high)) -> pad(slice(x), v, low', high'), x, or broadcast(v)
 
@@ -218,6 +219,7 @@ def _slice_through_pad(shape, low, high, start, limit, strides):
     return xs, xe, new_low, new_high, empty
 
 
+@needs_operand(PAD)
 def unary_of_pad(op, rewriter):
     """f(pad(x, v, low, high, interior)) -> pad(f(x), f(v), low, high, interior)
 

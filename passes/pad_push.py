@@ -17,7 +17,7 @@ from hloforge.frontend.context import ir, stablehlo
 from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
     NO_MATCH, broadcast_scalar, constant, dtype_of, element_type, emit, finite_math, has_one_use, ints,
-    producer, shape_of, splat_value, tensor)
+    needs_operand, producer, shape_of, splat_value, tensor)
 from hloforge.passes.pad import emit_pad, emit_slice, paddings, same_value, scalar_constant
 
 PAD = "stablehlo.pad"
@@ -40,12 +40,18 @@ def _single_use_pad(value):
     return p if p is not None and has_one_use(p.result) else None
 
 
+def _is_zero_scalar(value) -> bool:
+    v = scalar_constant(value)
+    return v is not None and bool(v == 0)
+
+
 def _is_float(value) -> bool:
     return dtype_of(value).kind in "fcV" or str(element_type(value)) == "bf16"
 
 
 # ---------------------------------------------------------------- through binary ops
 
+@needs_operand(PAD)
 def binary_of_pads(op, rewriter):
     """f(pad(a, v, low, high, interior), pad(b, w, low, high, interior)) -> pad(f(a, b), f(v, w), ...)
 
@@ -77,6 +83,7 @@ def _support(pad):
     return [(lo, lo + k) for lo, k in zip(low, n)]
 
 
+@needs_operand(PAD)
 def sum_of_disjoint_pads(op, rewriter):
     """pad(a, 0, l_a, h_a) + pad(b, 0, l_b, h_b) -> pad(concatenate([a, 0, b], d), 0, l_a, h_b)
 
@@ -91,7 +98,7 @@ def sum_of_disjoint_pads(op, rewriter):
     pads = [_single_use_pad(v) for v in op.operands]
     if any(p is None for p in pads) or pads[0].result == pads[1].result:
         return NO_MATCH
-    if any(scalar_constant(p.operands[1]) is None or scalar_constant(p.operands[1]) != 0 for p in pads):
+    if not all(_is_zero_scalar(p.operands[1]) for p in pads):
         return NO_MATCH
     sa, sb = _support(pads[0]), _support(pads[1])
     if sa is None or sb is None or any(b <= a for a, b in sa + sb):
@@ -123,6 +130,7 @@ def sum_of_disjoint_pads(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+@needs_operand(PAD)
 def product_of_pads(op, rewriter):
     """pad(a, 0, l_a, h_a) * pad(b, 0, l_b, h_b) -> pad(slice(a) * slice(b), 0, ...), or broadcast(0)
 
@@ -136,7 +144,7 @@ def product_of_pads(op, rewriter):
     pads = [_single_use_pad(v) for v in op.operands]
     if any(p is None for p in pads) or pads[0].result == pads[1].result or paddings(pads[0]) == paddings(pads[1]):
         return NO_MATCH
-    if any(scalar_constant(p.operands[1]) is None or scalar_constant(p.operands[1]) != 0 for p in pads):
+    if not all(_is_zero_scalar(p.operands[1]) for p in pads):
         return NO_MATCH
     supports = [_support(p) for p in pads]
     if any(s is None for s in supports):
@@ -180,7 +188,7 @@ def sum_of_interleaved_pads(op, rewriter):
     pads = [_single_use_pad(v) for v in add.operands]
     if any(p is None for p in pads) or pads[0].result == pads[1].result:
         return NO_MATCH
-    if any(scalar_constant(p.operands[1]) is None or scalar_constant(p.operands[1]) != 0 for p in pads):
+    if not all(_is_zero_scalar(p.operands[1]) for p in pads):
         return NO_MATCH
     (la, ha, ia), (lb, hb, ib) = paddings(pads[0]), paddings(pads[1])
     if any(e < 0 for e in la + ha + lb + hb):
@@ -217,6 +225,7 @@ def sum_of_interleaved_pads(op, rewriter):
 
 # ---------------------------------------------------------------- through layout ops
 
+@needs_operand(PAD)
 def transpose_of_pad(op, rewriter):
     """transpose(pad(x, v, low, high, interior), p) -> pad(transpose(x, p), v, low[p], high[p], interior[p])
 
@@ -254,6 +263,7 @@ def _standalone_dims(before, after):
     return keep
 
 
+@needs_operand(PAD)
 def reshape_of_pad(op, rewriter):
     """reshape(pad(x, v, low, high, interior)) -> pad(reshape(x), v, low', high', interior')
 
@@ -283,6 +293,7 @@ def reshape_of_pad(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+@needs_operand(PAD)
 def broadcast_of_pad(op, rewriter):
     """broadcast_in_dim(pad(x, v, low, high, interior), dims) -> pad(broadcast_in_dim(x, dims), v, ...)
 
@@ -313,6 +324,7 @@ def broadcast_of_pad(op, rewriter):
 
 # ---------------------------------------------------------------- interior padding
 
+@needs_operand(PAD)
 def slice_of_interior_pad(op, rewriter):
     """slice(pad(x, v, low, high, interior)) -> pad(x, v, low - start, high - (n - limit), interior)
 
