@@ -107,13 +107,14 @@ def read_precision(op):
 # ---------------------------------------------------------------- constants
 
 
-def constant_array(op, limit: int | None = None):
+def constant_array(op, limit: int | None = None, shape_dtype=None):
     """The value of a ``stablehlo.constant`` op as (numpy array, is_splat), else None.
 
     ``limit``: the largest non-splat size to read. A splat comes back as a 0-d array. Complex and
     bfloat16 elements cannot be read through the Python API; their text is parsed.
+    ``shape_dtype``: the result's (shape, dtype) when the caller has it already.
     """
-    shape, dtype = shape_dtype_of(op.results[0].type)
+    shape, dtype = shape_dtype if shape_dtype is not None else shape_dtype_of(op.results[0].type)
     size = math.prod(shape)
     if size == 0:
         return np.zeros(shape, dtype), False

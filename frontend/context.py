@@ -6,6 +6,7 @@ jaxlib upgrade touches this file and ``runtime/pjrt.py`` only.
 """
 from __future__ import annotations
 
+import functools
 import io
 import threading
 
@@ -143,8 +144,18 @@ def shape_dtype_of(t: ir.Type):
     name = _DTYPE_OF_ELEMENT.get(str(rt.element_type))
     if name is None:
         raise TypeError(f"unsupported element type {rt.element_type} (in {t})")
-    shape = tuple(None if rt.is_dynamic_dim(i) else rt.get_dim_size(i) for i in range(rt.rank))
-    return shape, np.dtype(name) if name != "bfloat16" else np.dtype(ml_dtypes.bfloat16)
+    dynamic = _dynamic_size()
+    shape = tuple(None if d == dynamic else d for d in rt.shape)
+    return shape, _NUMPY_DTYPE[name]
+
+
+_NUMPY_DTYPE = {name: np.dtype(name) if name != "bfloat16" else np.dtype(ml_dtypes.bfloat16)
+                for name in _DTYPE_OF_ELEMENT.values()}
+
+
+@functools.lru_cache(maxsize=1)
+def _dynamic_size() -> int:
+    return ir.ShapedType.get_dynamic_size()
 
 
 # ---- shape refinement (StableHLO's passes, which resolve dynamic dimensions from static ones) ----

@@ -160,10 +160,15 @@ def _constant_of(value: ir.Value, limit: int):
     owner = value.owner
     if isinstance(owner, ir.Block) or owner.name != "stablehlo.constant":
         return None
-    shape_of(value), dtype_of(value)  # Unsupported for dynamic shapes and element types numpy lacks
-    if math.prod(shape_of(value)) == 0:
+    try:
+        shape, dtype = shape_dtype_of(value.type)
+    except TypeError:
+        raise Unsupported(f"element type of {value.type}") from None
+    if None in shape:
+        raise Unsupported(f"{value.type} has a dynamic shape")
+    if math.prod(shape) == 0:
         return None
-    return constant_array(owner, limit=limit)
+    return constant_array(owner, limit=limit, shape_dtype=(shape, dtype))
 
 
 # ---------------------------------------------------------------- helpers of the newer families
