@@ -147,9 +147,9 @@ def multiply_of_multiply(op, rewriter):
     x * (s1 * s2) does not).
     """
     for i in (0, 1):
-        s2 = splat_value(op.operands[i])
-        inner = producer(op.operands[1 - i], "stablehlo.multiply") if s2 is not None else None
-        if inner is None:
+        inner = producer(op.operands[1 - i], "stablehlo.multiply")
+        s2 = splat_value(op.operands[i]) if inner is not None else None
+        if s2 is None:
             continue
         for j in (0, 1):
             s1 = splat_value(inner.operands[j])
