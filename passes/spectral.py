@@ -118,6 +118,40 @@ def _pair_to_real(theta, scale):
     return np.stack([scale * np.cos(theta), -scale * np.sin(theta)], 0)
 
 
+_MATRICES: dict = {}  # (the DFT matrices of the last pipeline runs: an FNO's layers share their shapes)
+_CACHED_MATRIX = 1 << 16  # largest matrix (elements) kept
+
+
+def _cached(key, build):
+    matrix = _MATRICES.get(key)
+    if matrix is None:
+        matrix = build()
+        if matrix.size <= _CACHED_MATRIX:
+            if len(_MATRICES) >= 256:
+                _MATRICES.clear()
+            matrix.flags.writeable = False
+            _MATRICES[key] = matrix
+    return matrix
+
+
+def _forward_matrix(paired: bool, rows: tuple, cols: tuple, n: int, dtype) -> np.ndarray:
+    """The forward partial DFT over one axis, from positions ``rows`` onto modes ``cols``."""
+    return _cached(("forward", paired, rows, cols, n, dtype), lambda: (_pair_to_pair if paired else _real_to_pair)(
+        _angles(rows, cols, n, -1), 1.0).astype(dtype))
+
+
+def _inverse_matrix(out_pair: bool, modes: tuple, n: int, dtype) -> np.ndarray:
+    """The inverse partial DFT over one axis, from ``modes`` onto all n positions; ``out_pair``
+    False is IRFFT's last axis, where bins 1 .. ceil(n/2)-1 stand for two conjugate bins."""
+    def build():
+        theta = _angles(modes, range(n), n, 1)
+        if out_pair:
+            return _pair_to_pair(theta, 1.0 / n).astype(dtype)
+        w = np.where((np.asarray(modes) == 0) | (2 * np.asarray(modes) == n), 1.0, 2.0)
+        return _pair_to_real(theta, w[:, None] / n).astype(dtype)
+    return _cached(("inverse", out_pair, modes, n, dtype), build)
+
+
 # ---------------------------------------------------------------- the contraction chain
 
 class _Chain:
@@ -289,9 +323,8 @@ def truncated_forward_fft(op, rewriter):
         chain = _Chain(support.build(op.location), kind == "FFT", op.location)
         for i, (a, _, _, _) in enumerate(plan):
             n = lengths[axes.index(a)]
-            theta = _angles(positions[a], kept[a], n, -1)
-            chain.contract(a, (_pair_to_pair if chain.paired else _real_to_pair)(theta, 1.0).astype(chain.dtype),
-                           True, i == len(plan) - 1)
+            matrix = _forward_matrix(chain.paired, tuple(positions[a]), tuple(kept[a]), n, chain.dtype)
+            chain.contract(a, matrix, True, i == len(plan) - 1)
         spectrum = chain.finish(element_type(op.result))
         if users is None:
             rewriter.replace_op(op, [spectrum])
@@ -486,13 +519,8 @@ def truncated_inverse_fft(op, rewriter):
     with rewriter.ip:
         chain = _Chain(s.build(op.location), True, op.location)
         for i, (a, _, n, out_pair) in enumerate(plan):
-            theta = _angles(s.positions[a], range(n), n, 1)
-            if out_pair:
-                matrix = _pair_to_pair(theta, 1.0 / n)
-            else:  # IRFFT's last axis: bins 1 .. ceil(n/2)-1 stand for two conjugate bins
-                w = np.where((np.asarray(s.positions[a]) == 0) | (2 * np.asarray(s.positions[a]) == n), 1.0, 2.0)
-                matrix = _pair_to_real(theta, w[:, None] / n)
-            chain.contract(a, matrix.astype(chain.dtype), out_pair, i == len(plan) - 1)
+            matrix = _inverse_matrix(out_pair, tuple(s.positions[a]), n, chain.dtype)
+            chain.contract(a, matrix, out_pair, i == len(plan) - 1)
         out = chain.finish(element_type(op.result) if kind == "IFFT" else None)
     rewriter.replace_op(op, [out])
 
