@@ -79,7 +79,7 @@ CPU = CostModel("cpu", {"FFT": 0.045, "IFFT": 0.048, "RFFT": 0.044, "IRFFT": 0.0
 GPU = CostModel("gpu", {"FFT": 4e-4, "IFFT": 4e-4, "RFFT": 3e-4, "IRFFT": 3e-4}, flop_ns=2e-5, byte_ns=3e-4)
 # Never prefers a partial DFT: FFTs stay FFTs (e.g. ``hf.config.cost_model = spectral.KEEP_FFTS``).
 KEEP_FFTS = CostModel("keep-ffts", dict(CPU.fft_ns), flop_ns=math.inf, byte_ns=0.0)
-COST_MODELS = {"cpu": CPU, "gpu": GPU}
+COST_MODELS = {"cpu": CPU, "gpu": GPU, "keep-ffts": KEEP_FFTS}
 
 
 def resolve(model) -> CostModel:

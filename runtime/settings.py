@@ -13,7 +13,7 @@ setting             environment variable      meaning
 ``log``             ``HLOFORGE_LOG``          XLA's C++ log lines shown: "error" (default: quiet),
                                               "warning", "info" or "debug"
 ``cost_model``      ``HLOFORGE_COST_MODEL``   what ``fft-truncate`` assumes about the target: "cpu",
-                                              "gpu" or a ``passes.spectral.CostModel`` (default
+                                              "gpu", "keep-ffts" or a ``passes.spectral.CostModel`` (default
                                               None: the model of ``device``; docs/passes.md)
 ==================  ========================  =========================================
 """
@@ -24,6 +24,7 @@ import os
 from hloforge.runtime import cache, pjrt
 
 _DEVICE_KINDS = ("cpu", "gpu")
+_COST_MODEL_NAMES = ("cpu", "gpu", "keep-ffts")  # (passes.spectral.COST_MODELS, which runtime cannot import)
 
 
 class Config:
@@ -116,14 +117,14 @@ class Config:
     @property
     def cost_model(self):
         """What the ``fft-truncate`` passes assume about the target: None (the model of ``device``),
-        "cpu", "gpu" or a ``hloforge.passes.spectral.CostModel``."""
+        "cpu", "gpu", "keep-ffts" (never truncate) or a ``hloforge.passes.spectral.CostModel``."""
         return self._cost_model
 
     @cost_model.setter
     def cost_model(self, value):
         # (duck-typed: importing hloforge.passes here would make runtime depend on passes)
-        if not (value is None or value in _DEVICE_KINDS or callable(getattr(value, "prefers_partial_dft", None))):
-            raise ValueError(f"config.cost_model must be None, 'cpu', 'gpu' or a "
+        if not (value is None or value in _COST_MODEL_NAMES or callable(getattr(value, "prefers_partial_dft", None))):
+            raise ValueError(f"config.cost_model must be None, 'cpu', 'gpu', 'keep-ffts' or a "
                              f"hloforge.passes.spectral.CostModel, got {value!r}")
         self._cost_model = value
 

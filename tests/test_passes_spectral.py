@@ -103,10 +103,23 @@ def test_cost_model_errors():
         spectral.CostModel("bad", {"FFT": 1.0}, 0.1, 0.1)
     with pytest.raises(ValueError, match="flop_ns must be a number >= 0, got -1"):
         spectral.CostModel("bad", dict(spectral.CPU.fft_ns), -1, 0.1)
-    with pytest.raises(ValueError, match="cost_model must be None, 'cpu', 'gpu' or a .*CostModel, got 'tpu'"):
+    with pytest.raises(ValueError, match="cost_model must be None, 'cpu', 'gpu', 'keep-ffts' or a .*CostModel, got 'tpu'"):
         hf.trace(lambda x: x, hf.ShapeDtype((2,), F32)).optimize(cost_model="tpu")
-    with pytest.raises(ValueError, match="config.cost_model must be None, 'cpu', 'gpu' or .*, got 3"):
+    with pytest.raises(ValueError, match="config.cost_model must be None, 'cpu', 'gpu', 'keep-ffts' or .*, got 3"):
         hf.config.cost_model = 3
+
+
+def test_keep_ffts_by_name(monkeypatch):
+    x = hf.ShapeDtype((4, 32, 32), F32)
+    truncated = hf.trace(_fno_like, x)
+    truncated.optimize()
+    kept = hf.trace(_fno_like, x)
+    kept.optimize(cost_model="keep-ffts")
+    assert "stablehlo.fft" not in truncated.op_counts() and kept.op_counts()["stablehlo.fft"] == 2
+    monkeypatch.setattr(hf.config, "cost_model", "keep-ffts")
+    m = hf.trace(_fno_like, x)
+    m.optimize()
+    assert m.op_counts()["stablehlo.fft"] == 2
 
 
 def test_jit_uses_the_cost_model_of_its_device(monkeypatch):
