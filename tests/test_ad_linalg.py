@@ -230,3 +230,20 @@ def test_svd_full_matrices_of_non_square_is_refused():
 def test_eig_has_no_rule():
     with pytest.raises(NotImplementedError, match="cannot differentiate stablehlo.custom_call @lapack_sgeev_ffi"):
         hf.grad(lambda x: hnp.sum(hnp.abs(hnp.linalg.eigvals(x))))(np.eye(3, dtype=np.float32))
+
+
+def test_gpu_derivatives_trace_with_cusolver_calls():
+    """(traced only: the rules' solves and factorizations follow the composite's platform)"""
+    def loss(x):
+        q, r = L.qr(x, full_matrices=True, platform="gpu")
+        v, w = L.eigh(x, platform="gpu")
+        s = L.svd(x, compute_uv=False, platform="gpu")
+        lu = L.lu(x, platform="gpu")[0]
+        c = L.cholesky(x @ hnp.swapaxes(x, -1, -2), platform="gpu")
+        t = L.triangular_solve(c, x, left_side=True, lower=True, platform="gpu")
+        return sum(hnp.sum(y * y) for y in (q, r, v, w, s, lu, c, t))
+    text = hf.trace(hf.grad(loss), hf.ShapeDtype((2, 4, 4), np.float32)).text
+    assert "lapack_" not in text
+    for target in ("cusolver_geqrf_ffi", "cusolver_syevd_ffi", "cusolver_gesvdj_ffi", "cusolver_getrf_ffi",
+                   "cusolver_potrf_ffi", "stablehlo.triangular_solve"):
+        assert target in text, target
