@@ -156,10 +156,11 @@ def _numpy_losses(m, x, h, b, eigh_kw):
     rect = x[..., :, :3]
     w, v = m.linalg.eigh(h, **eigh_kw)
     parts = [sq(m.linalg.solve(x, b)), sq(m.linalg.inv(x)), m.sum(m.linalg.slogdet(x)[1]),
-             sq(m.linalg.pinv(rect)), sq(m.linalg.lstsq(rect[0], b[0])[0]), m.sum(m.linalg.norm(rect, 2, axis=(-2, -1))),
-             m.sum(m.linalg.norm(rect, "nuc", axis=(-2, -1))), m.sum(m.linalg.eigvalsh(h, **eigh_kw) ** 2),
-             m.sum(m.linalg.cond(rect)), sq(m.linalg.cholesky(h + 8 * m.eye(4), **eigh_kw)),
-             m.sum(w * m.sum(m.abs(v) ** 4, axis=-2)), sq(m.linalg.qr(rect)[1]), m.sum(m.linalg.svd(rect, full_matrices=False)[1])]
+             sq(m.linalg.pinv(rect)), sq(m.linalg.lstsq(rect[0], b[0])[0]),
+             m.sum(m.linalg.norm(rect, 2, axis=(-2, -1))), m.sum(m.linalg.norm(rect, "nuc", axis=(-2, -1))),
+             m.sum(m.linalg.eigvalsh(h, **eigh_kw) ** 2), m.sum(m.linalg.cond(rect)),
+             sq(m.linalg.cholesky(h + 8 * m.eye(4), **eigh_kw)), m.sum(w * m.sum(m.abs(v) ** 4, axis=-2)),
+             sq(m.linalg.qr(rect)[1]), m.sum(m.linalg.svd(rect, full_matrices=False)[1])]
     if not np.issubdtype(x.dtype, np.complexfloating):
         parts.append(m.sum(m.linalg.det(x)))
     return sum(p * (k + 1) for k, p in enumerate(parts))

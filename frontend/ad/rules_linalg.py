@@ -41,39 +41,41 @@ def _mm(a, b):
     return ops.dot_general(a, b, batch, batch, (a.ndim - 1,), (b.ndim - 2,), precision="HIGHEST")
 
 
-def _band(x, keep):
-    """x where ``keep(j - i)`` (a comparison direction against k) else 0."""
-    direction, k = keep
+def _band(x, direction, k):
+    """x where ``(j - i) direction k`` (column minus row, e.g. "LE" 0: the lower triangle), else 0."""
     d = ops.subtract(ops.iota(x.shape, np.int32, x.ndim - 1), ops.iota(x.shape, np.int32, x.ndim - 2))
     return ops.select(ops.compare(d, full(k, x.shape, np.int32), direction), x, zeros_like(x))
 
 
 def _tril(x, k=0):
-    return _band(x, ("LE", k))
+    return _band(x, "LE", k)
 
 
 def _triu(x, k=0):
-    return _band(x, ("GE", k))
+    return _band(x, "GE", k)
+
+
+def _on_diagonal(shape):
+    r = len(shape)
+    return ops.compare(ops.iota(shape, np.int32, r - 2), ops.iota(shape, np.int32, r - 1), "EQ")
 
 
 def _eye(shape, dtype):
-    r = len(shape)
-    eq = ops.compare(ops.iota(shape, np.int32, r - 2), ops.iota(shape, np.int32, r - 1), "EQ")
-    return ops.select(eq, full(1, shape, dtype), full(0, shape, dtype))
+    return ops.select(_on_diagonal(shape), full(1, shape, dtype), full(0, shape, dtype))
 
 
 def _diag(x):
     """The diagonal (..., n) of square matrices (..., n, n)."""
-    return ops.reduce(ops.multiply(x, _eye(x.shape, x.dtype)), np.zeros((), x.dtype), (x.ndim - 1,), "add")
+    return ops.reduce(ops.select(_on_diagonal(x.shape), x, zeros_like(x)), np.zeros((), x.dtype), (x.ndim - 1,), "add")
 
 
 def _rows(x, shape):
-    """v (..., k) as the matrix of ``shape`` whose every row is v (v[..., None, :])."""
+    """x (..., k) as the matrices of ``shape`` whose every row is x (x[..., None, :])."""
     return ops.broadcast_in_dim(x, shape, tuple(range(x.ndim - 1)) + (len(shape) - 1,))
 
 
 def _cols(x, shape):
-    """v (..., k) as the matrix of ``shape`` whose every column is v (v[..., :, None])."""
+    """x (..., k) as the matrices of ``shape`` whose every column is x (x[..., :, None])."""
     return ops.broadcast_in_dim(x, shape, tuple(range(x.ndim - 1)) + (len(shape) - 2,))
 
 
@@ -139,8 +141,7 @@ def transposed(jvp):
 def _phi(x):
     """The lower triangle with the diagonal halved."""
     low = _tril(x)
-    eq = ops.compare(ops.iota(x.shape, np.int32, x.ndim - 2), ops.iota(x.shape, np.int32, x.ndim - 1), "EQ")
-    return ops.select(eq, ops.multiply(low, full(0.5, x.shape, x.dtype)), low)
+    return ops.select(_on_diagonal(x.shape), ops.multiply(low, full(0.5, x.shape, x.dtype)), low)
 
 
 def _cholesky_jvp(ins, outs, ts, symmetrize_input, platform):
@@ -266,8 +267,8 @@ def _eigh_jvp(ins, outs, ts, lower, symmetrize_input, sort_eigenvalues, platform
     shape = v.shape
     wc = _as(w, v.dtype)
     eye = _eye(shape, v.dtype)
-    f = ops.subtract(ops.divide(full(1, shape, v.dtype), ops.add(eye, ops.subtract(_rows(wc, shape), _cols(wc, shape)))),
-                     eye)
+    gaps = ops.add(eye, ops.subtract(_rows(wc, shape), _cols(wc, shape)))   # w_j - w_i, 1 on the diagonal
+    f = ops.subtract(ops.divide(full(1, shape, v.dtype), gaps), eye)
     vav = _mm(_mm(_mH(v), t), v)
     return [_mm(v, ops.multiply(f, vav)), _real(_diag(vav))]
 

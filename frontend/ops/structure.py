@@ -35,8 +35,8 @@ def _extra_attributes(extra):
     items = dict(extra or {})
     for k, v in items.items():
         if not isinstance(k, str) or k in _CUSTOM_CALL_DECODED or not isinstance(v, (str, ir.Attribute)):
-            raise TypeError(f"custom_call: extra_attributes must map names other than {', '.join(_CUSTOM_CALL_DECODED)} "
-                            f"to MLIR attribute text, got {k!r}: {v!r}")
+            raise TypeError(f"custom_call: extra_attributes must map names other than "
+                            f"{', '.join(_CUSTOM_CALL_DECODED)} to MLIR attribute text, got {k!r}: {v!r}")
     return tuple(sorted((k, str(v)) for k, v in items.items()))
 
 
