@@ -110,6 +110,14 @@ def _permutation_matrix(perm, dtype):
     return ops.select(hit, full(1, shape, dtype), full(0, shape, dtype))
 
 
+def _permute_rows(perm, x):
+    """x[..., perm, :] (a batched gather; its transpose is a scatter-add)."""
+    nb = perm.ndim - 1
+    batch = tuple(range(nb))
+    return ops.gather(x, perm, (x.ndim - 1,), (nb,), (nb,), perm.ndim, (1,) * (nb + 1) + (x.shape[-1],),
+                      operand_batching_dims=batch, start_indices_batching_dims=batch)
+
+
 # ---------------------------------------------------------------- vjp = transpose of the jvp
 
 def transposed(jvp):
@@ -341,8 +349,7 @@ def _lu_jvp(ins, outs, ts, platform):
         low_eye = ops.and_(ops.compare(rows, full(k, u.shape, np.int32), "GE"),
                            ops.compare(rows, ops.iota(u.shape, np.int32, nd - 1), "EQ"))
         u = ops.select(low_eye, full(1, u.shape, u.dtype), u)
-    la = _solve(l, _mm(_permutation_matrix(perm, da.dtype), da), platform, left_side=True, lower=True,
-                unit_diagonal=True)
+    la = _solve(l, _permute_rows(perm, da), platform, left_side=True, lower=True, unit_diagonal=True)
     lau = _solve(u, la, platform, left_side=False, lower=False)
     return [ops.add(_mm(l, _tril(lau, -1)), _mm(_triu(lau), u)), None, None]
 
