@@ -1,6 +1,6 @@
 """Derivatives of hloforge.lax.linalg and hloforge.numpy.linalg (frontend/ad/rules_linalg.py: the
 rules of the hloforge.linalg.* composites) against jax.vjp/jax.jvp of the same jax computation,
-batched, in float32, float64 and complex64, central differences in f64,
+batched, in float32, float64 and complex64, central differences in f64, second order,
 Module.vjp of traced modules, the IR, and the unsupported options. Cases are grouped into one
 traced function per check (compile time dominates)."""
 import jax
@@ -176,6 +176,17 @@ def test_numpy_linalg_grad_against_jax(dtype):
         want = jax.jit(jax.grad(lambda x, h: _numpy_losses(jnp, x, h, b, {"symmetrize_input": False}),
                                 argnums=(0, 1)))(x, h)
     close(got, want, _tols(dtype))
+
+
+def test_second_order_through_the_rules():
+    x = _random((3, 3), np.float64) + 3 * np.eye(3)
+
+    def loss(m, g):
+        return lambda x: m.sum(g(lambda y: m.linalg.slogdet(y)[1] + m.sum(m.linalg.eigvalsh(y @ y.T) ** 2))(x) ** 2)
+    got = hf.grad(loss(hnp, hf.grad))(x)
+    with jax.enable_x64(True):
+        want = jax.jit(jax.grad(loss(jnp, jax.grad)))(x)
+    close(got, want, 1e-9)
 
 
 # ---------------------------------------------------------------- modules, passes, IR
