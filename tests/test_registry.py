@@ -113,6 +113,11 @@ def _model_ops(x, w):
             ops.popcnt(i), ops.count_leading_zeros(i), ops.erf_inv(x), ops.lgamma(x), ops.digamma(x),
             *ops.custom_call([x, i], "my_target", [((3,), np.float32), ((), np.int32)], has_side_effect=True,
                              backend_config="cfg", api_version=2),
+            *ops.custom_call([x], "my_lapack", [(x.shape, x.dtype)], extra_attributes={
+                "operand_layouts": "[dense<[2, 3, 1, 0]> : tensor<4xindex>]",
+                "result_layouts": "[dense<[2, 3, 1, 0]> : tensor<4xindex>]", "mhlo.backend_config": "{uplo = 76 : ui8}",
+                "output_operand_aliases": "[#stablehlo.output_operand_alias<output_tuple_indices = [], "
+                                          "operand_index = 0, operand_tuple_indices = []>]"}),
             *ops.optimization_barrier([x, i]),
             ops.map([x, x], lambda a, b: ops.convert(ops.add(a, b), np.int32), dtype=np.int32),
             *ops.composite([x, v], "my.op", lambda a, b: ops.add(a, a), attributes={"n": 3, "s": "t", "b": False,
@@ -543,3 +548,9 @@ def test_builder_emits_into_an_existing_module():
     m.verify()
     assert m.op_counts()["stablehlo.negate"] == 1
     np.testing.assert_allclose(np.asarray(m.compile()(np.ones((2, 3), np.float32))), -np.e * np.ones((2, 3)), rtol=1e-6)
+
+
+def test_custom_call_extra_attributes_are_validated():
+    with pytest.raises(TypeError, match="extra_attributes must map names other than call_target_name.*'api_version': 3"):
+        hf.trace(lambda x: ops.custom_call([x], "t", [((2,), np.float32)], extra_attributes={"api_version": 3}),
+                 hf.ShapeDtype((2,), np.float32))

@@ -1,6 +1,7 @@
 """Derivative rules of control flow (while, if, case), indexing (gather, scatter,
 dynamic_update_slice), the structural ops (optimization_barrier, map, composite, custom_call)
-and the collectives.
+and the collectives. Composites named in rules_linalg.RULES (hloforge.lax.linalg's
+factorizations) use those rules; other composites differentiate their decomposition.
 
 Control flow regions may use values of the enclosing trace: the walkers append those
 (``Entry.captured``) to the op's operands, so a rule sees ``ins = operands + captures`` and gets
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad import core
+from hloforge.frontend.ad import core, rules_linalg
 from hloforge.frontend.ad._util import add_any, differentiable, full, instantiate, needs, splat, zeros_like
 from hloforge.frontend.attributes import constant_array
 from hloforge.frontend.context import ir
@@ -577,14 +578,21 @@ def _map_vjp(ins, outs, cts, body, dimensions, dtype):
 _set("stablehlo.map", _map_jvp, _map_vjp)
 
 
-def _composite_jvp(ins, outs, ts, decomposition, **params):
-    """Differentiate the decomposition, inlined here."""
+def _composite_jvp(ins, outs, ts, decomposition, name=None, attributes=None, **params):
+    """The rule registered for the composite's name (rules_linalg.RULES), else differentiate the
+    decomposition, inlined here."""
+    known = rules_linalg.RULES.get(name)
+    if known is not None:
+        return known[0](ins, outs, ts, **(attributes or {}))
     res, tape = _inline(decomposition, ins)
     tan = core.forward(tape, {x.value: t for x, t in zip(ins, ts) if t is not None})
     return [tan.get(r.value) if differentiable(o.dtype) else None for r, o in zip(res, outs)]
 
 
-def _composite_vjp(ins, outs, cts, decomposition, **params):
+def _composite_vjp(ins, outs, cts, decomposition, name=None, attributes=None, **params):
+    known = rules_linalg.RULES.get(name)
+    if known is not None:
+        return known[1](ins, outs, cts, **(attributes or {}))
     res, tape = _inline(decomposition, ins)
     seeds = {}
     for r, c in zip(res, cts):

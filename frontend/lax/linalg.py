@@ -4,6 +4,11 @@ cuSOLVER (GPU) custom calls jaxlib registers for jax, with jax's pre- and post-p
 
 The target platform is chosen at trace time: ``platform="cpu"`` or ``"gpu"`` (default
 ``hloforge.config.device``); a module traced for one platform does not compile for the other.
+
+Each factorization is wrapped in a ``stablehlo.composite`` named ``hloforge.linalg.<function>``
+whose attributes are its static options and whose decomposition (a private function) holds the
+custom calls: XLA inlines it, and hloforge's AD differentiates it by name
+(frontend/ad/rules_linalg.py, jax's rules), as a custom call is opaque.
 """
 from __future__ import annotations
 
@@ -152,6 +157,12 @@ def _eye(dtype, batch, m, n):
     return ops.select(eq, _c(1, dtype, shape), _c(0, dtype, shape))
 
 
+def _composite(name, operands, impl, **attributes):
+    """``impl(*operands)`` as ``stablehlo.composite "hloforge.linalg.<name>"`` with ``attributes``
+    (the static options the derivative rules read); a list of Tensors."""
+    return ops.composite(list(operands), f"hloforge.linalg.{name}", impl, attributes=attributes)
+
+
 # ---------------------------------------------------------------- the factorizations
 
 def cholesky(x, *, symmetrize_input: bool = True, platform=None):
@@ -171,16 +182,20 @@ def cholesky(x, *, symmetrize_input: bool = True, platform=None):
     platform = _platform(platform)
     if x.shape[-1] == 0:
         return x
-    if symmetrize_input:
-        x = _symmetrize(x)
-    batch = x.shape[:-2]
-    if platform == "cpu":
-        target, config = _lapack_target("potrf_ffi", x.dtype), {"uplo": "L"}
-    else:
-        target, config = "cusolver_potrf_ffi", {"lower": True}
-    l, info = custom_call(target, [x], [(x.shape, x.dtype), (batch, np.int32)], backend_config=config,
-                          operand_output_aliases={0: 0}, batch_dims=len(batch))
-    return _triangle(_nan_where_not(_info_ok(info), l), True)
+
+    def impl(x):
+        if symmetrize_input:
+            x = _symmetrize(x)
+        batch = x.shape[:-2]
+        if platform == "cpu":
+            target, config = _lapack_target("potrf_ffi", x.dtype), {"uplo": "L"}
+        else:
+            target, config = "cusolver_potrf_ffi", {"lower": True}
+        l, info = custom_call(target, [x], [(x.shape, x.dtype), (batch, np.int32)], backend_config=config,
+                              operand_output_aliases={0: 0}, batch_dims=len(batch))
+        return _triangle(_nan_where_not(_info_ok(info), l), True)
+
+    return _composite("cholesky", [x], impl, symmetrize_input=bool(symmetrize_input), platform=platform)[0]
 
 
 def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False, transpose_a: bool = False,
@@ -222,9 +237,14 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False, tran
     config = {"side": "L" if left_side else "R", "uplo": "L" if lower else "U",
               "trans_x": ("C" if conjugate_a else "T") if transpose_a else "N",
               "diag": "U" if unit_diagonal else "N"}
-    (x,) = custom_call(_lapack_target("trsm_ffi", a.dtype), [a, b], [(b.shape, b.dtype)], backend_config=config,
-                       operand_output_aliases={1: 0}, batch_dims=a.ndim - 2)
-    return x
+
+    def impl(a, b):
+        return custom_call(_lapack_target("trsm_ffi", a.dtype), [a, b], [(b.shape, b.dtype)], backend_config=config,
+                           operand_output_aliases={1: 0}, batch_dims=a.ndim - 2)
+
+    return _composite("triangular_solve", [a, b], impl, left_side=bool(left_side), lower=bool(lower),
+                      transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a and transpose_a),
+                      unit_diagonal=bool(unit_diagonal), platform=platform)[0]
 
 
 def _geqrf(x, platform):
@@ -270,17 +290,22 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None,
     if m == 0 or n == 0:
         k = m if full_matrices else min(m, n)
         return _eye(x.dtype, batch, m, k), _c(0, x.dtype, batch + (k, n))
-    r, taus = _geqrf(x, platform)
-    if m < n:
-        q = _householder_product(_slice_last2(r, m, m), taus, platform)
-    elif full_matrices:
-        nd = r.ndim
-        padded = ops.pad(r, ops.constant(np.zeros((), x.dtype)), [0] * nd, [0] * (nd - 1) + [m - n], [0] * nd)
-        q = _householder_product(padded, taus, platform)
-    else:
-        q = _householder_product(r, taus, platform)
-        r = _slice_last2(r, n, n)
-    return q, _triangle(r, False)
+
+    def impl(x):
+        r, taus = _geqrf(x, platform)
+        if m < n:
+            q = _householder_product(_slice_last2(r, m, m), taus, platform)
+        elif full_matrices:
+            nd = r.ndim
+            padded = ops.pad(r, ops.constant(np.zeros((), x.dtype)), [0] * nd, [0] * (nd - 1) + [m - n], [0] * nd)
+            q = _householder_product(padded, taus, platform)
+        else:
+            q = _householder_product(r, taus, platform)
+            r = _slice_last2(r, n, n)
+        return q, _triangle(r, False)
+
+    q, r = _composite("qr", [x], impl, full_matrices=bool(full_matrices), platform=platform)
+    return q, r
 
 
 def eigh(x, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalues: bool = True,
@@ -305,49 +330,30 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True, sort_eigenvalu
     real = dtypes.real_dtype(x.dtype)
     if n == 0:
         return x, _c(0, real, batch + (0,))
-    if symmetrize_input:
-        x = _symmetrize(x)
-    if platform == "cpu":
-        prefix = "he" if dtypes.is_complex(x.dtype) else "sy"
-        target, config = _lapack_target(f"{prefix}evd_ffi", x.dtype), {"mode": "V", "uplo": "L" if lower else "U"}
-    else:
-        target, config = "cusolver_syevd_ffi", {"algorithm": np.uint8(0), "lower": bool(lower)}
-    v, w, info = custom_call(target, [x], [(x.shape, x.dtype), (batch + (n,), real), (batch, np.int32)],
-                             backend_config=config, operand_output_aliases={0: 0}, batch_dims=len(batch))
-    ok = _info_ok(info)
-    return _nan_where_not(ok, v), _nan_where_not(ok, w)
+
+    def impl(x):
+        if symmetrize_input:
+            x = _symmetrize(x)
+        if platform == "cpu":
+            prefix = "he" if dtypes.is_complex(x.dtype) else "sy"
+            target = _lapack_target(f"{prefix}evd_ffi", x.dtype)
+            config = {"mode": "V", "uplo": "L" if lower else "U"}
+        else:
+            target, config = "cusolver_syevd_ffi", {"algorithm": np.uint8(0), "lower": bool(lower)}
+        v, w, info = custom_call(target, [x], [(x.shape, x.dtype), (batch + (n,), real), (batch, np.int32)],
+                                 backend_config=config, operand_output_aliases={0: 0}, batch_dims=len(batch))
+        ok = _info_ok(info)
+        return _nan_where_not(ok, v), _nan_where_not(ok, w)
+
+    v, w = _composite("eigh", [x], impl, lower=bool(lower), symmetrize_input=bool(symmetrize_input),
+                      sort_eigenvalues=bool(sort_eigenvalues), platform=platform)
+    return v, w
 
 
-def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None, algorithm=None,
-        platform=None):
-    """jax.lax.linalg.svd: (u, s, vh) with x = u diag(s) vh (or s alone), s descending.
-    Emits lapack_?gesdd_ffi on CPU; on GPU cusolver_gesvdj_ffi (m, n <= 1024) or
-    cusolver_gesvd_ffi, as jax's default algorithm does.
-
-    Args:
-      x: Tensor (..., m, n).
-      full_matrices: u (..., m, m), vh (..., n, n); else (..., m, k), (..., k, n).
-      compute_uv: return (u, s, vh); else only s.
-    Returns:
-      (u, s, vh) or s (real, (..., k)).
-    Example:
-      >>> u, s, vh = hf.lax.linalg.svd(a, full_matrices=False)
-    """
-    if algorithm is not None:
-        raise NotImplementedError("svd: only the default algorithm is supported")
-    x = _check("svd", x, square=False)
-    platform = _platform(platform)
+def _svd_impl(x, full_matrices, compute_uv, platform):
     batch, (m, n) = x.shape[:-2], x.shape[-2:]
     k = min(m, n)
-    if subset_by_index is not None and tuple(subset_by_index) != (0, k):
-        raise NotImplementedError("svd: subset_by_index is not supported on CPU and GPU")
     real = dtypes.real_dtype(x.dtype)
-    if m == 0 or n == 0:
-        s = _c(0, real, batch + (0,))
-        if not compute_uv:
-            return s
-        return (_eye(x.dtype, batch, m, m if full_matrices else k), s,
-                _eye(x.dtype, batch, n if full_matrices else k, n))
     nb = len(batch)
     if platform == "cpu":
         mode = "N" if not compute_uv else ("A" if full_matrices else "S")
@@ -389,6 +395,41 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
     return _nan_where_not(ok, u), s, _nan_where_not(ok, vt)
 
 
+def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None, algorithm=None,
+        platform=None):
+    """jax.lax.linalg.svd: (u, s, vh) with x = u diag(s) vh (or s alone), s descending.
+    Emits lapack_?gesdd_ffi on CPU; on GPU cusolver_gesvdj_ffi (m, n <= 1024) or
+    cusolver_gesvd_ffi, as jax's default algorithm does.
+
+    Args:
+      x: Tensor (..., m, n).
+      full_matrices: u (..., m, m), vh (..., n, n); else (..., m, k), (..., k, n).
+      compute_uv: return (u, s, vh); else only s.
+    Returns:
+      (u, s, vh) or s (real, (..., k)).
+    Example:
+      >>> u, s, vh = hf.lax.linalg.svd(a, full_matrices=False)
+    """
+    if algorithm is not None:
+        raise NotImplementedError("svd: only the default algorithm is supported")
+    x = _check("svd", x, square=False)
+    platform = _platform(platform)
+    batch, (m, n) = x.shape[:-2], x.shape[-2:]
+    k = min(m, n)
+    if subset_by_index is not None and tuple(subset_by_index) != (0, k):
+        raise NotImplementedError("svd: subset_by_index is not supported on CPU and GPU")
+    real = dtypes.real_dtype(x.dtype)
+    if m == 0 or n == 0:
+        s = _c(0, real, batch + (0,))
+        if not compute_uv:
+            return s
+        return (_eye(x.dtype, batch, m, m if full_matrices else k), s,
+                _eye(x.dtype, batch, n if full_matrices else k, n))
+    out = _composite("svd", [x], lambda x: _svd_impl(x, full_matrices, compute_uv, platform),
+                     full_matrices=bool(full_matrices), compute_uv=bool(compute_uv), platform=platform)
+    return tuple(out) if compute_uv else out[0]
+
+
 def lu_pivots_to_permutation(pivots, permutation_size: int):
     """jax.lax.linalg.lu_pivots_to_permutation: apply the row swaps ``pivots`` (0-based, LAPACK's
     order) to the identity permutation; unrolled selects (k is static)."""
@@ -425,16 +466,22 @@ def lu(x, *, platform=None):
     k = min(m, n)
     if m == 0 or n == 0:
         return x, _c(0, np.int32, batch + (0,)), ops.iota(batch + (m,), np.int32, len(batch))
-    target = _lapack_target("getrf_ffi", x.dtype) if platform == "cpu" else "cusolver_getrf_ffi"
-    out, pivots, info = custom_call(target, [x], [(x.shape, x.dtype), (batch + (k,), np.int32), (batch, np.int32)],
-                                    operand_output_aliases={0: 0}, batch_dims=len(batch))
-    pivots = ops.subtract(pivots, _c(1, np.int32, pivots.shape))
-    out = _nan_where_not(_info_ok(info, "GE"), out)
-    if platform == "gpu":
-        (perm,) = custom_call("cu_lu_pivots_to_permutation", [pivots], [(batch + (m,), np.int32)],
-                              batch_dims=len(batch), column_major=False)
-    else:
-        perm = lu_pivots_to_permutation(pivots, m)
+
+    def impl(x):
+        target = _lapack_target("getrf_ffi", x.dtype) if platform == "cpu" else "cusolver_getrf_ffi"
+        out, pivots, info = custom_call(target, [x], [(x.shape, x.dtype), (batch + (k,), np.int32),
+                                                      (batch, np.int32)],
+                                        operand_output_aliases={0: 0}, batch_dims=len(batch))
+        pivots = ops.subtract(pivots, _c(1, np.int32, pivots.shape))
+        out = _nan_where_not(_info_ok(info, "GE"), out)
+        if platform == "gpu":
+            (perm,) = custom_call("cu_lu_pivots_to_permutation", [pivots], [(batch + (m,), np.int32)],
+                                  batch_dims=len(batch), column_major=False)
+        else:
+            perm = lu_pivots_to_permutation(pivots, m)
+        return out, pivots, perm
+
+    out, pivots, perm = _composite("lu", [x], impl, platform=platform)
     return out, pivots, perm
 
 

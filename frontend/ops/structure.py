@@ -27,7 +27,21 @@ def _result_specs(op, specs):
     return out
 
 
-def _custom_call_params(call_target_name, result_specs, has_side_effect=False, backend_config="", api_version=1):
+_CUSTOM_CALL_DECODED = ("call_target_name", "has_side_effect", "backend_config", "api_version", "called_computations")
+
+
+def _extra_attributes(extra):
+    """The other attributes of a custom call as sorted (name, MLIR text) pairs."""
+    items = dict(extra or {})
+    for k, v in items.items():
+        if not isinstance(k, str) or k in _CUSTOM_CALL_DECODED or not isinstance(v, (str, ir.Attribute)):
+            raise TypeError(f"custom_call: extra_attributes must map names other than "
+                            f"{', '.join(_CUSTOM_CALL_DECODED)} to MLIR attribute text, got {k!r}: {v!r}")
+    return tuple(sorted((k, str(v)) for k, v in items.items()))
+
+
+def _custom_call_params(call_target_name, result_specs, has_side_effect=False, backend_config="", api_version=1,
+                        extra_attributes=None):
     if not isinstance(call_target_name, str) or not call_target_name:
         raise TypeError(f"custom_call: call_target_name must be a non-empty str, got {call_target_name!r}")
     if not isinstance(backend_config, str):
@@ -35,13 +49,17 @@ def _custom_call_params(call_target_name, result_specs, has_side_effect=False, b
     if api_version not in API_VERSIONS:
         raise ValueError(f"custom_call: api_version {api_version!r} is not one of {sorted(API_VERSIONS)}")
     return {"call_target_name": call_target_name, "result_specs": _result_specs("custom_call", result_specs),
-            "has_side_effect": bool(has_side_effect), "backend_config": backend_config, "api_version": int(api_version)}
+            "has_side_effect": bool(has_side_effect), "backend_config": backend_config, "api_version": int(api_version),
+            "extra_attributes": _extra_attributes(extra_attributes)}
 
 
-def _custom_call_attributes(call_target_name, result_specs, has_side_effect, backend_config, api_version):
-    return {"call_target_name": ir.StringAttr.get(call_target_name), "has_side_effect": attr.boolean(has_side_effect),
-            "backend_config": ir.StringAttr.get(backend_config),
-            "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), api_version)}
+def _custom_call_attributes(call_target_name, result_specs, has_side_effect, backend_config, api_version,
+                            extra_attributes):
+    out = {k: ir.Attribute.parse(v) for k, v in extra_attributes}
+    out.update({"call_target_name": ir.StringAttr.get(call_target_name),
+                "has_side_effect": attr.boolean(has_side_effect), "backend_config": ir.StringAttr.get(backend_config),
+                "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), api_version)})
+    return out
 
 
 def _custom_call_decode(op):
@@ -50,14 +68,16 @@ def _custom_call_decode(op):
             "result_specs": [shape_dtype_of(r.type) for r in op.results],
             "has_side_effect": attr.read_bool(op, "has_side_effect"),
             "backend_config": ir.StringAttr(config).value if isinstance(config, ir.StringAttr) else "",
-            "api_version": attr.read_int(op, "api_version") if "api_version" in op.attributes else 1}
+            "api_version": attr.read_int(op, "api_version") if "api_version" in op.attributes else 1,
+            "extra_attributes": {a.name: str(a.attr) for a in (op.attributes[i] for i in range(len(op.attributes)))
+                                 if a.name not in _CUSTOM_CALL_DECODED}}
 
 
 @register("stablehlo.custom_call", rule=lambda *xs, result_specs, **p: list(result_specs),
           params=_custom_call_params, attributes=_custom_call_attributes, decode=_custom_call_decode,
           arrange=lambda operands: (list(operands),), traits={"variadic"})
 def custom_call(operands, call_target_name: str, result_specs, *, has_side_effect=False, backend_config="",
-                api_version=1, loc=None):
+                api_version=1, extra_attributes=None, loc=None):
     """A call into a backend-registered target; emits ``stablehlo.custom_call``.
 
     Args:
@@ -67,6 +87,9 @@ def custom_call(operands, call_target_name: str, result_specs, *, has_side_effec
       has_side_effect: keep the call even when its results are unused.
       backend_config: the opaque string the target reads.
       api_version: 1 (original), 2, 3 (status returning) or 4 (typed FFI).
+      extra_attributes: other attributes, name -> MLIR attribute text (e.g. ``operand_layouts``,
+        ``output_operand_aliases``, ``mhlo.backend_config``: what jaxlib's LAPACK calls carry); a
+        re-emitted custom call keeps all of them (``called_computations`` is not carried).
     Returns:
       A list of Tensors, one per result spec.
     Example:
@@ -74,7 +97,8 @@ def custom_call(operands, call_target_name: str, result_specs, *, has_side_effec
     """
     xs = [operand("custom_call", x) for x in operands]
     return bind("stablehlo.custom_call", xs, call_target_name=call_target_name, result_specs=result_specs,
-                has_side_effect=has_side_effect, backend_config=backend_config, api_version=api_version, loc=loc)
+                has_side_effect=has_side_effect, backend_config=backend_config, api_version=api_version,
+                extra_attributes=extra_attributes, loc=loc)
 
 
 # ---------------------------------------------------------------- optimization_barrier
