@@ -80,17 +80,44 @@ def _ranked(t: ir.Type) -> ir.RankedTensorType:
     return t
 
 
+@contextlib.contextmanager
+def type_cache():
+    """Remember each type's shape and dtype for the duration (a pipeline run: types live as long
+    as their context, so the cache cannot go stale; patterns ask for them thousands of times)."""
+    saved, _options.types = getattr(_options, "types", None), {}
+    try:
+        yield
+    finally:
+        _options.types = saved
+
+
+def _info(t: ir.Type) -> tuple:
+    """(static shape, numpy dtype or None) of a ranked tensor type; Unsupported otherwise."""
+    cache = getattr(_options, "types", None)
+    info = cache.get(t) if cache is not None else None
+    if info is None:
+        rt = _ranked(t)
+        try:
+            dtype = shape_dtype_of(rt)[1]
+        except TypeError:
+            dtype = None
+        info = (tuple(rt.shape), dtype)
+        if cache is not None:
+            cache[t] = info
+    return info
+
+
 def shape_of(value) -> tuple:
     """The static shape of a Value (or of a type); Unsupported for dynamic shapes."""
-    return tuple(_ranked(getattr(value, "type", value)).shape)
+    return _info(getattr(value, "type", value))[0]
 
 
 def dtype_of(value) -> np.dtype:
     """The numpy dtype of a Value's (or a type's) elements; Unsupported if numpy has none."""
-    try:
-        return shape_dtype_of(_ranked(getattr(value, "type", value)))[1]
-    except TypeError:
-        raise Unsupported(f"element type of {value}") from None
+    dtype = _info(getattr(value, "type", value))[1]
+    if dtype is None:
+        raise Unsupported(f"element type of {value}")
+    return dtype
 
 
 def element_type(value: ir.Value) -> ir.Type:
@@ -116,7 +143,7 @@ def emit(name: str, operands, result_type: ir.Type, attributes=None, loc=None) -
 def constant(array, result_type: ir.Type, loc) -> ir.Value:
     """A ``stablehlo.constant`` of ``result_type`` holding ``array`` (cast to its dtype; a 0-d
     array, or one whose elements all have the same bits, becomes a splat)."""
-    shape, dtype = shape_dtype_of(result_type)
+    shape, dtype = shape_of(result_type), dtype_of(result_type)
     array = np.asarray(array).astype(dtype, copy=False)
     return emit("stablehlo.constant", [], result_type, {"value": dense(array, shape)}, loc)
 
@@ -160,12 +187,7 @@ def _constant_of(value: ir.Value, limit: int):
     owner = value.owner
     if isinstance(owner, ir.Block) or owner.name != "stablehlo.constant":
         return None
-    try:
-        shape, dtype = shape_dtype_of(value.type)
-    except TypeError:
-        raise Unsupported(f"element type of {value.type}") from None
-    if None in shape:
-        raise Unsupported(f"{value.type} has a dynamic shape")
+    shape, dtype = shape_of(value), dtype_of(value)
     if math.prod(shape) == 0:
         return None
     return constant_array(owner, limit=limit, shape_dtype=(shape, dtype))

@@ -22,7 +22,7 @@ from hloforge.frontend.context import ir, passmanager, rewrite
 from hloforge.frontend.context import diagnostics
 from hloforge.frontend.module import Module
 from hloforge.passes import fft, fold, guards, inline, pad, pad_push, spectral
-from hloforge.passes._ir import Unsupported, assume_finite, using_cost_model
+from hloforge.passes._ir import Unsupported, assume_finite, type_cache, using_cost_model
 from hloforge.passes.report import PassReport
 from hloforge.runtime.settings import config
 
@@ -92,7 +92,7 @@ def run(module, pipeline: str = "default", finite_math: bool = True, dump_dir=No
     start = time.perf_counter()
     watcher = _ChangeWatcher(module, dump_dir, print_ir_after_change) if dump_dir or print_ir_after_change else None
     runner = _Runner(module, report, finite_math, table, watcher)
-    with module.context, ir.Location.unknown(), assume_finite(finite_math):
+    with module.context, ir.Location.unknown(), assume_finite(finite_math), type_cache():
         for step in steps:
             runner.run(step)
     report.seconds = time.perf_counter() - start
