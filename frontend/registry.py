@@ -173,7 +173,7 @@ def bind(name: str, operands, *, loc=None, **params):
     b = current_builder(name)
     params = info.params(**params)
     specs = list(map(Spec.of, operands))
-    results = info.abstract(*specs, **params)
+    results = [r if type(r) is Spec else Spec.of(r) for r in info._rule(*specs, **params)]  # (= info.abstract)
     for r in results:
         if not is_opaque(r) and any(d > _INT64_MAX for d in r.shape):
             raise ValueError(f"{name}: result shape {r.shape} has a dimension larger than int64 holds")
