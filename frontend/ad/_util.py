@@ -8,7 +8,13 @@ import numpy as np
 from hloforge.frontend import dtypes
 from hloforge.frontend import ops
 from hloforge.frontend.attributes import constant_array, dense
+from hloforge.frontend.registry import OPS
 from hloforge.frontend.tracing import TOKEN, Tensor, TupleSpec, Value, current_builder
+
+
+def set_rules(name: str, jvp, vjp) -> None:
+    """Attach ``jvp`` and ``vjp`` to the registry entry of op ``name`` (OpInfo.jvp / OpInfo.vjp)."""
+    OPS[name].jvp, OPS[name].vjp = jvp, vjp
 
 
 def differentiable(dtype) -> bool:

@@ -1,7 +1,7 @@
-"""Derivative rules of control flow (while, if, case), indexing (gather, scatter,
-dynamic_update_slice), the structural ops (optimization_barrier, map, composite, custom_call)
-and the collectives. Composites named in rules_linalg.RULES (hloforge.lax.linalg's
-factorizations) use those rules; other composites differentiate their decomposition.
+"""Derivative rules of control flow (while, if, case) and the structural ops
+(optimization_barrier, map, composite, custom_call). Composites named in rules_linalg.RULES
+(hloforge.lax.linalg's factorizations) use those rules; other composites differentiate their
+decomposition. Indexing is in rules_indexing.py, the collectives in rules_collective.py.
 
 Control flow regions may use values of the enclosing trace: the walkers append those
 (``Entry.captured``) to the op's operands, so a rule sees ``ins = operands + captures`` and gets
@@ -17,17 +17,14 @@ import numpy as np
 
 from hloforge.frontend import ops
 from hloforge.frontend.ad import core, rules_linalg
-from hloforge.frontend.ad._util import add_any, differentiable, full, instantiate, needs, splat, zeros_like
+from hloforge.frontend.ad._util import (
+    add_any, differentiable, full, instantiate, needs, set_rules, splat, zeros_like)
 from hloforge.frontend.attributes import constant_array
 from hloforge.frontend.context import ir
 from hloforge.frontend.registry import OPS
 from hloforge.frontend.tracing import current_builder
 
 _I32 = np.dtype(np.int32)
-
-
-def _set(name, jvp, vjp):
-    OPS[name].jvp, OPS[name].vjp = jvp, vjp
 
 
 def _split(ins, captured):
@@ -114,7 +111,7 @@ def _branch_vjp(ins, outs, cts, region_op, captured, **params):
 
 
 for _name in ("stablehlo.if", "stablehlo.case"):
-    _set(_name, _branch_jvp, _branch_vjp)
+    set_rules(_name, _branch_jvp, _branch_vjp)
 
 
 # ---------------------------------------------------------------- while: jvp
@@ -323,194 +320,7 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
     return result
 
 
-_set("stablehlo.while", _while_jvp, _while_vjp)
-
-
-# ---------------------------------------------------------------- gather, scatter, dynamic_update_slice
-
-def _gather_jvp(ins, outs, ts, **params):
-    return [ops.gather(ts[0], ins[1], **params)]
-
-
-def _clamped_starts(indices, index_vector_dim, start_index_map, limits):
-    """``indices`` with entry k of each index vector clamped into [0, limits[k]], as gather does."""
-    hi = np.asarray(limits, dtype=indices.dtype)
-    if index_vector_dim == indices.ndim:
-        top = full(int(hi[0]), indices.shape, indices.dtype)
-    else:
-        top = ops.broadcast_in_dim(ops.constant(hi), indices.shape, (index_vector_dim,))
-    return ops.clamp(full(0, indices.shape, indices.dtype), indices, top)
-
-
-def _gather_vjp(ins, outs, cts, offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim, slice_sizes,
-                operand_batching_dims, start_indices_batching_dims, indices_are_sorted):
-    """Scatter-add the cotangent back, at the start indices clamped as gather clamps them
-    (scatter would skip windows that do not fit instead)."""
-    x, indices = ins
-    limits = [x.shape[d] - slice_sizes[d] for d in start_index_map]
-    starts = _clamped_starts(indices, index_vector_dim, start_index_map, limits)
-    ct = ops.scatter(zeros_like(x), starts, cts[0], offset_dims, collapsed_slice_dims, start_index_map,
-                     index_vector_dim, "add", input_batching_dims=operand_batching_dims,
-                     scatter_indices_batching_dims=start_indices_batching_dims, indices_are_sorted=indices_are_sorted)
-    return [ct, None]
-
-
-_set("stablehlo.gather", _gather_jvp, _gather_vjp)
-
-
-def _scatter_dims(x, updates, update_window_dims, inserted_window_dims, input_batching_dims):
-    """The window size of each operand dim (1 for inserted and batching dims)."""
-    window = [d for d in range(x.ndim) if d not in inserted_window_dims and d not in input_batching_dims]
-    sizes = [1] * x.ndim
-    for u, d in zip(update_window_dims, window):
-        sizes[d] = updates.shape[u]
-    return sizes
-
-
-def _gather_updates(t, indices, updates, p):
-    """The values of ``t`` at each update's position (a gather with the scatter's dims)."""
-    sizes = _scatter_dims(t, updates, p["update_window_dims"], p["inserted_window_dims"], p["input_batching_dims"])
-    return ops.gather(t, indices, p["update_window_dims"], p["inserted_window_dims"],
-                      p["scatter_dims_to_operand_dims"], p["index_vector_dim"], sizes,
-                      operand_batching_dims=p["input_batching_dims"],
-                      start_indices_batching_dims=p["scatter_indices_batching_dims"],
-                      indices_are_sorted=p["indices_are_sorted"])
-
-
-def _in_bounds(x, indices, updates, p):
-    """A bool Tensor of the updates' shape: whether the update's window fits in x (scatter skips
-    the others)."""
-    sizes = _scatter_dims(x, updates, p["update_window_dims"], p["inserted_window_dims"], p["input_batching_dims"])
-    dims = p["scatter_dims_to_operand_dims"]
-    ivd = p["index_vector_dim"]
-    hi = np.asarray([x.shape[d] - sizes[d] for d in dims], dtype=indices.dtype)
-    if ivd == indices.ndim:
-        top = full(int(hi[0]), indices.shape, indices.dtype)
-    else:
-        top = ops.broadcast_in_dim(ops.constant(hi), indices.shape, (ivd,))
-    ok = ops.and_(ops.compare(indices, full(0, indices.shape, indices.dtype), "GE"), ops.compare(indices, top, "LE"))
-    if ivd < indices.ndim:
-        ok = ops.reduce(ok, True, (ivd,), "and")
-    scatter_dims = [d for d in range(updates.ndim) if d not in p["update_window_dims"]]
-    return ops.broadcast_in_dim(ok, updates.shape, tuple(scatter_dims))
-
-
-def _masked(mask, t):
-    return ops.select(mask, t, zeros_like(t))
-
-
-def _scatter_call(x, indices, updates, computation, p):
-    kw = {k: v for k, v in p.items() if k not in ("update_window_dims", "inserted_window_dims",
-                                                    "scatter_dims_to_operand_dims", "index_vector_dim")}
-    return ops.scatter(x, indices, updates, p["update_window_dims"], p["inserted_window_dims"],
-                       p["scatter_dims_to_operand_dims"], p["index_vector_dim"], computation, **kw)
-
-
-def _scatter_kind(computation):
-    if not isinstance(computation, str) or computation not in ("set", "add", "mul", "max", "min"):
-        raise NotImplementedError("hloforge AD: stablehlo.scatter is differentiable with set, add, mul, max and "
-                                  f"min update computations, got {computation!r}")
-    return computation
-
-
-def _winners(x, indices, updates, p):
-    """(ids of the updates' elements, the id that ended up at each position of x, the id at
-    each update's position): an update element is the one that landed iff its two ids agree
-    (jax's rule for scatter with possibly repeated indices)."""
-    ids = ops.reshape(ops.add(ops.iota((updates.size,), _I32, 0), full(1, (updates.size,), _I32)), updates.shape)
-    landed = _scatter_call(full(0, x.shape, _I32), indices, ids, "set", p)
-    return ids, landed, _gather_updates(landed, indices, updates, p)
-
-
-def _extremal_parts(ins, outs, p):
-    x, indices, updates = ins
-    out = outs[0]
-    at_x = ops.convert(ops.compare(x, out, "EQ"), x.dtype)
-    at_u = ops.convert(ops.compare(updates, _gather_updates(out, indices, updates, p), "EQ"), x.dtype)
-    count = ops.add(at_x, _scatter_call(zeros_like(x), indices, at_u, "add", p))
-    return at_x, at_u, count
-
-
-def _unique_only(p, what):
-    if not p["unique_indices"]:
-        raise NotImplementedError(f"hloforge AD: the {what} of stablehlo.scatter with a mul computation w.r.t. the "
-                                  "updates is only implemented for unique_indices=True (as in jax)")
-
-
-def _scatter_jvp(ins, outs, ts, computation, **p):
-    kind = _scatter_kind(computation)
-    x, indices, updates = ins
-    tx, tu = ts[0], ts[2]
-    if kind == "add":
-        return [_scatter_call(instantiate(tx, x), indices, instantiate(tu, updates), "add", p)]
-    if kind == "set":
-        ids, landed, back = _winners(x, indices, updates, p)
-        kept_x = _masked(ops.compare(landed, full(0, x.shape, _I32), "EQ"), instantiate(tx, x))
-        won = _masked(ops.compare(ids, back, "EQ"), instantiate(tu, updates))
-        return [_scatter_call(kept_x, indices, won, "add", p)]
-    if kind == "mul":
-        out = None if tx is None else _scatter_call(tx, indices, updates, "mul", p)
-        if tu is not None:
-            _unique_only(p, "jvp")
-            out = add_any(out, ops.multiply(x, _scatter_call(zeros_like(x), indices, tu, "add", p)))
-        return [out]
-    at_x, at_u, count = _extremal_parts(ins, outs, p)
-    num = ops.multiply(at_x, instantiate(tx, x))
-    num = ops.add(num, _scatter_call(zeros_like(x), indices, ops.multiply(at_u, instantiate(tu, updates)), "add", p))
-    return [ops.divide(num, count)]
-
-
-def _scatter_vjp(ins, outs, cts, computation, **p):
-    kind = _scatter_kind(computation)
-    x, indices, updates = ins
-    c = cts[0]
-    ct_x = ct_u = None
-    if kind == "add":
-        ct_x = c
-        if needs(2):
-            ct_u = _masked(_in_bounds(x, indices, updates, p), _gather_updates(c, indices, updates, p))
-    elif kind == "set":
-        ids, landed, back = _winners(x, indices, updates, p)
-        if needs(0):
-            ct_x = _masked(ops.compare(landed, full(0, x.shape, _I32), "EQ"), c)
-        if needs(2):
-            ct_u = _masked(ops.compare(ids, back, "EQ"), _gather_updates(c, indices, updates, p))
-    elif kind == "mul":
-        if needs(0):
-            ct_x = _scatter_call(c, indices, updates, "mul", p)
-        if needs(2):
-            _unique_only(p, "vjp")
-            ct_u = _masked(_in_bounds(x, indices, updates, p),
-                           _gather_updates(ops.multiply(c, x), indices, updates, p))
-    else:
-        at_x, at_u, count = _extremal_parts(ins, outs, p)
-        share = ops.divide(c, count)
-        ct_x = ops.multiply(at_x, share) if needs(0) else None
-        if needs(2):
-            ct_u = _masked(_in_bounds(x, indices, updates, p),
-                           ops.multiply(at_u, _gather_updates(share, indices, updates, p)))
-    return [ct_x, None, ct_u]
-
-
-_set("stablehlo.scatter", _scatter_jvp, _scatter_vjp)
-
-
-def _dus_jvp(ins, outs, ts):
-    x, update, starts = ins[0], ins[1], ins[2:]
-    return [ops.dynamic_update_slice(instantiate(ts[0], x), instantiate(ts[1], update), starts)]
-
-
-def _dus_vjp(ins, outs, cts):
-    """The operand gets the cotangent with the written window zeroed, the update the window
-    (dynamic_slice clamps the starts as dynamic_update_slice does)."""
-    update, starts = ins[1], ins[2:]
-    c = cts[0]
-    ct_x = ops.dynamic_update_slice(c, zeros_like(update), starts) if needs(0) else None
-    ct_u = ops.dynamic_slice(c, starts, update.shape) if needs(1) else None
-    return [ct_x, ct_u] + [None] * len(starts)
-
-
-_set("stablehlo.dynamic_update_slice", _dus_jvp, _dus_vjp)
+set_rules("stablehlo.while", _while_jvp, _while_vjp)
 
 
 # ---------------------------------------------------------------- optimization_barrier, map, composite, custom_call
@@ -526,7 +336,7 @@ def _through_barrier(values, like):
     return out
 
 
-_set("stablehlo.optimization_barrier", lambda ins, outs, ts: _through_barrier(ts, outs),
+set_rules("stablehlo.optimization_barrier", lambda ins, outs, ts: _through_barrier(ts, outs),
      lambda ins, outs, cts: _through_barrier(cts, ins))
 
 
@@ -575,7 +385,7 @@ def _map_vjp(ins, outs, cts, body, dimensions, dtype):
     return result
 
 
-_set("stablehlo.map", _map_jvp, _map_vjp)
+set_rules("stablehlo.map", _map_jvp, _map_vjp)
 
 
 def _composite_jvp(ins, outs, ts, decomposition, name=None, attributes=None, **params):
@@ -603,7 +413,7 @@ def _composite_vjp(ins, outs, cts, decomposition, name=None, attributes=None, **
     return [got.get(x.value) if differentiable(x.dtype) else None for x in ins]
 
 
-_set("stablehlo.composite", _composite_jvp, _composite_vjp)
+set_rules("stablehlo.composite", _composite_jvp, _composite_vjp)
 
 
 def _custom_call_error(kind):
@@ -614,84 +424,4 @@ def _custom_call_error(kind):
     return rule
 
 
-_set("stablehlo.custom_call", _custom_call_error("jvp"), _custom_call_error("vjp"))
-
-
-# ---------------------------------------------------------------- collectives (linear, or no tangents)
-
-def _per_operand(make):
-    """A rule applying ``make(value, **params)`` to each non-zero (co)tangent of a variadic collective."""
-    def rule(ins, outs, values, **params):
-        present = [i for i, v in enumerate(values) if v is not None]
-        out = [None] * len(values)
-        if present:
-            got = make([values[i] for i in present], **params)
-            for i, g in zip(present, got):
-                out[i] = g
-        return out
-    return rule
-
-
-def _sum_only(name, computation):
-    if computation != "add":
-        raise NotImplementedError(f"hloforge AD: {name} is differentiable with the add computation only, "
-                                  f"got {computation!r}")
-
-
-def _all_reduce(values, computation, **p):
-    _sum_only("stablehlo.all_reduce", computation)
-    return list(ops.all_reduce(list(values), computation="add", **p))
-
-
-_set("stablehlo.all_reduce", _per_operand(_all_reduce), _per_operand(_all_reduce))  # the sum is its own transpose
-
-_set("stablehlo.all_gather",
-     _per_operand(lambda vs, **p: list(ops.all_gather(list(vs), **p))),
-     _per_operand(lambda vs, all_gather_dim, **p: [ops.reduce_scatter(v, all_gather_dim, **p) for v in vs]))
-
-
-def _reduce_scatter_jvp(ins, outs, ts, computation, **p):
-    _sum_only("stablehlo.reduce_scatter", computation)
-    return [ops.reduce_scatter(ts[0], computation="add", **p)]
-
-
-def _reduce_scatter_vjp(ins, outs, cts, scatter_dimension, computation, replica_groups, channel_handle,
-                        use_global_device_ids):
-    _sum_only("stablehlo.reduce_scatter", computation)
-    return [ops.all_gather(cts[0], scatter_dimension, replica_groups, channel_handle=channel_handle,
-                           use_global_device_ids=use_global_device_ids)]
-
-
-_set("stablehlo.reduce_scatter", _reduce_scatter_jvp, _reduce_scatter_vjp)
-
-
-def _all_to_all_t(vs, split_dimension, concat_dimension, **p):
-    """The inverse all_to_all: split where the forward one concatenated and vice versa."""
-    return list(ops.all_to_all(list(vs), concat_dimension, split_dimension, **p))
-
-
-_set("stablehlo.all_to_all", _per_operand(lambda vs, **p: list(ops.all_to_all(list(vs), **p))),
-     _per_operand(_all_to_all_t))
-
-_set("stablehlo.collective_permute",
-     lambda ins, outs, ts, **p: [ops.collective_permute(ts[0], **p)],
-     lambda ins, outs, cts, source_target_pairs, channel_handle: [ops.collective_permute(
-         cts[0], [(t, s) for s, t in source_target_pairs], channel_handle=channel_handle)])
-
-
-def _broadcast_vjp(ins, outs, cts, replica_groups, channel_handle):
-    """Each group's source gets the sum of the group's cotangents, the other members zero."""
-    total = ops.all_reduce(cts[0], replica_groups, channel_handle=channel_handle)
-    me = ops.partition_id() if channel_handle is not None else ops.replica_id()
-    is_source = None
-    for group in replica_groups:
-        hit = ops.compare(me, full(group[0], (), me.dtype), "EQ")
-        is_source = hit if is_source is None else ops.or_(is_source, hit)
-    return [ops.select(ops.broadcast_in_dim(is_source, total.shape, ()), total, zeros_like(total))]
-
-
-_set("stablehlo.collective_broadcast", lambda ins, outs, ts, **p: [ops.collective_broadcast(ts[0], **p)],
-     _broadcast_vjp)
-
-for _name in ("stablehlo.partition_id", "stablehlo.replica_id"):  # integer results: no tangents
-    _set(_name, lambda ins, outs, ts: [None], lambda ins, outs, cts: [])
+set_rules("stablehlo.custom_call", _custom_call_error("jvp"), _custom_call_error("vjp"))

@@ -12,17 +12,12 @@ import math
 from hloforge.frontend import dtypes
 from hloforge.frontend import ops
 from hloforge.frontend.ad._util import (
-    add_any, conj, differentiable, div, like, mul, needs, neg, replace_zero, splat, unbroadcast, zeros_like)
-from hloforge.frontend.registry import OPS
-
-
-def _set(name, jvp, vjp):
-    OPS[name].jvp, OPS[name].vjp = jvp, vjp
+    add_any, conj, differentiable, div, like, mul, needs, neg, replace_zero, set_rules, splat, unbroadcast, zeros_like)
 
 
 def zero_rules(name):
     """An op whose results are piecewise constant (rounding) or not differentiable (int, bool)."""
-    _set(name, lambda ins, outs, ts, **p: [None] * len(outs), lambda ins, outs, cts, **p: [None] * len(ins))
+    set_rules(name, lambda ins, outs, ts, **p: [None] * len(outs), lambda ins, outs, cts, **p: [None] * len(ins))
 
 
 # ---------------------------------------------------------------- unary: y = f(x), dy = f'(x) dx
@@ -57,7 +52,7 @@ UNARY = {
     "chlo.erf": lambda x, y: ops.multiply(like(2 / math.sqrt(math.pi), x), ops.exp(ops.neg(ops.multiply(x, x)))),
 }
 for _name, _deriv in UNARY.items():
-    _set(_name, *_unary(_deriv))
+    set_rules(_name, *_unary(_deriv))
 
 for _name in ("stablehlo.floor", "stablehlo.ceil", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
               "stablehlo.sign", "stablehlo.not", "stablehlo.is_finite", "stablehlo.compare", "stablehlo.and",
@@ -65,7 +60,7 @@ for _name in ("stablehlo.floor", "stablehlo.ceil", "stablehlo.round_nearest_even
               "stablehlo.shift_right_logical", "stablehlo.iota", "stablehlo.constant"):
     zero_rules(_name)
 
-_set("stablehlo.negate", *_linear_unary(lambda t: ops.neg(t), lambda c, x: ops.neg(c)))
+set_rules("stablehlo.negate", *_linear_unary(lambda t: ops.neg(t), lambda c, x: ops.neg(c)))
 
 
 def _abs_jvp(ins, outs, ts):
@@ -83,7 +78,7 @@ def _abs_vjp(ins, outs, cts):
     return [ops.select(ops.compare(x, zeros_like(x), "GE"), c, ops.neg(c))]
 
 
-_set("stablehlo.abs", _abs_jvp, _abs_vjp)
+set_rules("stablehlo.abs", _abs_jvp, _abs_vjp)
 
 
 def _real_t(c, x):  # the transpose of real: c -> c + 0i
@@ -94,8 +89,8 @@ def _imag_t(c, x):  # the transpose of imag: c -> -i c
     return ops.complex(zeros_like(c), ops.neg(c)) if dtypes.is_complex(x.dtype) else None
 
 
-_set("stablehlo.real", *_linear_unary(lambda t: ops.real(t) if dtypes.is_complex(t.dtype) else t, _real_t))
-_set("stablehlo.imag", *_linear_unary(lambda t: ops.imag(t) if dtypes.is_complex(t.dtype) else zeros_like(t), _imag_t))
+set_rules("stablehlo.real", *_linear_unary(lambda t: ops.real(t) if dtypes.is_complex(t.dtype) else t, _real_t))
+set_rules("stablehlo.imag", *_linear_unary(lambda t: ops.imag(t) if dtypes.is_complex(t.dtype) else zeros_like(t), _imag_t))
 
 
 def _convert(t, dtype):
@@ -106,7 +101,7 @@ def _convert_t(c, x, dtype):
     return ops.convert(c, x.dtype) if differentiable(x.dtype) and differentiable(dtype) else None
 
 
-_set("stablehlo.convert", *_linear_unary(_convert, _convert_t))
+set_rules("stablehlo.convert", *_linear_unary(_convert, _convert_t))
 
 
 # ---------------------------------------------------------------- binary
@@ -139,10 +134,10 @@ def _sub_jvp(ins, outs, ts):
     return [a if b is None else (ops.neg(b) if a is None else ops.subtract(a, b))]
 
 
-_set("stablehlo.add", _add_jvp, lambda ins, outs, cts: [cts[0], cts[0]])
-_set("stablehlo.subtract", _sub_jvp, lambda ins, outs, cts: [cts[0], ops.neg(cts[0]) if needs(1) else None])
-_set("stablehlo.multiply", *_binary(lambda x, y, z: y, lambda x, y, z: x))
-_set("stablehlo.divide", *_binary(lambda x, y, z: div(like(1, y), y), lambda x, y, z: neg(div(z, y))))
+set_rules("stablehlo.add", _add_jvp, lambda ins, outs, cts: [cts[0], cts[0]])
+set_rules("stablehlo.subtract", _sub_jvp, lambda ins, outs, cts: [cts[0], ops.neg(cts[0]) if needs(1) else None])
+set_rules("stablehlo.multiply", *_binary(lambda x, y, z: y, lambda x, y, z: x))
+set_rules("stablehlo.divide", *_binary(lambda x, y, z: div(like(1, y), y), lambda x, y, z: neg(div(z, y))))
 
 
 def _rem_dr(x, y, z):  # d fmod(x, y) / dy = -trunc(x / y)
@@ -150,7 +145,7 @@ def _rem_dr(x, y, z):  # d fmod(x, y) / dy = -trunc(x / y)
     return ops.neg(ops.multiply(ops.sign(q), ops.floor(ops.abs(q))))
 
 
-_set("stablehlo.remainder", *_binary(lambda x, y, z: like(1, x), _rem_dr))
+set_rules("stablehlo.remainder", *_binary(lambda x, y, z: like(1, x), _rem_dr))
 
 
 def _pow_dl(x, y, z):  # y * x ** (y - 1), 0 where y == 0
@@ -165,7 +160,7 @@ def _pow_dl(x, y, z):  # y * x ** (y - 1), 0 where y == 0
     return ops.select(ops.compare(y, zeros_like(y), "EQ"), zeros_like(y), jac)
 
 
-_set("stablehlo.power", *_binary(_pow_dl, lambda x, y, z: ops.multiply(ops.log(replace_zero(x)), z)))
+set_rules("stablehlo.power", *_binary(_pow_dl, lambda x, y, z: ops.multiply(ops.log(replace_zero(x)), z)))
 
 
 def _balanced(x, z, y):
@@ -175,14 +170,14 @@ def _balanced(x, z, y):
 
 
 for _name in ("stablehlo.maximum", "stablehlo.minimum"):
-    _set(_name, *_binary(lambda x, y, z: _balanced(x, z, y), lambda x, y, z: _balanced(y, z, x)))
+    set_rules(_name, *_binary(lambda x, y, z: _balanced(x, z, y), lambda x, y, z: _balanced(y, z, x)))
 
 
 def _atan2_denominator(x, y):
     return ops.add(ops.multiply(x, x), ops.multiply(y, y))
 
 
-_set("stablehlo.atan2", *_binary(lambda x, y, z: ops.divide(y, _atan2_denominator(x, y)),
+set_rules("stablehlo.atan2", *_binary(lambda x, y, z: ops.divide(y, _atan2_denominator(x, y)),
                                  lambda x, y, z: ops.neg(ops.divide(x, _atan2_denominator(x, y)))))
 
 
@@ -195,7 +190,7 @@ def _complex_vjp(ins, outs, cts):  # the transpose of (a, b) -> a + ib: c -> (Re
     return [ops.real(cts[0]), ops.neg(ops.imag(cts[0]))]
 
 
-_set("stablehlo.complex", _complex_jvp, _complex_vjp)
+set_rules("stablehlo.complex", _complex_jvp, _complex_vjp)
 
 
 # ---------------------------------------------------------------- select, clamp
@@ -214,7 +209,7 @@ def _select_vjp(ins, outs, cts):
     return [None, ops.select(ins[0], c, zero) if needs(1) else None, ops.select(ins[0], zero, c) if needs(2) else None]
 
 
-_set("stablehlo.select", _select_jvp, _select_vjp)
+set_rules("stablehlo.select", _select_jvp, _select_vjp)
 
 
 def _full_shape(v, x):
@@ -245,6 +240,6 @@ def _clamp_vjp(ins, outs, cts):
             for i, (m, v) in enumerate(zip(_clamp_masks(*ins), ins))]
 
 
-_set("stablehlo.clamp", _clamp_jvp, _clamp_vjp)
+set_rules("stablehlo.clamp", _clamp_jvp, _clamp_vjp)
 
 __all__ = ["zero_rules"]

@@ -9,13 +9,8 @@ import numpy as np
 
 from hloforge.frontend import ops
 from hloforge.frontend.ad._util import (
-    add_any, conj, instantiate, like, needs, sum_to_scalar, zeros_like)
+    add_any, conj, instantiate, like, needs, set_rules, sum_to_scalar, zeros_like)
 from hloforge.frontend.ad.rules_elementwise import _unary, zero_rules
-from hloforge.frontend.registry import OPS
-
-
-def _set(name, jvp, vjp):
-    OPS[name].jvp, OPS[name].vjp = jvp, vjp
 
 
 # ---------------------------------------------------------------- CHLO math (y = f(x), dy = f'(x) dx)
@@ -67,7 +62,7 @@ CHLO = {
     "chlo.digamma": lambda x, y: _trigamma(x),
 }
 for _name, _deriv in CHLO.items():
-    _set(_name, *_unary(_deriv))
+    set_rules(_name, *_unary(_deriv))
 
 # bool results, integer bit counts, nextafter (piecewise constant, as jax), bit reinterpretation
 # (jax: defjvp_zero) and random bits: zero tangents
@@ -75,7 +70,7 @@ for _name in ("chlo.is_inf", "chlo.is_pos_inf", "chlo.is_neg_inf", "chlo.next_af
               "stablehlo.count_leading_zeros", "stablehlo.bitcast_convert", "stablehlo.rng_bit_generator"):
     zero_rules(_name)
 
-_set("stablehlo.reduce_precision",
+set_rules("stablehlo.reduce_precision",
      lambda ins, outs, ts, **p: [ops.reduce_precision(ts[0], **p)],
      lambda ins, outs, cts, **p: [ops.reduce_precision(cts[0], **p)])
 
@@ -184,7 +179,7 @@ def _conv_vjp(ins, outs, cts, dimension_numbers, window_strides, padding, lhs_di
     return out
 
 
-_set("stablehlo.convolution", _conv_jvp, _conv_vjp)
+set_rules("stablehlo.convolution", _conv_jvp, _conv_vjp)
 
 
 # ---------------------------------------------------------------- reduce_window, select_and_scatter
@@ -328,7 +323,7 @@ def _reduce_window_vjp(ins, outs, cts, body, window_dimensions, window_strides, 
     return [None, None]
 
 
-_set("stablehlo.reduce_window", _reduce_window_jvp, _reduce_window_vjp)
+set_rules("stablehlo.reduce_window", _reduce_window_jvp, _reduce_window_vjp)
 
 
 def _sas_check(select, scatter):
@@ -357,7 +352,7 @@ def _sas_vjp(ins, outs, cts, select, scatter, window_dimensions, window_strides,
     return [None, ct_source, sum_to_scalar(c) if needs(2) else None]
 
 
-_set("stablehlo.select_and_scatter", _sas_jvp, _sas_vjp)
+set_rules("stablehlo.select_and_scatter", _sas_jvp, _sas_vjp)
 
 
 # ---------------------------------------------------------------- batch norm
@@ -419,7 +414,7 @@ def _bn_inference_vjp(ins, outs, cts, epsilon, feature_index):
             if needs(4) else None]
 
 
-_set("stablehlo.batch_norm_inference", _bn_inference_jvp, _bn_inference_vjp)
+set_rules("stablehlo.batch_norm_inference", _bn_inference_jvp, _bn_inference_vjp)
 
 
 def _bn_training_jvp(ins, outs, ts, epsilon, feature_index):
@@ -465,7 +460,7 @@ def _bn_training_vjp(ins, outs, cts, epsilon, feature_index):
     return [ct_x, ct_scale, ct_offset]
 
 
-_set("stablehlo.batch_norm_training", _bn_training_jvp, _bn_training_vjp)
+set_rules("stablehlo.batch_norm_training", _bn_training_jvp, _bn_training_vjp)
 
 
 def _bn_grad_composed(x, scale, mean, var, dy, epsilon, feature_index):
@@ -497,7 +492,7 @@ def _bn_grad_vjp(ins, outs, cts, epsilon, feature_index):
     return list(f_vjp(tuple(instantiate(c, o) for c, o in zip(cts, outs))))
 
 
-_set("stablehlo.batch_norm_grad", _bn_grad_jvp, _bn_grad_vjp)
+set_rules("stablehlo.batch_norm_grad", _bn_grad_jvp, _bn_grad_vjp)
 
 
 # ---------------------------------------------------------------- cholesky, triangular_solve
@@ -566,7 +561,7 @@ def _cholesky_vjp(ins, outs, cts, lower):
     return [_read_triangle_t(ct_s, lower)]
 
 
-_set("stablehlo.cholesky", _cholesky_jvp, _cholesky_vjp)
+set_rules("stablehlo.cholesky", _cholesky_jvp, _cholesky_vjp)
 
 
 def _op_a(g, transpose_a):
@@ -608,4 +603,4 @@ def _ts_vjp(ins, outs, cts, left_side, lower, unit_diagonal, transpose_a):
     return [ct_a, z]
 
 
-_set("stablehlo.triangular_solve", _ts_jvp, _ts_vjp)
+set_rules("stablehlo.triangular_solve", _ts_jvp, _ts_vjp)

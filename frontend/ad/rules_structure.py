@@ -6,12 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import add_any, full, instantiate, like, needs, splat, sum_to_scalar, zeros_like
-from hloforge.frontend.registry import OPS
-
-
-def _set(name, jvp, vjp):
-    OPS[name].jvp, OPS[name].vjp = jvp, vjp
+from hloforge.frontend.ad._util import (
+    add_any, full, instantiate, like, needs, set_rules, splat, sum_to_scalar, zeros_like)
 
 
 def _same_op(builder):
@@ -23,10 +19,10 @@ def _same_op(builder):
 
 # ---------------------------------------------------------------- reshape, transpose, reverse, broadcast
 
-_set("stablehlo.reshape", _same_op(ops.reshape), lambda ins, outs, cts, shape: [ops.reshape(cts[0], ins[0].shape)])
-_set("stablehlo.transpose", _same_op(ops.transpose),
+set_rules("stablehlo.reshape", _same_op(ops.reshape), lambda ins, outs, cts, shape: [ops.reshape(cts[0], ins[0].shape)])
+set_rules("stablehlo.transpose", _same_op(ops.transpose),
      lambda ins, outs, cts, permutation: [ops.transpose(cts[0], tuple(np.argsort(permutation)))])
-_set("stablehlo.reverse", _same_op(ops.reverse), lambda ins, outs, cts, dimensions: [ops.reverse(cts[0], dimensions)])
+set_rules("stablehlo.reverse", _same_op(ops.reverse), lambda ins, outs, cts, dimensions: [ops.reverse(cts[0], dimensions)])
 
 
 def _broadcast_vjp(ins, outs, cts, shape, broadcast_dimensions):
@@ -41,7 +37,7 @@ def _broadcast_vjp(ins, outs, cts, shape, broadcast_dimensions):
     return [ops.reshape(r, x.shape) if r.shape != x.shape else r]
 
 
-_set("stablehlo.broadcast_in_dim", _same_op(ops.broadcast_in_dim), _broadcast_vjp)
+set_rules("stablehlo.broadcast_in_dim", _same_op(ops.broadcast_in_dim), _broadcast_vjp)
 
 
 # ---------------------------------------------------------------- slices, pad, concatenate
@@ -54,7 +50,7 @@ def _slice_vjp(ins, outs, cts, start_indices, limit_indices, strides):
     return [ops.pad(c, 0, start_indices, high, [st - 1 for st in strides])]
 
 
-_set("stablehlo.slice", _same_op(ops.slice), _slice_vjp)
+set_rules("stablehlo.slice", _same_op(ops.slice), _slice_vjp)
 
 
 def _pad_jvp(ins, outs, ts, low, high, interior):
@@ -76,7 +72,7 @@ def _pad_vjp(ins, outs, cts, low, high, interior):
     return [ct_x, ct_v]
 
 
-_set("stablehlo.pad", _pad_jvp, _pad_vjp)
+set_rules("stablehlo.pad", _pad_jvp, _pad_vjp)
 
 
 def _concat_jvp(ins, outs, ts, dimension):
@@ -94,7 +90,7 @@ def _concat_vjp(ins, outs, cts, dimension):
     return out
 
 
-_set("stablehlo.concatenate", _concat_jvp, _concat_vjp)
+set_rules("stablehlo.concatenate", _concat_jvp, _concat_vjp)
 
 
 def _dynamic_slice_jvp(ins, outs, ts, slice_sizes):
@@ -114,7 +110,7 @@ def _dynamic_slice_vjp(ins, outs, cts, slice_sizes):
     return [ops.dynamic_slice(padded, offsets, x.shape)] + [None] * len(starts)
 
 
-_set("stablehlo.dynamic_slice", _dynamic_slice_jvp, _dynamic_slice_vjp)
+set_rules("stablehlo.dynamic_slice", _dynamic_slice_jvp, _dynamic_slice_vjp)
 
 
 # ---------------------------------------------------------------- dot_general
@@ -174,7 +170,7 @@ def _permute(x, perm):
     return x if list(perm) == list(range(x.ndim)) else ops.transpose(x, tuple(perm))
 
 
-_set("stablehlo.dot_general", _dot_jvp, _dot_vjp)
+set_rules("stablehlo.dot_general", _dot_jvp, _dot_vjp)
 
 
 # ---------------------------------------------------------------- reduce
@@ -278,7 +274,7 @@ def _reduce_vjp(ins, outs, cts, dimensions, body):
     return [ct_x, ct_init]
 
 
-_set("stablehlo.reduce", _reduce_jvp, _reduce_vjp)
+set_rules("stablehlo.reduce", _reduce_jvp, _reduce_vjp)
 
 
 # ---------------------------------------------------------------- sort
@@ -309,4 +305,4 @@ def _sort_vjp(ins, outs, cts, dimension, comparator, is_stable):
     return [b if c is not None else None for b, c in zip(back[1:], cts)]
 
 
-_set("stablehlo.sort", _sort_jvp, _sort_vjp)
+set_rules("stablehlo.sort", _sort_jvp, _sort_vjp)

@@ -5,12 +5,8 @@ tangents: after_all's rules return symbolic zeros."""
 from __future__ import annotations
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import carries_tangent, needs, zeros_of
-from hloforge.frontend.registry import OPS, Spec
-
-
-def _set(name, jvp, vjp):
-    OPS[name].jvp, OPS[name].vjp = jvp, vjp
+from hloforge.frontend.ad._util import carries_tangent, needs, set_rules, zeros_of
+from hloforge.frontend.registry import Spec
 
 
 def _pack(values, like):
@@ -28,6 +24,6 @@ def _gte_vjp(ins, outs, cts, index):
     return [ops.tuple(*[cts[0] if i == index else zeros_of(e) for i, e in enumerate(elements)])]
 
 
-_set("stablehlo.tuple", lambda ins, outs, ts: [_pack(ts, ins)], _tuple_vjp)
-_set("stablehlo.get_tuple_element", lambda ins, outs, ts, index: [ops.get_tuple_element(ts[0], index)], _gte_vjp)
-_set("stablehlo.after_all", lambda ins, outs, ts: [None], lambda ins, outs, cts: [None] * len(ins))
+set_rules("stablehlo.tuple", lambda ins, outs, ts: [_pack(ts, ins)], _tuple_vjp)
+set_rules("stablehlo.get_tuple_element", lambda ins, outs, ts, index: [ops.get_tuple_element(ts[0], index)], _gte_vjp)
+set_rules("stablehlo.after_all", lambda ins, outs, ts: [None], lambda ins, outs, cts: [None] * len(ins))
