@@ -125,6 +125,9 @@ class Builder:
         ``op`` when this raises.
         """
         arg_types = [self.type(s, d) for s, d in arguments]
+        reducer = getattr(body, "reducer", None)
+        if reducer is not None and len(arguments) == 2 and list(results) == [arguments[0]]:
+            return self._reducer_region(op, index, reducer, arguments, arg_types, loc)
         block = op.regions[index].blocks.append(*arg_types)
         scope = _Scope(what)
         with self.at(block, scope, isolated):
@@ -143,6 +146,20 @@ class Builder:
                                     f"{_type_str(t.shape, t.dtype)}, expected {_type_str(shape, dtype)}")
                 outs.append(t)
             self.emit("stablehlo.return", outs, [], loc=loc)
+
+
+    def _reducer_region(self, op, index, reducer, arguments, arg_types, loc) -> None:
+        """A region ``return f(arg0, arg1)`` for ``reducer`` = (f's op name, its rule check): reduce's
+        named bodies ("add", "max", ...), built directly rather than traced."""
+        name, check = reducer
+        check(tuple(arguments[0]))  # (the op's rule, as tracing the body would run it)
+        block = op.regions[index].blocks.append(*arg_types)
+        with self.ctx:
+            where = self.default_loc if loc is None and self.default_loc is not None else user_location(loc)
+            ip = ir.InsertionPoint(block)
+            combined = ir.Operation.create(name, results=[arg_types[0]], operands=list(block.arguments),
+                                           loc=where, ip=ip)
+            ir.Operation.create("stablehlo.return", results=[], operands=[combined.result], loc=where, ip=ip)
 
 
 class _Scope:

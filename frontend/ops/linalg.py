@@ -8,7 +8,7 @@ import numpy as np
 from hloforge.frontend import attributes as attr
 from hloforge.frontend.ops import _evaluate as ev
 from hloforge.frontend.ops._common import COMPLEX, category, check_axes, int_tuple, operand
-from hloforge.frontend.registry import Region, bind, body_of, register
+from hloforge.frontend.registry import OPS, Region, bind, body_of, register
 from hloforge.frontend.tracing import Tensor
 
 PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
@@ -157,6 +157,8 @@ def _reduce_rule(*operands, dimensions, body):
 def _named_body(name):
     def body(acc, elem):
         return bind(REDUCERS[name], [acc, elem])
+    # (Builder.region emits such a body without tracing it, after the op's rule checked the specs)
+    body.reducer = (REDUCERS[name], lambda spec: OPS[REDUCERS[name]].abstract(spec, spec))
     return body
 
 
