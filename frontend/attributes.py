@@ -60,7 +60,10 @@ def has(op, name: str) -> bool:
 
 def read_ints(op, name: str) -> tuple:
     """A DenseI64ArrayAttr attribute as a tuple of Python ints (() when absent)."""
-    return tuple(ir.DenseI64ArrayAttr(op.attributes[name])) if name in op.attributes else ()
+    if name not in op.attributes:
+        return ()
+    a = ir.DenseI64ArrayAttr(op.attributes[name])
+    return tuple(map(a.__getitem__, range(len(a))))  # (indexing: three times faster than its iterator)
 
 
 def read_int(op, name: str) -> int:
