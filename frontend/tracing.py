@@ -41,6 +41,7 @@ class Builder:
         self.scope = _Scope("the trace")
         self.visible = {self.scope}
         self._types: dict = {}
+        self._specs: dict = {}  # ir.Type -> spec_of_type
         self.default_loc: ir.Location | None = None  # (see ``located``)
 
     def type(self, shape, dtype) -> ir.RankedTensorType:
@@ -64,7 +65,10 @@ class Builder:
     def tensor(self, value: ir.Value) -> "Tensor | Value":
         """A Tensor for an existing SSA value (its shape and dtype read from its type); a Value
         for a token or a tuple."""
-        spec = spec_of_type(value.type)
+        t = value.type
+        spec = self._specs.get(t)
+        if spec is None:  # (types live as long as the context: AD asks for every value of a tape)
+            spec = self._specs[t] = spec_of_type(t)
         if is_opaque(spec):
             return Value(value, spec, self)
         return Tensor(value, *spec, self)
