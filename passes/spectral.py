@@ -28,6 +28,8 @@ from hloforge.passes.fft import fft_type
 from hloforge.passes.pad import scalar_constant
 
 FFT = "stablehlo.fft"
+# set on a module once it holds partial DFTs (the compiler then picks backend options for them)
+PARTIAL_DFT_ATTR = "hloforge.partial_dft"
 MAX_MATRIX = 1 << 22  # largest DFT matrix (elements) a pattern materializes
 
 
@@ -225,6 +227,14 @@ class _Chain:
         return out
 
 
+def _mark_partial_dfts(op) -> None:
+    """Note on ``op``'s module that it now holds partial DFTs."""
+    top = op.operation
+    while top.parent is not None:
+        top = top.parent
+    top.attributes[PARTIAL_DFT_ATTR] = ir.UnitAttr.get()
+
+
 def _real_of(complex_element):
     return complex_element.element_type  # ir.ComplexType
 
@@ -319,6 +329,7 @@ def truncated_forward_fft(op, rewriter):
     filled = 0 if in_shape == list(shape_of(x)) else math.prod(shape_of(x)) * dtype_of(x).itemsize
     if not _worth_it(kind, in_shape, axes, lengths, plan, kind == "FFT", filled):
         return NO_MATCH
+    _mark_partial_dfts(op)
     with rewriter.ip:
         chain = _Chain(support.build(op.location), kind == "FFT", op.location)
         for i, (a, _, _, _) in enumerate(plan):
@@ -516,6 +527,7 @@ def truncated_inverse_fft(op, rewriter):
     filled = math.prod(full) * dtype_of(y).itemsize
     if not _worth_it(kind, compact, axes, lengths, plan, True, filled):
         return NO_MATCH
+    _mark_partial_dfts(op)
     with rewriter.ip:
         chain = _Chain(s.build(op.location), True, op.location)
         for i, (a, _, n, out_pair) in enumerate(plan):

@@ -6,6 +6,7 @@ import threading
 import time
 
 from hloforge.frontend.module import Module
+from hloforge.passes import spectral
 from hloforge.passes.guards import guard_divisions
 from hloforge.runtime import cache, pjrt, sharding
 from hloforge.runtime.dynamic import DynamicExecutable
@@ -95,12 +96,16 @@ def load_or_compile(code, devs, name="main", module=None, shardy=None):
             _inflight.pop(key, None)
 
 
+def _has_partial_dfts(module) -> bool:
+    return module is not None and spectral.PARTIAL_DFT_ATTR in module.mlir.operation.attributes
+
+
 def _load_or_compile_locked(key, code, devs, name, module, shardy):
     loaded = cache.MEMORY.get(key)
     if loaded is not None:
         cache.count("memory_hits")
         return loaded, 0.0, "memory"
-    options = pjrt.compile_options(devs, shardy)
+    options = pjrt.compile_options(devs, shardy, partial_dfts=_has_partial_dfts(module))
     directory = config.cache_dir
     if directory:
         data = cache.disk_load(directory, key)

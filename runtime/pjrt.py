@@ -111,10 +111,14 @@ def use_shardy() -> bool:
     return bool(jax.config.jax_use_shardy_partitioner)
 
 
-def compile_options(devs, shardy: bool | None = None):
+def compile_options(devs, shardy: bool | None = None, partial_dfts: bool = False):
     """One device: that device assigned to the one replica. Several: SPMD over ``devs`` (their
-    order = partition ids)."""
+    order = partition ids). ``partial_dfts``: the module holds fft-truncate's DFT contractions,
+    which XLA:CPU compiles to YNNPACK fusions by default; those cost 7-40 ms more on the first
+    execution (and some compile time) and run no faster here, so they are turned off."""
     options = xc.CompileOptions()
+    if partial_dfts and devs[0].platform == "cpu":
+        options.env_option_overrides = [("xla_cpu_experimental_ynn_fusion_type", "")]
     if len(devs) == 1:
         # (without an assignment PJRT runs replica 0 on the client's first device, whatever
         # device the executable was loaded for)

@@ -1,6 +1,7 @@
 """fft-truncate: partial DFTs against float64 numpy, and the cost model that decides."""
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
 from helpers import assert_close, random
@@ -120,6 +121,25 @@ def test_keep_ffts_by_name(monkeypatch):
     m = hf.trace(_fno_like, x)
     m.optimize()
     assert m.op_counts()["stablehlo.fft"] == 2
+
+
+def test_partial_dfts_mark_the_module_and_compile_without_ynnpack_fusions():
+    from hloforge.passes.spectral import PARTIAL_DFT_ATTR
+    from hloforge.runtime import pjrt
+    x = hf.ShapeDtype((4, 32, 32), F32)
+    m = hf.trace(_fno_like, x)
+    want = np.asarray(m.compile()(random((4, 32, 32), F32, seed=3)))
+    m.optimize()
+    assert PARTIAL_DFT_ATTR in m.mlir.operation.attributes
+    exe = m.compile()
+    assert "__ynn_fusion" not in exe._loaded.hlo_modules()[0].to_string()
+    assert_close(np.asarray(exe(random((4, 32, 32), F32, seed=3))), want)
+    kept = hf.trace(_fno_like, x)
+    kept.optimize(cost_model="keep-ffts")
+    assert PARTIAL_DFT_ATTR not in kept.mlir.operation.attributes
+    cpu = jax.devices("cpu")[:1]
+    assert pjrt.compile_options(cpu, partial_dfts=True).env_option_overrides
+    assert not pjrt.compile_options(cpu).env_option_overrides
 
 
 def test_jit_uses_the_cost_model_of_its_device(monkeypatch):
