@@ -143,6 +143,24 @@ def conj(x) -> Tensor:
     return ops.complex(ops.real(x), ops.neg(ops.imag(x)))
 
 
+def mT(x) -> Tensor:
+    """x with its last two dims swapped (a batch of matrices transposed)."""
+    perm = list(range(x.ndim))
+    perm[-2:] = perm[-1], perm[-2]
+    return ops.transpose(x, tuple(perm))
+
+
+def mH(x) -> Tensor:
+    """The conjugate transpose of a batch of matrices."""
+    return conj(mT(x))
+
+
+def matmul(a, b) -> Tensor:
+    """a @ b over the last two dims, the leading dims batched (HIGHEST precision)."""
+    batch = tuple(range(a.ndim - 2))
+    return ops.dot_general(a, b, batch, batch, (a.ndim - 1,), (b.ndim - 2,), precision="HIGHEST")
+
+
 def sum_to_scalar(x) -> Tensor:
     return ops.reduce(x, 0, tuple(range(x.ndim)), "add") if x.ndim else x
 

@@ -20,25 +20,11 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.ad import api
-from hloforge.frontend.ad._util import add_any, conj, differentiable, full, instantiate, needs, zeros_like
+from hloforge.frontend.ad._util import (
+    add_any, conj, differentiable, full, instantiate, matmul, mH, mT, needs, zeros_like)
 from hloforge.frontend.lax import linalg as lax_linalg
 
 # ---------------------------------------------------------------- matrix helpers (last two dims)
-
-
-def _mT(x):
-    perm = list(range(x.ndim))
-    perm[-2:] = perm[-1], perm[-2]
-    return ops.transpose(x, tuple(perm))
-
-
-def _mH(x):
-    return conj(_mT(x))
-
-
-def _mm(a, b):
-    batch = tuple(range(a.ndim - 2))
-    return ops.dot_general(a, b, batch, batch, (a.ndim - 1,), (b.ndim - 2,), precision="HIGHEST")
 
 
 def _band(x, direction, k):
@@ -94,7 +80,7 @@ def _real(x):
 
 
 def _sym(x):
-    return ops.multiply(ops.add(x, _mH(x)), full(0.5, x.shape, x.dtype))
+    return ops.multiply(ops.add(x, mH(x)), full(0.5, x.shape, x.dtype))
 
 
 def _solve(a, b, platform, **kw):
@@ -161,7 +147,7 @@ def _cholesky_jvp(ins, outs, ts, symmetrize_input, platform):
         t = _sym(t)
     L = outs[0]
     tmp = _solve(L, t, platform, left_side=False, lower=True, transpose_a=True, conjugate_a=True)
-    return [_mm(L, _phi(_solve(L, tmp, platform, left_side=True, lower=True)))]
+    return [matmul(L, _phi(_solve(L, tmp, platform, left_side=True, lower=True)))]
 
 
 # ---------------------------------------------------------------- triangular_solve
@@ -173,7 +159,7 @@ def _masked_a(g, lower, unit_diagonal):
 
 def _op_a(g, transpose_a, conjugate_a):
     """op(g): g, g^T, conj(g) or g^H (each its own transpose under the pairing sum(a * b))."""
-    g = _mT(g) if transpose_a else g
+    g = mT(g) if transpose_a else g
     return conj(g) if conjugate_a else g
 
 
@@ -188,7 +174,7 @@ def _ts_jvp(ins, outs, ts, left_side, lower, transpose_a, conjugate_a, unit_diag
         out = _solve(a, ts[1], platform, **kw)
     if ts[0] is not None:
         g = _op_a(_masked_a(ts[0], lower, unit_diagonal), transpose_a, conjugate_a)
-        out = add_any(out, ops.neg(_solve(a, _mm(g, x) if left_side else _mm(x, g), platform, **kw)))
+        out = add_any(out, ops.neg(_solve(a, matmul(g, x) if left_side else matmul(x, g), platform, **kw)))
     return [out]
 
 
@@ -204,7 +190,7 @@ def _ts_vjp(ins, outs, cts, left_side, lower, transpose_a, conjugate_a, unit_dia
                conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
     ct_a = None
     if needs(0):
-        g = ops.neg(_mm(z, _mT(x)) if left_side else _mm(_mT(x), z))
+        g = ops.neg(matmul(z, mT(x)) if left_side else matmul(mT(x), z))
         ct_a = _masked_a(_op_a(g, transpose_a, conjugate_a), lower, unit_diagonal)
     return [ct_a, z]
 
@@ -214,14 +200,14 @@ def _ts_vjp(ins, outs, cts, left_side, lower, transpose_a, conjugate_a, unit_dia
 def _thin_qr_jvp(q, r, dx, platform):
     """(dq, dr) of x = q r with m >= n and r square (j-towns.github.io/papers/qr-derivative.pdf)."""
     dx_rinv = _solve(r, dx, platform, left_side=False, lower=False)            # dx r^-1
-    qt_dx_rinv = _mm(_mH(q), dx_rinv)
+    qt_dx_rinv = matmul(mH(q), dx_rinv)
     low = _tril(qt_dx_rinv, -1)
-    do = ops.subtract(low, _mH(low))                                          # skew-Hermitian
+    do = ops.subtract(low, mH(low))                                          # skew-Hermitian
     if dtypes.is_complex(q.dtype):  # the diagonal's imaginary part
         imag = ops.complex(zeros_like(ops.real(qt_dx_rinv)), ops.imag(qt_dx_rinv))
         do = ops.add(do, ops.multiply(_eye(do.shape, do.dtype), imag))
-    dq = ops.add(_mm(q, ops.subtract(do, qt_dx_rinv)), dx_rinv)
-    dr = _mm(ops.subtract(qt_dx_rinv, do), r)
+    dq = ops.add(matmul(q, ops.subtract(do, qt_dx_rinv)), dx_rinv)
+    dr = matmul(ops.subtract(qt_dx_rinv, do), r)
     return dq, dr
 
 
@@ -231,7 +217,7 @@ def _adjoint_solve(a, b, platform):
     kw = dict(left_side=True, transpose_a=True, conjugate_a=True)
     y = _solve(lu, b, platform, lower=False, **kw)
     y = _solve(lu, y, platform, lower=True, unit_diagonal=True, **kw)
-    return _mm(_mT(_permutation_matrix(perm, a.dtype)), y)
+    return matmul(mT(_permutation_matrix(perm, a.dtype)), y)
 
 
 def _qr_jvp(ins, outs, ts, full_matrices, platform):
@@ -243,7 +229,7 @@ def _qr_jvp(ins, outs, ts, full_matrices, platform):
     m, n = x.shape[-2:]
     if m < n:  # x = [x1 x2], r = [r1 r2]: the square QR of x1, and r2 = q^H x2
         dq, dr1 = _thin_qr_jvp(q, _block(r, (0, m), (0, m)), _block(dx, (0, m), (0, m)), platform)
-        dr2 = ops.add(_mm(_mH(dq), _block(x, (0, m), (m, n))), _mm(_mH(q), _block(dx, (0, m), (m, n))))
+        dr2 = ops.add(matmul(mH(dq), _block(x, (0, m), (m, n))), matmul(mH(q), _block(dx, (0, m), (m, n))))
         return [dq, ops.concatenate([dr1, dr2], x.ndim - 1)]
     q_mn = _block(q, (0, m), (0, n)) if full_matrices else q
     r_nn = _block(r, (0, n), (0, n)) if full_matrices else r
@@ -253,10 +239,10 @@ def _qr_jvp(ins, outs, ts, full_matrices, platform):
     # the last m - n columns of a full q (arXiv:2409.13374, eqs. 32-33, as jax)
     q_nn, q_pn, q_mp = _block(q_mn, (0, n), (0, n)), _block(q_mn, (n, m), (0, n)), _block(q, (0, m), (n, m))
     dq_nn, dq_pn = _block(dq_mn, (0, n), (0, n)), _block(dq_mn, (n, m), (0, n))
-    z_pn_h = _adjoint_solve(ops.subtract(q_nn, _eye(q_nn.shape, q_nn.dtype)), _mH(q_pn), platform)
-    z_pn = _mH(z_pn_h)
-    dq_mp = ops.subtract(_mm(dq_mn, z_pn_h), _mm(ops.add(q_mn, _mm(q_mp, z_pn)),
-                                                  _mH(ops.subtract(dq_pn, _mm(z_pn, dq_nn)))))
+    z_pn_h = _adjoint_solve(ops.subtract(q_nn, _eye(q_nn.shape, q_nn.dtype)), mH(q_pn), platform)
+    z_pn = mH(z_pn_h)
+    dq_mp = ops.subtract(matmul(dq_mn, z_pn_h), matmul(ops.add(q_mn, matmul(q_mp, z_pn)),
+                                                  mH(ops.subtract(dq_pn, matmul(z_pn, dq_nn)))))
     dr = ops.concatenate([dr_nn, full(0, x.shape[:-2] + (m - n, n), x.dtype)], x.ndim - 2)
     return [ops.concatenate([dq_mn, dq_mp], x.ndim - 1), dr]
 
@@ -277,8 +263,8 @@ def _eigh_jvp(ins, outs, ts, lower, symmetrize_input, sort_eigenvalues, platform
     eye = _eye(shape, v.dtype)
     gaps = ops.add(eye, ops.subtract(_rows(wc, shape), _cols(wc, shape)))   # w_j - w_i, 1 on the diagonal
     f = ops.subtract(ops.divide(full(1, shape, v.dtype), gaps), eye)
-    vav = _mm(_mm(_mH(v), t), v)
-    return [_mm(v, ops.multiply(f, vav)), _real(_diag(vav))]
+    vav = matmul(matmul(mH(v), t), v)
+    return [matmul(v, ops.multiply(f, vav)), _real(_diag(vav))]
 
 
 # ---------------------------------------------------------------- svd
@@ -300,8 +286,8 @@ def _svd_jvp(ins, outs, ts, full_matrices, compute_uv, platform):
     else:
         u, s, vt = lax_linalg.svd(a, full_matrices=False, compute_uv=True, platform=platform)
     dt, real = a.dtype, s.dtype
-    ut, v = _mH(u), _mH(vt)
-    ds_mat = _mm(_mm(ut, da), v)
+    ut, v = mH(u), mH(vt)
+    ds_mat = matmul(matmul(ut, da), v)
     ds = _real(_diag(ds_mat))
     if not compute_uv:
         return [ds]
@@ -316,16 +302,16 @@ def _svd_jvp(ins, outs, ts, full_matrices, compute_uv, platform):
     s_zero = _as(ops.compare(s, zeros_like(s), "EQ"), real)
     s_inv = ops.subtract(ops.divide(full(1, s.shape, real), ops.add(s, s_zero)), s_zero)
     s_inv_mat = ops.multiply(_as(_rows(s_inv, sq), dt), _eye(sq, dt))
-    du_dv_diag = ops.multiply(ops.multiply(ops.subtract(ds_mat, _mH(ds_mat)), full(0.5, sq, dt)), s_inv_mat)
-    du = _mm(u, ops.add(ops.multiply(f, ops.add(dss, _mH(dss))), du_dv_diag))
-    dv = _mm(v, ops.multiply(f, ops.add(sds, _mH(sds))))
+    du_dv_diag = ops.multiply(ops.multiply(ops.subtract(ds_mat, mH(ds_mat)), full(0.5, sq, dt)), s_inv_mat)
+    du = matmul(u, ops.add(ops.multiply(f, ops.add(dss, mH(dss))), du_dv_diag))
+    dv = matmul(v, ops.multiply(f, ops.add(sds, mH(sds))))
     if m > n:
-        dav = _mm(da, v)
-        du = ops.add(du, ops.divide(ops.subtract(dav, _mm(u, _mm(ut, dav))), _as(_rows(s, dav.shape), dt)))
+        dav = matmul(da, v)
+        du = ops.add(du, ops.divide(ops.subtract(dav, matmul(u, matmul(ut, dav))), _as(_rows(s, dav.shape), dt)))
     if n > m:
-        dahu = _mm(_mH(da), u)
-        dv = ops.add(dv, ops.divide(ops.subtract(dahu, _mm(v, _mm(vt, dahu))), _as(_rows(s, dahu.shape), dt)))
-    return [du, ds, _mH(dv)]
+        dahu = matmul(mH(da), u)
+        dv = ops.add(dv, ops.divide(ops.subtract(dahu, matmul(v, matmul(vt, dahu))), _as(_rows(s, dahu.shape), dt)))
+    return [du, ds, mH(dv)]
 
 
 # ---------------------------------------------------------------- lu
@@ -351,7 +337,7 @@ def _lu_jvp(ins, outs, ts, platform):
         u = ops.select(low_eye, full(1, u.shape, u.dtype), u)
     la = _solve(l, _permute_rows(perm, da), platform, left_side=True, lower=True, unit_diagonal=True)
     lau = _solve(u, la, platform, left_side=False, lower=False)
-    return [ops.add(_mm(l, _tril(lau, -1)), _mm(_triu(lau), u)), None, None]
+    return [ops.add(matmul(l, _tril(lau, -1)), matmul(_triu(lau), u)), None, None]
 
 
 RULES = {

@@ -9,7 +9,7 @@ import numpy as np
 
 from hloforge.frontend import ops
 from hloforge.frontend.ad._util import (
-    add_any, conj, instantiate, like, needs, set_rules, sum_to_scalar, zeros_like)
+    add_any, conj, instantiate, like, mH, mT, matmul, needs, set_rules, sum_to_scalar, zeros_like)
 from hloforge.frontend.ad.rules_elementwise import _unary, zero_rules
 
 
@@ -497,21 +497,6 @@ set_rules("stablehlo.batch_norm_grad", _bn_grad_jvp, _bn_grad_vjp)
 
 # ---------------------------------------------------------------- cholesky, triangular_solve
 
-def _mT(x):
-    perm = list(range(x.ndim))
-    perm[-2:] = perm[-1], perm[-2]
-    return ops.transpose(x, tuple(perm))
-
-
-def _mH(x):
-    return conj(_mT(x))
-
-
-def _matmul(a, b):
-    batch = tuple(range(a.ndim - 2))
-    return ops.dot_general(a, b, batch, batch, (a.ndim - 1,), (b.ndim - 2,), precision="HIGHEST")
-
-
 def _triangle(x, lower, k=0):
     """tril(x, k) (lower) or triu(x, k)."""
     rows = ops.iota(x.shape, np.int32, x.ndim - 2)
@@ -530,11 +515,11 @@ def _phi(x):
 
 def _read_triangle(t, lower):
     """The Hermitian matrix the op sees: the named triangle and its mirror."""
-    return ops.add(_triangle(t, lower), _mH(_triangle(t, lower, -1 if lower else 1)))
+    return ops.add(_triangle(t, lower), mH(_triangle(t, lower, -1 if lower else 1)))
 
 
 def _read_triangle_t(c, lower):
-    return ops.add(_triangle(c, lower), _triangle(_mH(c), lower, -1 if lower else 1))
+    return ops.add(_triangle(c, lower), _triangle(mH(c), lower, -1 if lower else 1))
 
 
 def _cholesky_jvp(ins, outs, ts, lower):
@@ -543,18 +528,18 @@ def _cholesky_jvp(ins, outs, ts, lower):
     t = _read_triangle(ts[0], lower)
     L = _triangle(outs[0], lower)
     if not lower:
-        L = _mH(L)
-    tmp = _mH(ops.triangular_solve(L, _mH(t), left_side=True, lower=True))          # dA L^-H
-    dL = _matmul(L, _phi(ops.triangular_solve(L, tmp, left_side=True, lower=True)))
-    return [dL if lower else _mH(dL)]
+        L = mH(L)
+    tmp = mH(ops.triangular_solve(L, mH(t), left_side=True, lower=True))          # dA L^-H
+    dL = matmul(L, _phi(ops.triangular_solve(L, tmp, left_side=True, lower=True)))
+    return [dL if lower else mH(dL)]
 
 
 def _cholesky_vjp(ins, outs, cts, lower):
     c = cts[0]
     L = _triangle(outs[0], lower)
     if not lower:
-        L, c = _mH(L), _mH(c)
-    ct_p = _matmul(_mT(L), c)
+        L, c = mH(L), mH(c)
+    ct_p = matmul(mT(L), c)
     ct_t2 = _phi(ct_p)
     ct_t1 = ops.triangular_solve(conj(L), ct_t2, left_side=False, lower=True)               # ct_t2 conj(L)^-1
     ct_s = ops.triangular_solve(L, ct_t1, left_side=True, lower=True, transpose_a="TRANSPOSE")  # L^-T ct_t1
@@ -566,9 +551,9 @@ set_rules("stablehlo.cholesky", _cholesky_jvp, _cholesky_vjp)
 
 def _op_a(g, transpose_a):
     if transpose_a == "TRANSPOSE":
-        return _mT(g)
+        return mT(g)
     if transpose_a == "ADJOINT":
-        return _mH(g)
+        return mH(g)
     return g
 
 
@@ -585,7 +570,7 @@ def _ts_jvp(ins, outs, ts, left_side, lower, unit_diagonal, transpose_a):
         out = ops.triangular_solve(a, ts[1], **kw)
     if ts[0] is not None:  # d(op(A)^-1 B) = -op(A)^-1 op(dA) X (left), -X op(dA) op(A)^-1 (right)
         g = _op_a(_a_mask(ts[0], lower, unit_diagonal), transpose_a)
-        out = add_any(out, ops.neg(ops.triangular_solve(a, _matmul(g, x) if left_side else _matmul(x, g), **kw)))
+        out = add_any(out, ops.neg(ops.triangular_solve(a, matmul(g, x) if left_side else matmul(x, g), **kw)))
     return [out]
 
 
@@ -598,7 +583,7 @@ def _ts_vjp(ins, outs, cts, left_side, lower, unit_diagonal, transpose_a):
     z = ops.triangular_solve(a_t, c, left_side=left_side, lower=lower, unit_diagonal=unit_diagonal, transpose_a=flipped)
     ct_a = None
     if needs(0):
-        ct_g = ops.neg(_matmul(z, _mT(x)) if left_side else _matmul(_mT(x), z))
+        ct_g = ops.neg(matmul(z, mT(x)) if left_side else matmul(mT(x), z))
         ct_a = _a_mask(_op_a(ct_g, transpose_a), lower, unit_diagonal)  # (op is its own transpose)
     return [ct_a, z]
 
