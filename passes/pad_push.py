@@ -40,6 +40,15 @@ def _single_use_pad(value):
     return p if p is not None and has_one_use(p.result) else None
 
 
+def _zero_pads(op):
+    """The two pads ``op`` combines when they are different pads with no other user and a zero
+    padding value, else None."""
+    pads = [_single_use_pad(v) for v in op.operands]
+    if any(p is None for p in pads) or pads[0].result == pads[1].result:
+        return None
+    return pads if all(_is_zero_scalar(p.operands[1]) for p in pads) else None
+
+
 def _is_zero_scalar(value) -> bool:
     v = scalar_constant(value)
     return v is not None and bool(v == 0)
@@ -95,10 +104,8 @@ def sum_of_disjoint_pads(op, rewriter):
     """
     if op.name == "stablehlo.add" and _is_float(op.result) and not finite_math():
         return NO_MATCH
-    pads = [_single_use_pad(v) for v in op.operands]
-    if any(p is None for p in pads) or pads[0].result == pads[1].result:
-        return NO_MATCH
-    if not all(_is_zero_scalar(p.operands[1]) for p in pads):
+    pads = _zero_pads(op)
+    if pads is None:
         return NO_MATCH
     sa, sb = _support(pads[0]), _support(pads[1])
     if sa is None or sb is None or any(b <= a for a, b in sa + sb):
@@ -185,10 +192,8 @@ def sum_of_interleaved_pads(op, rewriter):
     add = next(iter(op.result.uses)).owner
     if add.name not in SUM_OPS or (add.name == "stablehlo.add" and _is_float(add.result) and not finite_math()):
         return NO_MATCH
-    pads = [_single_use_pad(v) for v in add.operands]
-    if any(p is None for p in pads) or pads[0].result == pads[1].result:
-        return NO_MATCH
-    if not all(_is_zero_scalar(p.operands[1]) for p in pads):
+    pads = _zero_pads(add)
+    if pads is None:
         return NO_MATCH
     (la, ha, ia), (lb, hb, ib) = paddings(pads[0]), paddings(pads[1])
     if any(e < 0 for e in la + ha + lb + hb):
