@@ -43,6 +43,7 @@ FIXPOINT = ("constant-fold", "pad-canonicalize", "pad-push", "fft-canonicalize",
 DEFAULT = ("inline", "symbol-dce", "canonicalize", "cse", FIXPOINT, "division-guard")
 MAX_ITERATIONS = 64  # the greedy driver's sweeps per pass (it stops after a sweep that changed nothing)
 
+
 def patterns() -> dict:
     """Every pattern: name -> (family, roots, callback), read from the family tables."""
     table = {}
@@ -223,12 +224,13 @@ def _pattern_set(entries: dict, fired: collections.Counter):
 
 
 def _dispatch(named: tuple, fired: collections.Counter):
-    guarded = any(getattr(fn, "operand_producers", None) for _, fn in named)
+    # (name, callback, the producers it needs or None), read once: this runs per op visit
+    entries = tuple((name, fn, getattr(fn, "operand_producers", None)) for name, fn in named)
+    guarded = any(needs is not None for _, _, needs in entries)
 
     def pattern(op, rewriter):
         producers = _producers(op) if guarded else None
-        for name, fn in named:
-            needs = getattr(fn, "operand_producers", None)
+        for name, fn, needs in entries:
             if needs is not None and needs.isdisjoint(producers):
                 continue
             try:
