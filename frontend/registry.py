@@ -106,8 +106,11 @@ class OpInfo:
 
     def abstract(self, *operand_specs, **params) -> list:
         """The rule on canonical params: [Spec] of the results."""
-        out = self._rule(*map(Spec.of, operand_specs), **params)
-        return [r if type(r) is Spec else Spec.of(r) for r in out]
+        return self._results(list(map(Spec.of, operand_specs)), params)
+
+    def _results(self, specs: list, params: dict) -> list:
+        """The rule on operand Specs and canonical params, its results as Specs."""
+        return [r if type(r) is Spec else Spec.of(r) for r in self._rule(*specs, **params)]
 
     def reemit(self, operands, op):
         """Build a copy of ``op`` over ``operands`` (Tensors of the current trace)."""
@@ -173,7 +176,7 @@ def bind(name: str, operands, *, loc=None, **params):
     b = current_builder(name)
     params = info.params(**params)
     specs = list(map(Spec.of, operands))
-    results = [r if type(r) is Spec else Spec.of(r) for r in info._rule(*specs, **params)]  # (= info.abstract)
+    results = info._results(specs, params)
     for r in results:
         if not is_opaque(r) and any(d > _INT64_MAX for d in r.shape):
             raise ValueError(f"{name}: result shape {r.shape} has a dimension larger than int64 holds")

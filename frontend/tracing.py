@@ -99,6 +99,10 @@ class Builder:
         finally:
             self.default_loc = saved
 
+    def location(self, loc=None) -> ir.Location:
+        """A builder's ``loc`` argument as an ``ir.Location`` (None: ``located``'s, else the user's call site)."""
+        return self.default_loc if loc is None and self.default_loc is not None else user_location(loc)
+
     def emit(self, name, operands, results, attributes=None, loc=None, regions=0) -> ir.Operation:
         """Create one op ``name`` at the insertion point.
 
@@ -111,7 +115,7 @@ class Builder:
                 operands=[o.value if isinstance(o, (Tensor, Value)) else o for o in operands],
                 attributes=attributes,
                 regions=regions,
-                loc=self.default_loc if loc is None and self.default_loc is not None else user_location(loc),
+                loc=self.location(loc),
                 ip=self.ip,
             )
         return op
@@ -151,7 +155,6 @@ class Builder:
                 outs.append(t)
             self.emit("stablehlo.return", outs, [], loc=loc)
 
-
     def _reducer_region(self, op, index, reducer, arguments, arg_types, loc) -> None:
         """A region ``return f(arg0, arg1)`` for ``reducer`` = (f's op name, its rule check): reduce's
         named bodies ("add", "max", ...), built directly rather than traced."""
@@ -159,7 +162,7 @@ class Builder:
         check(tuple(arguments[0]))  # (the op's rule, as tracing the body would run it)
         block = op.regions[index].blocks.append(*arg_types)
         with self.ctx:
-            where = self.default_loc if loc is None and self.default_loc is not None else user_location(loc)
+            where = self.location(loc)
             ip = ir.InsertionPoint(block)
             combined = ir.Operation.create(name, results=[arg_types[0]], operands=list(block.arguments),
                                            loc=where, ip=ip)
