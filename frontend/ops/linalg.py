@@ -189,15 +189,25 @@ _UFUNCS = {"add": (np.add, None), "mul": (np.multiply, np.logical_and), "max": (
            "or": (np.bitwise_or, np.logical_or)}
 
 
-def _reduce_evaluate(*operands, dimensions, body):
-    """One operand and a named body; 16-bit floats only when at most one element is reduced per
-    result (the rounding of a 16-bit accumulation is the backend's choice)."""
+def named_reduction(operands, body):
+    """(x, init, numpy kind of x) when a reduction's evaluate can compute it: one operand, a named
+    body that numpy has for x's kind, and inputs evaluate is safe on; else None."""
     if len(operands) != 2 or not isinstance(body, str):
         return None
     x, init = operands
     k = ev.kind(x)
     if k not in "biuf" + ("c" if body in ("add", "mul") else "") or not ev.safe_inputs([x, init]):
         return None
+    return x, init, k
+
+
+def _reduce_evaluate(*operands, dimensions, body):
+    """One operand and a named body; 16-bit floats only when at most one element is reduced per
+    result (the rounding of a 16-bit accumulation is the backend's choice)."""
+    named = named_reduction(operands, body)
+    if named is None:
+        return None
+    x, init, k = named
     count = int(np.prod([x.shape[d] for d in dimensions], dtype=np.int64))
     if ev.is_half(x.dtype) and count > 1:
         return None

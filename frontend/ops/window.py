@@ -12,7 +12,7 @@ from hloforge.frontend.context import shape_dtype_of
 from hloforge.frontend.ops import _evaluate as ev
 from hloforge.frontend.ops._common import COMPLEX, category, int_tuple, operand
 from hloforge.frontend.ops.compare import NATURAL_COMPARE_TYPE, compare
-from hloforge.frontend.ops.linalg import _UFUNCS, REDUCERS, _named_body, reducer_name
+from hloforge.frontend.ops.linalg import _UFUNCS, REDUCERS, _named_body, named_reduction, reducer_name
 from hloforge.frontend.registry import Region, bind, body_of, register
 from hloforge.frontend.tracing import Tensor
 
@@ -161,12 +161,10 @@ def windows(x: np.ndarray, fill, window_dimensions, window_strides=None, base_di
 
 def _window_evaluate(*operands, body, **window):
     """One operand, a named body; 16-bit floats and max/min over float zeros are the backend's."""
-    if len(operands) != 2 or not isinstance(body, str):
+    named = named_reduction(operands, body)
+    if named is None:
         return None
-    x, init = operands
-    k = ev.kind(x)
-    if k not in "biuf" + ("c" if body in ("add", "mul") else "") or not ev.safe_inputs([x, init]):
-        return None
+    x, init, k = named
     if ev.is_half(x.dtype) or (body in ("max", "min") and k == "f" and ((x == 0).any() or init == 0)):
         return None
     if not _is_identity(body, init):
