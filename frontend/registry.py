@@ -110,7 +110,8 @@ class OpInfo:
 
     def _results(self, specs: list, params: dict) -> list:
         """The rule on operand Specs and canonical params, its results as Specs."""
-        return [r if type(r) is Spec else Spec.of(r) for r in self._rule(*specs, **params)]
+        out = self._rule(*specs, **params)
+        return [_result_spec(self.name, r) for r in (out if isinstance(out, list) else [out])]
 
     def reemit(self, operands, op):
         """Build a copy of ``op`` over ``operands`` (Tensors of the current trace)."""
@@ -138,18 +139,36 @@ def register(name: str, *, rule, decode=None, evaluate=None, params=None, attrib
         info = OpInfo(name, builder, public_rule, decode or (lambda op: {}), evaluate, None, None,
                       normalize, attributes or _no_attributes, regions or _no_regions,
                       arrange or _positional, frozenset(traits))
-        info._rule = _as_list(rule)
+        info._rule = rule
         OPS[name] = info
         builder.stablehlo_op = name
         return builder
     return wrap
 
 
-def _as_list(rule):
-    def listed(*specs, **params):
-        out = rule(*specs, **params)
-        return out if isinstance(out, list) else [out]
-    return listed
+_RESULT_SPECS: dict = {}  # a rule's (shape, dtype) result -> its Spec (rules return a few shapes many times)
+
+
+def _result_spec(name: str, r):
+    """``r`` as a Spec (a TOKEN or TupleSpec as is), its dimensions checked to fit int64."""
+    try:
+        spec = _RESULT_SPECS.get(r)
+    except TypeError:  # (a list shape, a TupleSpec holding one)
+        spec = None
+    if spec is not None:
+        return spec
+    spec = Spec.of(r)
+    if is_opaque(spec):
+        return spec
+    if any(d > _INT64_MAX for d in spec.shape):
+        raise ValueError(f"{name}: result shape {spec.shape} has a dimension larger than int64 holds")
+    try:
+        if len(_RESULT_SPECS) >= 1 << 14:
+            _RESULT_SPECS.clear()
+        _RESULT_SPECS[r] = spec
+    except TypeError:
+        pass
+    return spec
 
 
 def lookup(name: str) -> OpInfo:
@@ -177,9 +196,6 @@ def bind(name: str, operands, *, loc=None, **params):
     params = info.params(**params)
     specs = list(map(Spec.of, operands))
     results = info._results(specs, params)
-    for r in results:
-        if not is_opaque(r) and any(d > _INT64_MAX for d in r.shape):
-            raise ValueError(f"{name}: result shape {r.shape} has a dimension larger than int64 holds")
     regions = info.regions(specs, **params) if info.regions is not _no_regions else ()
     with b.ctx:
         attrs = info.attributes(**params)
