@@ -51,6 +51,23 @@ def _column(frame) -> int:
     return columns[i] if i < len(columns) else 1
 
 
+def call_site(cache: dict) -> ir.Location:
+    """``user_location(None)``, remembered in ``cache`` per call site (one trace's: locations
+    belong to its context)."""
+    frame = user_frame()
+    key = None if frame is None else (frame.f_code, frame.f_lasti)
+    site = cache.get(key)
+    if site is None:
+        site = cache[key] = _site(frame)
+    return site
+
+
+def _site(frame) -> ir.Location:
+    if frame is None:
+        return ir.Location.unknown()
+    return ir.Location.file(frame.f_code.co_filename, frame.f_lineno, _column(frame))
+
+
 def user_location(loc=None) -> ir.Location:
     """Resolve a builder's ``loc`` argument into an ``ir.Location`` (needs an active context).
 
@@ -59,11 +76,7 @@ def user_location(loc=None) -> ir.Location:
     """
     if isinstance(loc, ir.Location):
         return loc
-    frame = user_frame()
-    if frame is None:
-        site = ir.Location.unknown()
-    else:
-        site = ir.Location.file(frame.f_code.co_filename, frame.f_lineno, _column(frame))
+    site = _site(user_frame())
     if loc is None:
         return site
     if isinstance(loc, str):

@@ -13,7 +13,7 @@ from jax import tree_util
 from hloforge.frontend.attributes import dense
 from hloforge.frontend.context import (
     ir, is_token_type, make_context, shape_dtype_of, tensor_type, token_type, tuple_element_types, tuple_type)
-from hloforge.frontend.location import user_location
+from hloforge.frontend.location import call_site, user_location
 
 _state = threading.local()
 
@@ -42,6 +42,7 @@ class Builder:
         self.visible = {self.scope}
         self._types: dict = {}
         self._specs: dict = {}  # ir.Type -> spec_of_type
+        self._sites: dict = {}  # (code, instruction) -> the ir.Location of that call site
         self.default_loc: ir.Location | None = None  # (see ``located``)
 
     def type(self, shape, dtype) -> ir.RankedTensorType:
@@ -54,6 +55,12 @@ class Builder:
 
     def type_of(self, spec) -> ir.Type:
         """The ir.Type of a result spec: (shape, dtype), TOKEN or a TupleSpec."""
+        try:
+            t = self._types.get(spec)  # (a Spec is its own key: (shape tuple, dtype))
+        except TypeError:  # (a list shape)
+            t = None
+        if t is not None:
+            return t
         if spec is TOKEN:
             with self.ctx:
                 return token_type()
@@ -71,7 +78,9 @@ class Builder:
             spec = self._specs[t] = spec_of_type(t)
         if is_opaque(spec):
             return Value(value, spec, self)
-        return Tensor(value, *spec, self)
+        if None in spec[0]:  # (a dynamic dimension: Tensor() says so)
+            return Tensor(value, *spec, self)
+        return Tensor.of_spec(value, spec, self)
 
     @contextlib.contextmanager
     def at(self, block: ir.Block, scope: "_Scope | None" = None, isolated: bool = False):
@@ -101,7 +110,9 @@ class Builder:
 
     def location(self, loc=None) -> ir.Location:
         """A builder's ``loc`` argument as an ``ir.Location`` (None: ``located``'s, else the user's call site)."""
-        return self.default_loc if loc is None and self.default_loc is not None else user_location(loc)
+        if loc is not None:
+            return user_location(loc)
+        return self.default_loc if self.default_loc is not None else call_site(self._sites)
 
     def emit(self, name, operands, results, attributes=None, loc=None, regions=0) -> ir.Operation:
         """Create one op ``name`` at the insertion point.
