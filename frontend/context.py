@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import io
+import math
 import threading
 
 import ml_dtypes
@@ -80,8 +81,34 @@ _ELEMENT_NAMES = {
 }
 
 
+def _signless(bits):
+    return lambda: ir.IntegerType.get_signless(bits)
+
+
+def _unsigned(bits):
+    return lambda: ir.IntegerType.get_unsigned(bits)
+
+
+# (the typed getters cost a tenth of parsing the name)
+_ELEMENT_GETTERS = {
+    "bool": _signless(1), "int8": _signless(8), "int16": _signless(16), "int32": _signless(32),
+    "int64": _signless(64), "uint8": _unsigned(8), "uint16": _unsigned(16), "uint32": _unsigned(32),
+    "uint64": _unsigned(64), "float16": lambda: ir.F16Type.get(), "bfloat16": lambda: ir.BF16Type.get(),
+    "float32": lambda: ir.F32Type.get(), "float64": lambda: ir.F64Type.get(),
+    "complex64": lambda: ir.ComplexType.get(ir.F32Type.get()),
+    "complex128": lambda: ir.ComplexType.get(ir.F64Type.get()),
+}
+
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+# keyed by dtype: numpy computes ``dtype.name`` in Python, a microsecond a call
+_GETTER_OF_DTYPE = {(_BFLOAT16 if name == "bfloat16" else np.dtype(name)): getter
+                    for name, getter in _ELEMENT_GETTERS.items()}
+
+
 def element_type(dtype: np.dtype) -> ir.Type:
-    return ir.Type.parse(_ELEMENT_NAMES[np.dtype(dtype).name])
+    getter = _GETTER_OF_DTYPE.get(dtype)
+    return getter() if getter is not None else _ELEMENT_GETTERS[np.dtype(dtype).name]()
 
 
 def tensor_type(shape, dtype) -> ir.RankedTensorType:
@@ -114,10 +141,10 @@ def dense_elements(array: np.ndarray, shape=None) -> ir.DenseElementsAttr:
     """A DenseElementsAttr holding ``array`` (or a splat of its single element over ``shape``)."""
     array = np.asarray(array, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
     shape = array.shape if shape is None else tuple(shape)
-    if array.size == int(np.prod(shape)):
+    if array.size == math.prod(shape):
         array = array.reshape(shape)  # (an empty shape list would mean "the array's own shape")
     etype = element_type(array.dtype)
-    if array.dtype.name == "bfloat16":
+    if array.dtype == _BFLOAT16:
         array = array.view(np.uint16)
     return ir.DenseElementsAttr.get(array, type=etype, shape=list(shape) or None)
 
