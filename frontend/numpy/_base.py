@@ -59,6 +59,14 @@ def broadcast_shapes(*shapes, what="broadcast") -> tuple:
         raise ValueError(f"{what}: shapes {', '.join(map(str, shapes))} cannot be broadcast together") from None
 
 
+def _broadcast_shape(shapes, what) -> tuple:
+    """``broadcast_shapes`` without numpy for the common case: one shape, and scalars."""
+    ranked = {s for s in shapes if s != ()}
+    if len(ranked) <= 1:
+        return tuple(ranked.pop()) if ranked else ()
+    return broadcast_shapes(*shapes, what=what)
+
+
 def broadcast_to(x, shape) -> Tensor:
     """numpy's ``broadcast_to``: right-aligned, size-1 dims stretch. Emits broadcast_in_dim."""
     x = asarray(x)
@@ -76,16 +84,23 @@ def operands(what, *xs, dtype=None):
 
     Scalars and arrays become constants of the common dtype (splats stay one op).
     """
+    first = xs[0]
+    if type(first) is Tensor and (dtype is None or dtype == first.dtype) and all(
+            type(x) is Tensor and x.shape == first.shape and x.dtype == first.dtype for x in xs[1:]):
+        return [as_tensor(x, what=what) for x in xs]  # (the common case: nothing to promote or broadcast)
     common = dtype if dtype is not None else dtypes.result_type(*xs)
-    shapes = [x.shape if isinstance(x, Tensor) else np.shape(x) for x in xs]
-    shape = broadcast_shapes(*shapes, what=what)
+    weak = [dtypes.weak_type(x) for x in xs]
+    shapes = [x.shape if isinstance(x, Tensor) else () if w is not None else np.shape(x) for x, w in zip(xs, weak)]
+    shape = _broadcast_shape(shapes, what)
     out = []
-    for x in xs:
+    for x, w in zip(xs, weak):
         if isinstance(x, Tensor):
             out.append(broadcast_to(astype(as_tensor(x, what=what), common), shape))
             continue
-        if dtypes.weak_type(x) is not None:
+        if w is not None:
             dtypes.check_scalar_fits(x, common, what)
+            out.append(splat(x, common, shape))
+            continue
         array = np.asarray(x)
         if array.size == 1 or (array.size and (array == array.reshape(-1)[0]).all()):
             out.append(splat(array.reshape(-1)[0] if array.size else 0, common, shape))
