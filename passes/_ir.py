@@ -81,14 +81,16 @@ def _ranked(t: ir.Type) -> ir.RankedTensorType:
 
 
 @contextlib.contextmanager
-def type_cache():
-    """Remember each type's shape and dtype for the duration (a pipeline run: types live as long
-    as their context, so the cache cannot go stale; patterns ask for them thousands of times)."""
-    saved, _options.types = getattr(_options, "types", None), {}
+def run_cache():
+    """Remember each type's shape and dtype, and each readable constant's value, for the duration
+    (a pipeline run: types and attributes live as long as their context, so the caches cannot go
+    stale; patterns ask for them thousands of times)."""
+    saved = getattr(_options, "types", None), getattr(_options, "constants", None)
+    _options.types, _options.constants = {}, {}
     try:
         yield
     finally:
-        _options.types = saved
+        _options.types, _options.constants = saved
 
 
 def _info(t: ir.Type) -> tuple:
@@ -190,7 +192,20 @@ def _constant_of(value: ir.Value, limit: int):
     shape, dtype = shape_of(value), dtype_of(value)
     if math.prod(shape) == 0:
         return None
-    return constant_array(owner, limit=limit, shape_dtype=(shape, dtype))
+    cache = getattr(_options, "constants", None)
+    if cache is None or dtype.kind == "c" or dtype.name == "bfloat16":  # (their attributes cannot be read)
+        return constant_array(owner, limit=limit, shape_dtype=(shape, dtype))
+    key = (owner.attributes["value"], limit)
+    found = cache.get(key, cache)
+    if found is cache:
+        found = cache[key] = _read_only(constant_array(owner, limit=limit, shape_dtype=(shape, dtype)))
+    return found
+
+
+def _read_only(c):
+    if c is not None:
+        c[0].flags.writeable = False  # (shared by every pattern that reads this constant in the run)
+    return c
 
 
 # ---------------------------------------------------------------- helpers of the newer families

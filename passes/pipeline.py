@@ -22,7 +22,7 @@ from hloforge.frontend.context import ir, passmanager, rewrite
 from hloforge.frontend.context import diagnostics
 from hloforge.frontend.module import Module
 from hloforge.passes import fft, fold, guards, inline, pad, pad_push, spectral
-from hloforge.passes._ir import Unsupported, assume_finite, type_cache, using_cost_model
+from hloforge.passes._ir import Unsupported, assume_finite, run_cache, using_cost_model
 from hloforge.passes.report import PassReport
 from hloforge.runtime.settings import config
 
@@ -93,7 +93,7 @@ def run(module, pipeline: str = "default", finite_math: bool = True, dump_dir=No
     start = time.perf_counter()
     watcher = _ChangeWatcher(module, dump_dir, print_ir_after_change) if dump_dir or print_ir_after_change else None
     runner = _Runner(module, report, finite_math, table, watcher)
-    with module.context, ir.Location.unknown(), assume_finite(finite_math), type_cache():
+    with module.context, ir.Location.unknown(), assume_finite(finite_math), run_cache():
         for step in steps:
             runner.run(step)
     report.seconds = time.perf_counter() - start
@@ -216,7 +216,9 @@ def _pattern_set(entries: dict, fired: collections.Counter):
     by_root: dict = {}
     for name, (roots, fn) in entries.items():
         for root in roots if isinstance(roots, tuple) else (roots,):
-            by_root.setdefault(root, []).append((name, fn))
+            # (an op class and its name are one root: the driver would call each separately)
+            key = getattr(root, "OPERATION_NAME", root)
+            by_root.setdefault(key, []).append((name, fn))
     patterns = rewrite.RewritePatternSet()
     for root, named in by_root.items():
         patterns.add(root, _dispatch(tuple(named), fired))
