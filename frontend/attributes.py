@@ -122,7 +122,7 @@ def constant_array(op, limit: int | None = None, shape_dtype=None):
     if size == 0:
         return np.zeros(shape, dtype), False
     if dtype.kind == "c" or dtype == _BFLOAT16:
-        return _parse_constant(op, shape, dtype, size, limit)
+        return parse_constant(constant_text(op, size, limit), shape, dtype, size, limit)
     attr = op.attributes["value"]
     if not isinstance(attr, ir.DenseElementsAttr):
         return None
@@ -144,19 +144,29 @@ def _scalar(v, dtype) -> np.ndarray:
     return np.asarray(v, dtype=dtype)
 
 
-def _parse_constant(op, shape, dtype, size, limit):
+def constant_text(op, size: int, limit: int | None) -> str:
+    """The printed form of constant ``op`` (of ``size`` elements) that ``parse_constant`` reads:
+    splats are never elided; a non-splat larger than ``limit`` prints elided, so a splat check
+    of a big constant prints one token instead of all its elements."""
     detached = op.operation.clone(ip=False)  # printing an op in place numbers its whole function
-    # (splats are never elided; a larger non-splat than ``limit`` prints elided, so a splat check
-    # of a big DFT matrix prints one token instead of all its elements)
-    text = detached.get_asm(large_elements_limit=size if limit is None else max(limit, 1))
+    text = detached.get_asm(large_elements_limit=size if limit is None else max(limit, 1), assume_verified=True)
     detached.erase()
+    return text
+
+
+def parse_constant(text: str, shape, dtype, size: int, limit: int | None):
+    """``constant_array`` of a constant printed by ``constant_text``."""
     start = text.find("dense<")
     if start < 0:
         return None
     body = text[start + 6:text.index(">", start)]
-    part = {"complex64": np.dtype(np.float32), "complex128": np.dtype(np.float64)}.get(dtype.name, dtype)
+    part = _PART.get(dtype, dtype)
     if body.startswith('"0x'):
         flat = np.frombuffer(bytes.fromhex(body[3:-1]), dtype=dtype)
+    elif body[0] == "(" and body.count(",") == 1:  # (a complex splat: the common case, parsed directly)
+        pair = np.empty(2, part)
+        pair[0], pair[1] = (_token(t.strip(), part) for t in body[1:-1].split(","))
+        flat = pair.view(dtype)  # ((re, im) is complex's memory layout: the bits stay exact)
     else:
         tokens = body.replace("[", "").replace("]", "").replace("(", "").replace(")", "").split(",")
         flat = np.array([_token(t.strip(), part) for t in tokens], dtype=part)
@@ -167,6 +177,9 @@ def _parse_constant(op, shape, dtype, size, limit):
     if (limit is not None and size > limit) or flat.size != size:
         return None
     return flat.reshape(shape).copy(), False
+
+
+_PART = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
 
 
 def _pairs(flat: np.ndarray, dtype) -> np.ndarray:

@@ -9,11 +9,12 @@ import contextlib
 import math
 import threading
 
+import ml_dtypes
 import numpy as np
 
 import hloforge.frontend.ops  # noqa: F401  (registers every op)
 from hloforge.frontend import attributes
-from hloforge.frontend.attributes import constant_array, dense, read_ints
+from hloforge.frontend.attributes import constant_array, constant_text, dense, parse_constant, read_ints
 from hloforge.frontend.context import ir, shape_dtype_of
 from hloforge.frontend.registry import OPS, lookup
 
@@ -21,6 +22,7 @@ NO_MATCH = True  # a pattern callback returns a truthy value when it did not rew
 MAX_FOLD = 1024  # largest non-splat result a folding pattern materializes
 
 _options = threading.local()
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def needs_operand(*names: str):
@@ -193,8 +195,15 @@ def _constant_of(value: ir.Value, limit: int):
     if math.prod(shape) == 0:
         return None
     cache = getattr(_options, "constants", None)
-    if cache is None or dtype.kind == "c" or dtype.name == "bfloat16":  # (their attributes cannot be read)
+    if cache is None:
         return constant_array(owner, limit=limit, shape_dtype=(shape, dtype))
+    if dtype.kind == "c" or dtype == _BFLOAT16:  # (the bindings cannot return these attributes: key by text)
+        text = constant_text(owner, math.prod(shape), limit)
+        key = (text, limit)
+        found = cache.get(key, cache)
+        if found is cache:
+            found = cache[key] = _read_only(parse_constant(text, shape, dtype, math.prod(shape), limit))
+        return found
     key = (owner.attributes["value"], limit)
     found = cache.get(key, cache)
     if found is cache:
