@@ -87,12 +87,20 @@ def run_cache():
     """Remember each type's shape and dtype, and each readable constant's value, for the duration
     (a pipeline run: types and attributes live as long as their context, so the caches cannot go
     stale; patterns ask for them thousands of times)."""
-    saved = getattr(_options, "types", None), getattr(_options, "constants", None)
-    _options.types, _options.constants = {}, {}
+    saved = getattr(_options, "types", None), getattr(_options, "constants", None), getattr(_options, "visit", None)
+    _options.types, _options.constants, _options.visit = {}, {}, {}
     try:
         yield
     finally:
-        _options.types, _options.constants = saved
+        _options.types, _options.constants, _options.visit = saved
+
+
+def begin_visit() -> None:
+    """A pattern callback starts: forget the constants the last one read by value (values are
+    compared by address, which a later op may reuse once the rewriter has erased one)."""
+    memo = getattr(_options, "visit", None)
+    if memo:
+        memo.clear()
 
 
 def _info(t: ir.Type) -> tuple:
@@ -139,6 +147,7 @@ def has_one_use(value: ir.Value) -> bool:
 
 def emit(name: str, operands, result_type: ir.Type, attributes=None, loc=None) -> ir.Value:
     """Create one single-result op at the rewriter's insertion point; returns its result."""
+    begin_visit()  # (the callback is rewriting: values read before may be erased ones)
     op = ir.Operation.create(name, results=[result_type], operands=list(operands),
                              attributes=attributes, loc=loc)
     return op.result
@@ -149,7 +158,14 @@ def constant(array, result_type: ir.Type, loc) -> ir.Value:
     array, or one whose elements all have the same bits, becomes a splat)."""
     shape, dtype = shape_of(result_type), dtype_of(result_type)
     array = np.asarray(array).astype(dtype, copy=False)
-    return emit("stablehlo.constant", [], result_type, {"value": dense(array, shape)}, loc)
+    cache = getattr(_options, "constants", None)
+    if cache is None or array.size < 64:
+        return emit("stablehlo.constant", [], result_type, {"value": dense(array, shape)}, loc)
+    key = (result_type, array.tobytes())  # (DFT matrices recur: an FNO's layers share shapes)
+    attr = cache.get(key)
+    if attr is None:
+        attr = cache[key] = dense(array, shape)
+    return emit("stablehlo.constant", [], result_type, {"value": attr}, loc)
 
 
 def broadcast_scalar(scalar: ir.Value, result_type: ir.Type, loc) -> ir.Value:
@@ -198,11 +214,14 @@ def _constant_of(value: ir.Value, limit: int):
     if cache is None:
         return constant_array(owner, limit=limit, shape_dtype=(shape, dtype))
     if dtype.kind == "c" or dtype == _BFLOAT16:  # (the bindings cannot return these attributes: key by text)
-        text = constant_text(owner, math.prod(shape), limit)
-        key = (text, limit)
-        found = cache.get(key, cache)
-        if found is cache:
-            found = cache[key] = _read_only(parse_constant(text, shape, dtype, math.prod(shape), limit))
+        memo = _options.visit
+        found = memo.get((value, limit), memo)
+        if found is memo:  # (printing is the cost: a pattern asks about one operand several times)
+            text = constant_text(owner, math.prod(shape), limit)
+            found = cache.get((text, limit), cache)
+            if found is cache:
+                found = cache[(text, limit)] = _read_only(parse_constant(text, shape, dtype, math.prod(shape), limit))
+            memo[(value, limit)] = found
         return found
     key = (owner.attributes["value"], limit)
     found = cache.get(key, cache)

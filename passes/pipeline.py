@@ -22,7 +22,7 @@ from hloforge.frontend.context import ir, passmanager, rewrite
 from hloforge.frontend.context import diagnostics
 from hloforge.frontend.module import Module
 from hloforge.passes import fft, fold, guards, inline, pad, pad_push, spectral
-from hloforge.passes._ir import Unsupported, assume_finite, run_cache, using_cost_model
+from hloforge.passes._ir import Unsupported, assume_finite, begin_visit, run_cache, using_cost_model
 from hloforge.passes.report import PassReport
 from hloforge.runtime.settings import config
 
@@ -231,6 +231,7 @@ def _dispatch(named: tuple, fired: collections.Counter):
     guarded = any(needs is not None for _, _, needs in entries)
 
     def pattern(op, rewriter):
+        begin_visit()
         producers = _producers(op) if guarded else None
         for name, fn, needs in entries:
             if needs is not None and needs.isdisjoint(producers):
