@@ -207,6 +207,9 @@ def bind(name: str, operands, *, loc=None, **params):
     except BaseException:
         op.erase()
         raise
+    if len(results) == 1 and "variadic" not in info.traits:
+        r = results[0]
+        return Value(op.result, r, b) if is_opaque(r) else Tensor.of_spec(op.result, r, b)
     tensors = [Value(v, r, b) if is_opaque(r) else Tensor.of_spec(v, r, b) for v, r in zip(op.results, results)]
     return tensors if "variadic" in info.traits else tensors[0]
 

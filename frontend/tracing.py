@@ -98,15 +98,11 @@ class Builder:
             if scope is not None:
                 scope.closed = True
 
-    @contextlib.contextmanager
-    def located(self, loc: ir.Location):
-        """Ops emitted meanwhile without a ``loc`` of their own get ``loc`` instead of the user's
-        call site (AD gives a rule's ops the location of the op it differentiates)."""
-        saved, self.default_loc = self.default_loc, loc
-        try:
-            yield
-        finally:
-            self.default_loc = saved
+    def located(self, loc: ir.Location) -> "_Located":
+        """A context manager: ops emitted meanwhile without a ``loc`` of their own get ``loc``
+        instead of the user's call site (AD gives a rule's ops the location of the op it
+        differentiates)."""
+        return _Located(self, loc)
 
     def location(self, loc=None) -> ir.Location:
         """A builder's ``loc`` argument as an ``ir.Location`` (None: ``located``'s, else the user's call site)."""
@@ -186,6 +182,20 @@ class _Scope:
 
     def __init__(self, what: str):
         self.what, self.closed = what, False
+
+
+class _Located:
+    """``Builder.located`` (a class, not a generator: AD enters one per differentiated op)."""
+    __slots__ = ("builder", "loc", "saved")
+
+    def __init__(self, builder, loc):
+        self.builder, self.loc = builder, loc
+
+    def __enter__(self):
+        self.saved, self.builder.default_loc = self.builder.default_loc, self.loc
+
+    def __exit__(self, *exc):
+        self.builder.default_loc = self.saved
 
 
 def _type_str(shape, dtype) -> str:

@@ -50,10 +50,13 @@ def same_shape_and_dtype(op: str, *xs: Tensor) -> None:
 def int_tuple(op: str, name: str, values, length=None, per="dimension") -> tuple:
     """Normalize a sequence of Python ints, with a clear error for anything else (``per``: what
     each of ``length`` entries stands for, in that error)."""
-    try:
-        out = tuple(operator.index(v) for v in values)
-    except TypeError:
-        raise TypeError(f"{op}: {name} must be a sequence of ints, got {values!r}") from None
+    if type(values) is tuple and all(type(v) is int for v in values):
+        out = values  # (the common case: rules and AD pass canonical tuples)
+    else:
+        try:
+            out = tuple(operator.index(v) for v in values)
+        except TypeError:
+            raise TypeError(f"{op}: {name} must be a sequence of ints, got {values!r}") from None
     if length is not None and len(out) != length:
         raise ValueError(f"{op}: {name} {list(out)} must have {length} entries, one per {per}")
     return out
