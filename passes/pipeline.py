@@ -41,6 +41,7 @@ MLIR_PASSES = ("canonicalize", "cse", "symbol-dce")
 FIXPOINT = ("constant-fold", "pad-canonicalize", "pad-push", "fft-canonicalize", "inverse-fft-elimination",
             "fft-truncate")
 DEFAULT = ("inline", "symbol-dce", "canonicalize", "cse", FIXPOINT, "division-guard")
+SYMBOL_PASSES = ("inline", "symbol-dce")  # no-ops on a module of one public function
 MAX_ITERATIONS = 64  # the greedy driver's sweeps per pass (it stops after a sweep that changed nothing)
 
 
@@ -125,7 +126,9 @@ class _Runner:
         start, before = time.perf_counter(), sum(self.report.fired.values())
         text_before = self.watcher.text() if self.watcher else None
         try:
-            if label in MLIR_PASSES:
+            if label in SYMBOL_PASSES and _one_public_function(self.module):
+                pass  # (nothing to inline or to drop; the driver would still visit every op)
+            elif label in MLIR_PASSES:
                 self._mlir_pass(label)
             else:
                 self._patterns(names)
@@ -246,6 +249,17 @@ def _dispatch(named: tuple, fired: collections.Counter):
         return True
     pattern.__name__ = pattern.__qualname__ = "+".join(name for name, _ in named)
     return pattern
+
+
+def _one_public_function(module) -> bool:
+    """Whether the module holds a single op, a public func.func: no call can reach another
+    function (``inline`` inlines only those) and ``symbol-dce`` keeps public symbols."""
+    ops = iter(module.mlir.body.operations)
+    first, second = next(ops, None), next(ops, None)
+    if first is None or second is not None or first.operation.name != "func.func":
+        return False
+    visibility = first.attributes["sym_visibility"] if "sym_visibility" in first.attributes else None
+    return visibility is None or ir.StringAttr(visibility).value == "public"
 
 
 def _producers(op) -> set:

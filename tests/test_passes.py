@@ -645,6 +645,27 @@ def test_inline_fires_except_no_inline():
     assert m.op_counts()["func.func"] == 2, "@twice is still called"
 
 
+PRIVATE_ONLY = """
+func.func private @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  return %x : tensor<3xf32>
+}
+"""
+
+
+def test_symbol_passes_skip_a_module_of_one_public_function(monkeypatch):
+    from hloforge.passes import pipeline
+    ran = []
+    monkeypatch.setattr(pipeline._Runner, "_mlir_pass", lambda self, name: ran.append(name))
+    m = hf.trace(lambda x: ops.sin(x), sd((3,)))
+    report = m.optimize("inline,symbol-dce,canonicalize")
+    assert ran == ["canonicalize"], "nothing to inline or drop: neither pass runs"
+    assert [p[0] for p in report.passes] == ["inline", "symbol-dce", "canonicalize"]
+    for text in (CALLS, PRIVATE_ONLY):  # (another function, or a private one: both run)
+        ran.clear()
+        hf.Module.parse(text).optimize("symbol-dce")
+        assert ran == ["symbol-dce"]
+
+
 def test_inline_stops_at_recursion():
     m = hf.Module.parse(RECURSIVE)
     report = m.optimize("inline")  # (XLA cannot compile recursion: IR check only)
