@@ -297,6 +297,14 @@ def test_ops_pad_matches_reference(dtype, value):
     check_all(got, expected, OPS_PAD_CASES + ["tensor value"])
 
 
+@pytest.mark.parametrize("dtype,value", [(np.float32, 0.0), (np.float32, -0.0), (np.int8, 0), (np.bool_, 0),
+                                         (np.complex64, 0j), (np.complex64, complex(-0.0, -0.0))])
+def test_ops_pad_with_python_zeros_keeps_the_sign_bit(dtype, value):
+    got = np.asarray(run(lambda a: ops.pad(a, value, (1,), (0,)), np.ones(2, dtype)))
+    expected = np.asarray(value).astype(dtype)
+    assert got[0].tobytes() == expected.tobytes() and got.dtype == dtype
+
+
 def test_ops_pad_is_registered_and_one_op():
     assert registry.lookup("stablehlo.pad").builder is ops.pad
     counts = hf.trace(lambda a: ops.pad(a, 0.0, (1, -1), (0, 2), (1, 0)), SPEC).op_counts()

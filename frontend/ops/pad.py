@@ -1,6 +1,7 @@
 """The exact one-op pad builder. numpy's pad modes live in hloforge.numpy.pad."""
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -53,6 +54,8 @@ def _padding_value(x, value) -> Tensor:
     """A Python/numpy scalar becomes a constant of x's dtype; lossy casts are refused."""
     if isinstance(value, Tensor):
         return operand("pad", value, "padding_value")
+    if _plus_zero(value):  # (the common case, which every dtype holds exactly)
+        return as_tensor(np.zeros((), x.dtype), what="pad padding_value")
     v = np.asarray(value)
     if v.shape != ():
         raise TypeError(f"pad: padding_value must be a scalar, got {value!r} of shape {v.shape}")
@@ -66,6 +69,18 @@ def _padding_value(x, value) -> Tensor:
         raise TypeError(f"pad: padding_value {value!r} cannot be represented exactly in {x.dtype} "
                         f"(it would become {cast.item()!r}); cast it first")
     return as_tensor(cast, what="pad padding_value")
+
+
+def _plus_zero(value) -> bool:
+    """A Python 0, 0.0 or 0j (not -0.0: its sign bit must survive)."""
+    kind = type(value)
+    if kind is int:
+        return value == 0
+    if kind is float:
+        return value == 0 and math.copysign(1.0, value) > 0
+    if kind is complex:
+        return _plus_zero(value.real) and _plus_zero(value.imag)
+    return False
 
 
 def _same_number(a: np.ndarray, b: np.ndarray) -> bool:
