@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import builtins
+import functools
+import math
 
 import numpy as np
 
@@ -16,6 +18,7 @@ def _keep(x, out, axes, keepdims):
     return reshape(out, tuple(1 if d in axes else s for d, s in enumerate(x.shape)))
 
 
+@functools.lru_cache(maxsize=None)
 def _accumulator_dtype(np_reduction, d):
     if d == dtypes.bfloat16:
         return d
@@ -57,7 +60,7 @@ def mean(x, axis=None, dtype=None, keepdims=False):
     else:
         out_dtype = np.dtype(np.float64)
     acc = np.dtype(np.float32) if out_dtype in (np.float16, dtypes.bfloat16) else out_dtype
-    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    count = math.prod(x.shape[a] for a in axes)
     total = sum(x, axis=axes, dtype=acc)
     out = ops.divide(total, splat(count, acc, total.shape))
     return _keep(x, astype(out, out_dtype), axes, keepdims)

@@ -1,6 +1,7 @@
 """Contractions and reductions: dot_general and reduce."""
 from __future__ import annotations
 
+import functools
 import string
 
 import numpy as np
@@ -154,6 +155,7 @@ def _reduce_rule(*operands, dimensions, body):
     return [(shape, x.dtype) for x in xs]
 
 
+@functools.lru_cache(maxsize=None)
 def _named_body(name):
     def body(acc, elem):
         return bind(REDUCERS[name], [acc, elem])
