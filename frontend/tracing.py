@@ -390,6 +390,9 @@ def constant(value, dtype=None, *, loc=None) -> Tensor:
 def as_tensor(x, dtype=None, *, what="operand", loc=None) -> Tensor:
     """``x`` if it is a Tensor of this trace; array-likes become constants (of ``dtype`` if given)."""
     if isinstance(x, Tensor):
+        stack = getattr(_state, "stack", None)
+        if stack and x.builder is stack[-1] and x.scope is stack[-1].scope:
+            return x  # (the common case: made in the body being traced)
         return _of_this_trace(x, what)
     if isinstance(x, Value):
         raise TypeError(f"{what}: expected a tensor, got a {x!r} (tokens and tuples go only to ops that "
