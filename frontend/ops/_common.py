@@ -1,6 +1,7 @@
 """Helpers shared by the op families: operand conversion and dtype-category checks."""
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -15,6 +16,7 @@ NUMERIC = (SINT, UINT, FLOAT, COMPLEX)
 ALL = (BOOL, SINT, UINT, FLOAT, COMPLEX)
 
 
+@functools.lru_cache(maxsize=256)  # (rules ask for every operand of every op)
 def category(dtype) -> str:
     if dtypes.is_bool(dtype):
         return BOOL
