@@ -19,6 +19,8 @@ _DEFAULT_FOR_WEAK = {bool: np.dtype(bool), int: np.dtype(np.int64),
 
 def canonical(dtype) -> np.dtype:
     """``np.dtype(dtype)``, checked to be one hloforge supports."""
+    if isinstance(dtype, np.dtype) and dtype in _SUPPORTED_SET:  # (the common case)
+        return dtype
     try:
         d = np.dtype(dtype)
     except TypeError:
