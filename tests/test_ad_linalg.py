@@ -118,8 +118,30 @@ def _lu_case(dtype):
     return ((lambda *xs: tuple(L.lu(x) for x in xs)), (lambda *xs: tuple(lax.linalg.lu(x) for x in xs)), xs)
 
 
+def _jax_solve(a, b, trans):
+    op = [lambda m: m, lambda m: jnp.swapaxes(m, -1, -2), lambda m: jnp.conj(jnp.swapaxes(m, -1, -2))][trans]
+    return jnp.linalg.solve(op(a), b)
+
+
+def _solve_case(dtype):
+    """solve (both orientations), lu_solve (trans 0, 1, 2), det and slogdet: the composites whose
+    rules solve with the factorization instead of differentiating it."""
+    a = _random((2, 4, 4), dtype) + 4 * np.eye(4, dtype=dtype)
+    b = _random((2, 4, 3), dtype, seed=1)
+
+    def h(a, b):
+        lu, _, perm = L.lu(a)
+        return (L.solve(a, b), L.solve(a, b, transpose=True), *(L.lu_solve(lu, perm, b, trans=t) for t in (0, 1, 2)),
+                L.slogdet(a), L.det(a))
+
+    def j(a, b):
+        return (_jax_solve(a, b, 0), _jax_solve(a, b, 1), *(_jax_solve(a, b, t) for t in (0, 1, 2)),
+                tuple(jnp.linalg.slogdet(a)), jnp.linalg.det(a))
+    return h, j, (a, b)
+
+
 CASES = {"cholesky": _cholesky_case, "triangular_solve": _trsm_case, "qr": _qr_case, "eigh": _eigh_case,
-         "svd": _svd_case, "lu": _lu_case}
+         "svd": _svd_case, "lu": _lu_case, "solve": _solve_case}
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
@@ -205,11 +227,11 @@ def test_module_vjp_of_a_traced_module_and_after_passes():
     x = _random((4, 4), np.float32) + 2 * np.eye(4, dtype=np.float32)
     want = np.asarray(jax.grad(_jax_loss)(x))
     m = hf.trace(_loss, x)
-    assert m.op_counts()["stablehlo.composite"] == 3
+    assert m.op_counts()["stablehlo.composite"] == 4, "qr, svd, slogdet and the lu inside slogdet"
     for module in (m, hf.Module.parse(m.text)):
         close(module.vjp().compile()(x, np.float32(1))[1], want, 2e-4)
     m.optimize()  # inline, fold, canonicalize, ...: the composites and their calls stay
-    assert m.op_counts()["stablehlo.composite"] == 3
+    assert m.op_counts()["stablehlo.composite"] == 4
     close(m.compile()(x), _jax_loss(x), 2e-5)
     g = m.vjp()
     g.optimize()
@@ -253,7 +275,9 @@ def test_gpu_derivatives_trace_with_cusolver_calls():
         lu = L.lu(x, platform="gpu")[0]
         c = L.cholesky(x @ hnp.swapaxes(x, -1, -2), platform="gpu")
         t = L.triangular_solve(c, x, left_side=True, lower=True, platform="gpu")
-        return sum(hnp.sum(y * y) for y in (q, r, v, w, s, lu, c, t))
+        solved = L.solve(x, x, platform="gpu")
+        logabs = L.slogdet(x, platform="gpu")[1]
+        return sum(hnp.sum(y * y) for y in (q, r, v, w, s, lu, c, t, solved, logabs))
     text = hf.trace(hf.grad(loss), hf.ShapeDtype((2, 4, 4), np.float32)).text
     assert "lapack_" not in text
     for target in ("cusolver_geqrf_ffi", "cusolver_syevd_ffi", "cusolver_gesvdj_ffi", "cusolver_getrf_ffi",

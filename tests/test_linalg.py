@@ -123,7 +123,8 @@ def test_lax_linalg_factorizations(dtype):
                                                  lower=False, transpose_a=True, conjugate_a=True),
                 "qr": L.qr(a), "qr_tall": L.qr(tall), "qr_tall_reduced": L.qr(tall, full_matrices=False),
                 "qr_wide": L.qr(hnp.swapaxes(tall, 1, 2)), "eigh": L.eigh(spd), "svd": L.svd(a),
-                "svd_tall": L.svd(tall, full_matrices=False), "svd_vals": L.svd(a, compute_uv=False), "lu": L.lu(tall)}
+                "svd_tall": L.svd(tall, full_matrices=False), "svd_vals": L.svd(a, compute_uv=False), "lu": L.lu(tall),
+                "solve": L.solve(a, b), "solve_t": L.solve(a, b, transpose=True), "det": L.det(a), "slogdet": L.slogdet(a)}
 
     out = run(f, a, spd, b, tall)
     tol = _tol(dtype)
@@ -148,6 +149,12 @@ def test_lax_linalg_factorizations(dtype):
     assert u.shape == (2, 4, 3) and vh.shape == (2, 3, 3)
     close((u * s[:, None, :]) @ vh, tall)
     close(out["svd_vals"], np.linalg.svd(a, compute_uv=False))
+    close(out["solve"], np.linalg.solve(a, b))
+    close(out["solve_t"], np.linalg.solve(np.swapaxes(a, 1, 2), b))
+    close(out["det"], np.linalg.det(a))
+    sign, logabs = np.linalg.slogdet(a)
+    close(out["slogdet"][0], sign)
+    close(out["slogdet"][1], logabs)
     lu, piv, perm = out["lu"]
     assert piv.dtype == perm.dtype == np.int32 and piv.shape == (2, 3) and perm.shape == (2, 4)
     lower = np.tril(lu, -1)[:, :, :3] + np.eye(4, 3)
@@ -171,6 +178,13 @@ def test_lax_linalg_failures_become_nan_and_empty_inputs():
     (lambda x: L.triangular_solve(x, x[None]), ValueError, "triangular_solve requires both arguments"),
     (lambda x: L.triangular_solve(x, x.astype(np.float64)), TypeError, "a and b dtypes float32 and float64 differ"),
     (lambda x: L.qr(x, pivoting=True), NotImplementedError, "pivoting"),
+    (lambda x: L.solve(x, x[:2]), ValueError, r"solve: b must be \(\.\.\., n, k\) with a's batch dims and n, got a "
+                                              r"\(3, 3\) and b \(2, 3\)"),
+    (lambda x: L.solve(x, x.astype(np.float64)), TypeError, "solve: a and b dtypes float32 and float64 differ"),
+    (lambda x: L.solve(x[:, :2], x[:, :2]), ValueError, "solve: operand must be a batch of square matrices"),
+    (lambda x: L.lu_solve(x, L.lu(x)[2], x, trans=3), ValueError, "lu_solve: trans must be 0, 1 or 2, got 3"),
+    (lambda x: L.slogdet(x[0]), ValueError, "slogdet: operand must have rank >= 2"),
+    (lambda x: L.det(x.astype(np.int32)), TypeError, "det: dtype int32 is not supported"),
     (lambda x: factorization.cholesky(x.astype(np.int32)), TypeError, "cholesky: operand dtype int32 is not supported"),
     (lambda x: factorization.triangular_solve(x, x[:2]), ValueError, "does not match b"),
     (lambda x: factorization.triangular_solve(x, x, transpose_a="CONJ"), ValueError, "transpose_a 'CONJ' is not one of"),

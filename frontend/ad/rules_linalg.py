@@ -87,23 +87,6 @@ def _solve(a, b, platform, **kw):
     return lax_linalg.triangular_solve(a, b, platform=platform, **kw)
 
 
-def _permutation_matrix(perm, dtype):
-    """P with P[..., i, j] = (perm[..., i] == j): (P x)[i] = x[perm[i]]."""
-    n = perm.shape[-1]
-    shape = perm.shape + (n,)
-    hit = ops.compare(ops.broadcast_in_dim(perm, shape, tuple(range(perm.ndim))),
-                      ops.iota(shape, np.int32, perm.ndim), "EQ")
-    return ops.select(hit, full(1, shape, dtype), full(0, shape, dtype))
-
-
-def _permute_rows(perm, x):
-    """x[..., perm, :] (a batched gather; its transpose is a scatter-add)."""
-    nb = perm.ndim - 1
-    batch = tuple(range(nb))
-    return ops.gather(x, perm, (x.ndim - 1,), (nb,), (nb,), perm.ndim, (1,) * (nb + 1) + (x.shape[-1],),
-                      operand_batching_dims=batch, start_indices_batching_dims=batch)
-
-
 # ---------------------------------------------------------------- vjp = transpose of the jvp
 
 def transposed(jvp):
@@ -212,12 +195,9 @@ def _thin_qr_jvp(q, r, dx, platform):
 
 
 def _adjoint_solve(a, b, platform):
-    """x with a^H x = b, through a's LU factors (a[perm] = L U, so a^H = U^H L^H P)."""
+    """x with a^H x = b, through a's LU factors."""
     lu, _, perm = lax_linalg.lu(a, platform=platform)
-    kw = dict(left_side=True, transpose_a=True, conjugate_a=True)
-    y = _solve(lu, b, platform, lower=False, **kw)
-    y = _solve(lu, y, platform, lower=True, unit_diagonal=True, **kw)
-    return matmul(mT(_permutation_matrix(perm, a.dtype)), y)
+    return lax_linalg.lu_solve(lu, perm, b, trans=2, platform=platform)
 
 
 def _qr_jvp(ins, outs, ts, full_matrices, platform):
@@ -335,12 +315,62 @@ def _lu_jvp(ins, outs, ts, platform):
         low_eye = ops.and_(ops.compare(rows, full(k, u.shape, np.int32), "GE"),
                            ops.compare(rows, ops.iota(u.shape, np.int32, nd - 1), "EQ"))
         u = ops.select(low_eye, full(1, u.shape, u.dtype), u)
-    la = _solve(l, _permute_rows(perm, da), platform, left_side=True, lower=True, unit_diagonal=True)
+    la = _solve(l, lax_linalg.permute_rows(perm, da), platform, left_side=True, lower=True, unit_diagonal=True)
     lau = _solve(u, la, platform, left_side=False, lower=False)
     return [ops.add(matmul(l, _tril(lau, -1)), matmul(_triu(lau), u)), None, None]
 
 
+# ---------------------------------------------------------------- solve (jax's custom_linear_solve)
+
+def _solve_jvp(ins, outs, ts, transpose, platform):
+    """op(a) x = b: d x = op(a)^-1 (db - op(da) x), one more solve with the same a."""
+    (a, _), (x,), (da, db) = ins, outs, ts
+    if da is None and db is None:
+        return [None]
+    rhs = db
+    if da is not None:
+        dax = matmul(mT(da) if transpose else da, x)
+        rhs = ops.neg(dax) if rhs is None else ops.subtract(rhs, dax)
+    return [lax_linalg.solve(a, rhs, transpose=transpose, platform=platform)]
+
+
+def _solve_vjp(ins, outs, cts, transpose, platform):
+    """The transpose: ct_b = op(a)^-T ct_x, ct_a = -ct_b x^T (transposed for op(a) = a^T)."""
+    (a, _), (x,), (c,) = ins, outs, cts
+    if c is None:
+        return [None, None]
+    ct_b = lax_linalg.solve(a, c, transpose=not transpose, platform=platform)
+    ct_a = ops.neg(matmul(x, mT(ct_b)) if transpose else matmul(ct_b, mT(x))) if needs(0) else None
+    return [ct_a, ct_b]
+
+
+def _trace_of_solve(a, da, platform):
+    """tr(a^-1 da) per matrix: (...,)."""
+    return ops.reduce(_diag(lax_linalg.solve(a, da, platform=platform)), np.zeros((), a.dtype), (a.ndim - 2,), "add")
+
+
+def _det_jvp(ins, outs, ts, platform):
+    """d det = det tr(a^-1 da) (jax's rule, for an invertible a)."""
+    if ts[0] is None:
+        return [None]
+    return [ops.multiply(outs[0], _trace_of_solve(ins[0], ts[0], platform))]
+
+
+def _slogdet_jvp(ins, outs, ts, platform):
+    """d log|det| = re tr(a^-1 da); for complex a the sign turns by i im tr(a^-1 da) (jax's rule)."""
+    if ts[0] is None:
+        return [None, None]
+    t = _trace_of_solve(ins[0], ts[0], platform)
+    if not dtypes.is_complex(t.dtype):
+        return [None, t]
+    turn = ops.complex(zeros_like(ops.real(t)), ops.imag(t))
+    return [ops.multiply(turn, outs[0]), ops.real(t)]
+
+
 RULES = {
+    "hloforge.linalg.solve": (_solve_jvp, _solve_vjp),
+    "hloforge.linalg.det": (_det_jvp, transposed(_det_jvp)),
+    "hloforge.linalg.slogdet": (_slogdet_jvp, transposed(_slogdet_jvp)),
     "hloforge.linalg.cholesky": (_cholesky_jvp, transposed(_cholesky_jvp)),
     "hloforge.linalg.triangular_solve": (_ts_jvp, _ts_vjp),
     "hloforge.linalg.qr": (_qr_jvp, transposed(_qr_jvp)),

@@ -8,7 +8,10 @@ The target platform is chosen at trace time: ``platform="cpu"`` or ``"gpu"`` (de
 Each factorization is wrapped in a ``stablehlo.composite`` named ``hloforge.linalg.<function>``
 whose attributes are its static options and whose decomposition (a private function) holds the
 custom calls: XLA inlines it, and hloforge's AD differentiates it by name
-(frontend/ad/rules_linalg.py, jax's rules), as a custom call is opaque.
+(frontend/ad/rules_linalg.py, jax's rules), as a custom call is opaque. ``lu_solve``, ``solve``,
+``det`` and ``slogdet`` are hloforge's (jax.numpy.linalg computes them from the same calls):
+``solve``, ``det`` and ``slogdet`` are composites too, so that their derivatives solve with the
+matrix rather than differentiate its LU factorization.
 """
 from __future__ import annotations
 
@@ -485,6 +488,137 @@ def lu(x, *, platform=None):
     return out, pivots, perm
 
 
+def permute_rows(perm, b):
+    """b[..., perm, :] for a batch of int32 permutations (..., n): a batched gather (whose transpose
+    is a scatter-add)."""
+    nb = perm.ndim - 1
+    batch = tuple(range(nb))
+    return ops.gather(b, perm, (b.ndim - 1,), (nb,), (nb,), perm.ndim, (1,) * (nb + 1) + (b.shape[-1],),
+                      operand_batching_dims=batch, start_indices_batching_dims=batch)
+
+
+def _inverse_permutation(perm):
+    """q with q[perm[i]] = i: q[j] = sum_i i * (perm[i] == j)."""
+    n = perm.shape[-1]
+    shape = perm.shape + (n,)
+    nd = perm.ndim
+    hit = ops.compare(ops.broadcast_in_dim(perm, shape, tuple(range(nd))), ops.iota(shape, np.int32, nd), "EQ")
+    return ops.reduce(ops.select(hit, ops.iota(shape, np.int32, nd - 1), _c(0, np.int32, shape)), np.int32(0),
+                      (nd - 1,), "add")
+
+
+def lu_solve(lu, permutation, b, *, trans: int = 0, platform=None):
+    """x with op(a) x = b from ``lu(a)``'s packed factors and permutation (a[permutation] = L U),
+    op(a) = a, a^T or a^H for ``trans`` 0, 1 or 2 (jax.scipy.linalg.lu_solve's convention, with
+    the permutation instead of the pivots). Two triangular solves and a permutation.
+
+    Args:
+      lu: (..., n, n) packed L (unit lower) and U; permutation: int32 (..., n).
+      b: (..., n, k) with lu's batch dims and dtype.
+    Example:
+      >>> lu, _, perm = hf.lax.linalg.lu(a); x = hf.lax.linalg.lu_solve(lu, perm, b)
+    """
+    if trans not in (0, 1, 2):
+        raise ValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans!r}")
+    kw = dict(left_side=True, platform=platform)
+    if trans == 0:
+        y = triangular_solve(lu, permute_rows(permutation, b), lower=True, unit_diagonal=True, **kw)
+        return triangular_solve(lu, y, lower=False, **kw)
+    # op(a) = op(U) op(L) P
+    kw.update(transpose_a=True, conjugate_a=trans == 2)
+    y = triangular_solve(lu, b, lower=False, **kw)
+    y = triangular_solve(lu, y, lower=True, unit_diagonal=True, **kw)
+    return permute_rows(_inverse_permutation(permutation), y)
+
+
+def solve(a, b, *, transpose: bool = False, platform=None):
+    """x with a x = b (``transpose``: a^T x = b, no conjugation) for square matrices a (..., n, n)
+    and b (..., n, k) with a's batch dims and dtype: LU with partial pivoting and ``lu_solve``
+    (inf or NaN for a singular a). A ``stablehlo.composite "hloforge.linalg.solve"``: its derivatives
+    solve with the same factorization instead of differentiating it (what jax.numpy.linalg.solve's
+    custom_linear_solve does). hloforge's, not jax.lax.linalg's.
+
+    Example:
+      >>> x = hf.lax.linalg.solve(a, b)
+    """
+    a, b = _check("solve", a), as_tensor(b, what="linalg.solve")
+    platform = _platform(platform)
+    if a.dtype != b.dtype:
+        raise TypeError(f"solve: a and b dtypes {a.dtype} and {b.dtype} differ")
+    if b.ndim != a.ndim or b.shape[:-1] != a.shape[:-1]:
+        raise ValueError(f"solve: b must be (..., n, k) with a's batch dims and n, got a {a.shape} and b {b.shape}")
+    if a.shape[-1] == 0 or b.shape[-1] == 0:
+        return b
+
+    def impl(a, b):
+        factors, _, perm = lu(a, platform=platform)
+        return [lu_solve(factors, perm, b, trans=1 if transpose else 0, platform=platform)]
+
+    return _composite("solve", [a, b], impl, transpose=bool(transpose), platform=platform)[0]
+
+
+def _lu_diagonal_and_parity(x, platform):
+    """U's diagonal (..., n) of the LU factorization of square x, and the permutation's sign (-1 or
+    1, x's dtype, (...,))."""
+    factors, pivots, _ = lu(x, platform=platform)
+    nd = x.ndim
+    on_diagonal = ops.compare(ops.iota(x.shape, np.int32, nd - 2), ops.iota(x.shape, np.int32, nd - 1), "EQ")
+    diagonal = ops.reduce(ops.select(on_diagonal, factors, _c(0, x.dtype, x.shape)), np.zeros((), x.dtype), (nd - 1,),
+                          "add")
+    moved = ops.compare(pivots, ops.iota(pivots.shape, np.int32, nd - 2), "NE")
+    swaps = ops.reduce(ops.select(moved, _c(1, np.int32, pivots.shape), _c(0, np.int32, pivots.shape)), np.int32(0),
+                       (nd - 2,), "add")
+    odd = ops.compare(ops.remainder(swaps, _c(2, np.int32, swaps.shape)), _c(1, np.int32, swaps.shape), "EQ")
+    return diagonal, ops.select(odd, _c(-1, x.dtype, swaps.shape), _c(1, x.dtype, swaps.shape))
+
+
+def det(x, *, platform=None):
+    """The determinants (...,) of square matrices: U's diagonal product times the permutation's
+    sign. A ``stablehlo.composite "hloforge.linalg.det"`` differentiated with jax's rule
+    (d det = det tr(x^-1 dx)); hloforge's, not jax.lax.linalg's.
+
+    Example:
+      >>> d = hf.lax.linalg.det(a)
+    """
+    x = _check("det", x)
+    platform = _platform(platform)
+
+    def impl(x):
+        diagonal, parity = _lu_diagonal_and_parity(x, platform)
+        return [ops.multiply(ops.reduce(diagonal, np.ones((), x.dtype), (x.ndim - 2,), "mul"), parity)]
+
+    return _composite("det", [x], impl, platform=platform)[0]
+
+
+def slogdet(x, *, platform=None):
+    """(sign, log|det|) of square matrices (sign 0 and log|det| -inf for a singular one), from
+    the LU factorization. A ``stablehlo.composite "hloforge.linalg.slogdet"`` differentiated with
+    jax's rule (d log|det| = re tr(x^-1 dx)); hloforge's, not jax.lax.linalg's.
+
+    Example:
+      >>> sign, logabsdet = hf.lax.linalg.slogdet(a)
+    """
+    x = _check("slogdet", x)
+    platform = _platform(platform)
+
+    def impl(x):
+        diagonal, parity = _lu_diagonal_and_parity(x, platform)
+        last = (x.ndim - 2,)
+        magnitude = ops.abs(diagonal)
+        logabs = ops.reduce(ops.log(magnitude), np.zeros((), magnitude.dtype), last, "add")
+        if dtypes.is_complex(x.dtype):
+            zero = ops.compare(magnitude, _c(0, magnitude.dtype, magnitude.shape), "EQ")
+            safe = ops.select(zero, _c(1, magnitude.dtype, magnitude.shape), magnitude)
+            unit = ops.divide(diagonal, ops.complex(safe, _c(0, safe.dtype, safe.shape)))
+            unit = ops.select(zero, _c(0, x.dtype, unit.shape), unit)
+        else:
+            unit = ops.sign(diagonal)
+        return [ops.multiply(ops.reduce(unit, np.ones((), x.dtype), last, "mul"), parity), logabs]
+
+    sign, logabs = _composite("slogdet", [x], impl, platform=platform)
+    return sign, logabs
+
+
 def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True, platform=None):
     """jax.lax.linalg.eig: [w, vl, vr] (the eigenvector entries as requested) of general square
     matrices, complex results. Emits lapack_?geev_ffi (CPU only, as jax's default).
@@ -519,4 +653,5 @@ def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors
     return out
 
 
-__all__ = ["eig", "cholesky", "triangular_solve", "qr", "eigh", "svd", "lu", "lu_pivots_to_permutation", "custom_call"]
+__all__ = ["eig", "cholesky", "triangular_solve", "qr", "eigh", "svd", "lu", "lu_pivots_to_permutation", "lu_solve",
+           "permute_rows", "solve", "det", "slogdet", "custom_call"]

@@ -20,7 +20,7 @@ from hloforge.frontend.lax import linalg as lax_linalg
 from hloforge.frontend.numpy import _math as m
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_shapes, broadcast_to, normalize_axis, splat
 from hloforge.frontend.numpy._contractions import matmul
-from hloforge.frontend.numpy._reductions import max as _max, min as _min, prod as _prod, sum as _sum
+from hloforge.frontend.numpy._reductions import max as _max, min as _min, sum as _sum
 from hloforge.frontend.numpy._shape import moveaxis, reshape, swapaxes
 from hloforge.frontend.tracing import Tensor
 from hloforge.frontend.numpy._reductions import all as _all
@@ -175,21 +175,6 @@ def svdvals(x, /):
 
 # ---------------------------------------------------------------- LU: solve, inv, det
 
-def _permute_rows(perm, b):
-    """b[..., perm, :] via a one-hot permutation matrix (a dot_general: exact)."""
-    n = perm.shape[-1]
-    shape = perm.shape + (n,)
-    onehot = ops.compare(ops.broadcast_in_dim(perm, shape, tuple(range(perm.ndim))),
-                         ops.iota(shape, np.int32, perm.ndim), "EQ")
-    return matmul(astype(onehot, b.dtype), b)
-
-
-def _lu_solve(lu, perm, b):
-    pb = _permute_rows(perm, b)
-    y = lax_linalg.triangular_solve(lu, pb, left_side=True, lower=True, unit_diagonal=True)
-    return lax_linalg.triangular_solve(lu, y, left_side=True, lower=False)
-
-
 def solve(a, b):
     """numpy.linalg.solve: x with a x = b (b a vector only when it is 1-D, numpy 2), broadcasting
     batch dims; LU with partial pivoting (inf/NaN for singular a)."""
@@ -207,11 +192,7 @@ def solve(a, b):
     batch = broadcast_shapes(x.shape[:-2], y.shape[:-2], what="solve")
     x = broadcast_to(x, batch + x.shape[-2:])
     y = broadcast_to(y, batch + y.shape[-2:])
-    if n == 0 or y.shape[-1] == 0:
-        out = y
-    else:
-        lu, _, perm = lax_linalg.lu(x)
-        out = _lu_solve(lu, perm, y)
+    out = lax_linalg.solve(x, y)
     return reshape(out, out.shape[:-1]) if vector else out
 
 
@@ -220,17 +201,7 @@ def inv(a):
     x = _square(a)
     if x.shape[-1] == 0:
         return x
-    lu, _, perm = lax_linalg.lu(x)
-    return _lu_solve(lu, perm, _eye_like(x))
-
-
-def _lu_parts(x):
-    lu, piv, _ = lax_linalg.lu(x)
-    d = _diag(lu)
-    swaps = _sum(astype(ops.compare(piv, ops.iota(piv.shape, np.int32, piv.ndim - 1), "NE"), np.int32), axis=-1)
-    odd = m.equal(m.remainder(swaps, 2), 1)
-    parity = m.where(odd, -1, 1)
-    return d, astype(parity, x.dtype)
+    return lax_linalg.solve(x, _eye_like(x))
 
 
 def det(a):
@@ -238,8 +209,7 @@ def det(a):
     x = _square(a)
     if x.shape[-1] == 0:
         return splat(1, x.dtype, x.shape[:-2])
-    d, parity = _lu_parts(x)
-    return m.multiply(_prod(d, axis=-1), parity)
+    return lax_linalg.det(x)
 
 
 def slogdet(a):
@@ -248,17 +218,7 @@ def slogdet(a):
     real = dtypes.real_dtype(x.dtype)
     if x.shape[-1] == 0:
         return SlogdetResult(splat(1, x.dtype, x.shape[:-2]), splat(0, real, x.shape[:-2]))
-    d, parity = _lu_parts(x)
-    mag = m.abs(d)
-    logabs = _sum(m.log(mag), axis=-1)
-    if dtypes.is_complex(x.dtype):
-        zero = m.equal(mag, 0)
-        unit = m.divide(d, astype(m.where(zero, 1, mag), x.dtype))
-        unit = m.where(zero, 0, unit)
-        sign = m.multiply(_prod(unit, axis=-1), parity)
-    else:
-        sign = m.multiply(_prod(m.sign(d), axis=-1), parity)
-    return SlogdetResult(sign, logabs)
+    return SlogdetResult(*lax_linalg.slogdet(x))
 
 
 def matrix_power(a, n):
