@@ -221,20 +221,29 @@ def body_of(region) -> Callable:
     block = region.blocks[0]
 
     def body(*args):
-        b = current_builder("region body")
-        values = {arg: t for arg, t in zip(block.arguments, args)}
-        outputs = None
+        outputs = reemit_block(block, args)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    return body
+
+
+def reemit_block(block, args) -> list:
+    """Re-emit the ops of ``block`` through the registry over ``args`` (Tensors for its arguments);
+    returns the terminator's operands as Tensors. Regions of the ops re-emitted meanwhile see this
+    block's values (``Builder.reemitted``), so a loop body may read a value of the block around it."""
+    b = current_builder("region body")
+    values = {arg: t for arg, t in zip(block.arguments, args)}
+    b.reemitting.append(values)
+    try:
         for inner in block.operations:
             inner = inner.operation
-            operands = [values[v] for v in inner.operands]
+            operands = [b.reemitted(v, values) for v in inner.operands]
             if inner.name in ("stablehlo.return", "func.return"):
-                outputs = operands
-                break
+                return operands
             out = lookup(inner.name).reemit(operands, inner)
             out = out if isinstance(out, (list, tuple)) else [out]
             for r, t in zip(inner.results, out):
                 values[r] = t
-        del b
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-    return body
+    finally:
+        b.reemitting.pop()
+    raise ValueError("region body has no terminator (stablehlo.return or func.return)")

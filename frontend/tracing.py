@@ -43,6 +43,7 @@ class Builder:
         self._types: dict = {}
         self._specs: dict = {}  # ir.Type -> spec_of_type
         self._sites: dict = {}  # (code, instruction) -> the ir.Location of that call site
+        self.reemitting: list = []  # old ir.Value -> Tensor maps of the regions being re-emitted (see reemitted)
         self.default_loc: ir.Location | None = None  # (see ``located``)
 
     def type(self, shape, dtype) -> ir.RankedTensorType:
@@ -81,6 +82,19 @@ class Builder:
         if None in spec[0]:  # (a dynamic dimension: Tensor() says so)
             return Tensor(value, *spec, self)
         return Tensor.of_spec(value, spec, self)
+
+    def reemitted(self, value: ir.Value, values: dict):
+        """The Tensor standing for ``value`` of a region being re-emitted: from ``values`` (the
+        region's own), else from the enclosing regions being re-emitted (a loop body reading a value
+        of the function around it), else ``value`` itself (re-emitting into the module holding it)."""
+        t = values.get(value)
+        if t is not None:
+            return t
+        for outer in reversed(self.reemitting):
+            t = outer.get(value)
+            if t is not None:
+                return t
+        return self.tensor(value)
 
     @contextlib.contextmanager
     def at(self, block: ir.Block, scope: "_Scope | None" = None, isolated: bool = False):

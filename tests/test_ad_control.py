@@ -156,6 +156,22 @@ def test_barrier_map_composite():
     assert grad.op_counts().get("stablehlo.optimization_barrier", 0) == 2  # the primal's and the cotangents'
 
 
+def test_reemitting_a_loop_that_reads_a_value_of_its_function():
+    """Module.vjp re-emits a composite's decomposition into a new module: a while body there that
+    reads a value of the decomposition (not a loop operand) must read the re-emitted one."""
+    def decomposition(x):
+        c = ops.multiply(x, x)
+        _, out = ops.while_([ops.constant(np.int32(0)), x], lambda i, v: ops.compare(i, ops.constant(np.int32(3)), "LT"),
+                            lambda i, v: (ops.add(i, ops.constant(np.int32(1))), ops.add(v, c)))
+        return out
+
+    m = hf.trace(lambda x: ops.composite([x], "my.loop", decomposition)[0], X)
+    for module in (m, hf.Module.parse(m.text)):
+        out, ct = module.vjp().compile()(X, np.ones_like(X))
+        close(out, X + 3 * X * X, 1e-12)
+        close(ct, 1 + 6 * X, 1e-12)
+
+
 def test_custom_call_names_its_target():
     def f(x):
         return ops.custom_call([x], "my_kernel", [((5,), np.float64)])[0]

@@ -11,34 +11,20 @@ import numpy as np
 from hloforge.frontend import dtypes
 from hloforge.frontend.context import shape_dtype_of
 from hloforge.frontend.ops._common import operand
-from hloforge.frontend.registry import Region, Spec, bind, lookup, register
-from hloforge.frontend.tracing import Tensor, current_builder
+from hloforge.frontend.registry import Region, Spec, bind, register, reemit_block
+from hloforge.frontend.tracing import Tensor
 
 _BOOL = np.dtype(np.bool_)
 
 
 def open_body(region):
-    """Like ``registry.body_of``, for regions that may use values defined outside them: those
-    are re-used as they are (right when re-emitting into the module that holds them)."""
+    """Like ``registry.body_of``, for regions that may use values defined outside them: those come
+    from the enclosing block being re-emitted (``Builder.reemitted``), or are re-used as they are
+    (re-emitting into the module that holds them)."""
     block = region.blocks[0]
 
     def body(*args):
-        b = current_builder("region body")
-        values = {arg: t for arg, t in zip(block.arguments, args)}
-
-        def get(v):
-            return values[v] if v in values else b.tensor(v)
-
-        for inner in block.operations:
-            inner = inner.operation
-            operands = [get(v) for v in inner.operands]
-            if inner.name == "stablehlo.return":
-                return tuple(operands)
-            out = lookup(inner.name).reemit(operands, inner)
-            out = out if isinstance(out, (list, tuple)) else [out]
-            for r, t in zip(inner.results, out):
-                values[r] = t
-        raise ValueError("region body has no stablehlo.return")
+        return tuple(reemit_block(block, args))
 
     return body
 
