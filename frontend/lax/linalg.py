@@ -435,23 +435,31 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 
 def lu_pivots_to_permutation(pivots, permutation_size: int):
     """jax.lax.linalg.lu_pivots_to_permutation: apply the row swaps ``pivots`` (0-based, LAPACK's
-    order) to the identity permutation; unrolled selects (k is static)."""
+    order) to the identity permutation, one swap per iteration of a ``stablehlo.while`` (an
+    unrolled loop made XLA's compile grow with the matrix size: 6.6 s at n = 256)."""
     pivots = as_tensor(pivots, what="lu_pivots_to_permutation")
     batch, k = pivots.shape[:-1], pivots.shape[-1]
     shape = batch + (permutation_size,)
-    perm = ops.iota(shape, np.int32, len(shape) - 1)
-    pos = ops.iota(shape, np.int32, len(shape) - 1)
     nb = len(batch)
-    for i in range(min(k, permutation_size)):
-        j = ops.slice(pivots, [0] * nb + [i], list(batch) + [i + 1])        # (..., 1)
-        jb = ops.broadcast_in_dim(ops.reshape(j, batch), shape, tuple(range(nb)))
-        pi = ops.slice(perm, [0] * nb + [i], list(batch) + [i + 1])
-        pib = ops.broadcast_in_dim(ops.reshape(pi, batch), shape, tuple(range(nb)))
-        at_j = ops.compare(pos, jb, "EQ")
+    spread = tuple(range(nb))
+
+    def entry(x, i):
+        """x[..., i] of a (..., n) tensor, broadcast back to ``shape``."""
+        one = ops.dynamic_slice(x, [ops.constant(np.int32(0))] * nb + [i], batch + (1,))
+        return ops.broadcast_in_dim(ops.reshape(one, batch), shape, spread)
+
+    def body(i, perm, pivots):  # (everything it reads is carried: re-emitted loops take no captures)
+        pos = ops.iota(shape, np.int32, nb)
+        at_i = ops.compare(pos, ops.broadcast_in_dim(i, shape, ()), "EQ")
+        at_j = ops.compare(pos, entry(pivots, i), "EQ")
         pj = ops.reduce(ops.select(at_j, perm, _c(0, np.int32, shape)), np.int32(0), (nb,), "add")
-        pjb = ops.broadcast_in_dim(pj, shape, tuple(range(nb)))
-        at_i = ops.compare(pos, _c(i, np.int32, shape), "EQ")
-        perm = ops.select(at_i, pjb, ops.select(at_j, pib, perm))
+        swapped = ops.select(at_i, ops.broadcast_in_dim(pj, shape, spread), ops.select(at_j, entry(perm, i), perm))
+        return ops.add(i, ops.constant(np.int32(1))), swapped, pivots
+
+    def cond(i, perm, pivots):
+        return ops.compare(i, ops.constant(np.int32(min(k, permutation_size))), "LT")
+
+    _, perm, _ = ops.while_([ops.constant(np.int32(0)), ops.iota(shape, np.int32, nb), pivots], cond, body)
     return perm
 
 
