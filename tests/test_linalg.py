@@ -161,6 +161,17 @@ def test_lax_linalg_factorizations(dtype):
     close(tall[np.arange(2)[:, None], perm], lower @ np.triu(lu)[:, :3, :])
 
 
+def test_lu_permutation_is_one_loop_whatever_the_size():
+    """(unrolled, the swaps made XLA compile for seconds at n = 256)"""
+    counts = hf.trace(lambda x: L.lu(x), hf.ShapeDtype((256, 256), np.float32)).op_counts()
+    assert counts["stablehlo.while"] == 1 and sum(counts.values()) < 80, counts
+    x = _random((3, 40, 40), np.float32, 4)
+    _, piv, perm = run(lambda x: L.lu(x), x)
+    _, jpiv, jperm = jax.lax.linalg.lu(x)
+    np.testing.assert_array_equal(piv, jpiv)
+    np.testing.assert_array_equal(perm, jperm)
+
+
 def test_lax_linalg_failures_become_nan_and_empty_inputs():
     not_pd = np.array([[1.0, 2.0], [2.0, 1.0]])
     out = run(lambda x, e: (L.cholesky(x), L.cholesky(e), L.qr(e), L.svd(e), L.eigh(e), L.lu(e)),
