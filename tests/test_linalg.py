@@ -194,6 +194,12 @@ def test_lax_linalg_failures_become_nan_and_empty_inputs():
     (lambda x: L.solve(x, x.astype(np.float64)), TypeError, "solve: a and b dtypes float32 and float64 differ"),
     (lambda x: L.solve(x[:, :2], x[:, :2]), ValueError, "solve: operand must be a batch of square matrices"),
     (lambda x: L.lu_solve(x, L.lu(x)[2], x, trans=3), ValueError, "lu_solve: trans must be 0, 1 or 2, got 3"),
+    (lambda x: L.lu_solve(x, L.lu(x)[2], x[:2]), ValueError, r"lu_solve: needs lu \(\.\.\., n, n\), permutation "
+                                                            r"\(\.\.\., n\) .* got lu \(3, 3\), permutation \(3,\) "
+                                                            r"and b \(2, 3\)"),
+    (lambda x: L.lu_solve(x, L.lu(x)[2], x.astype(np.float64)), TypeError, "lu_solve: lu and b dtypes float32 and"),
+    (lambda x: L.permute_rows(x[0], x), TypeError, r"permute_rows: needs integer permutations .* got "
+                                                   r"Tensor\(shape=\(3,\), dtype=float32\)"),
     (lambda x: L.slogdet(x[0]), ValueError, "slogdet: operand must have rank >= 2"),
     (lambda x: L.det(x.astype(np.int32)), TypeError, "det: dtype int32 is not supported"),
     (lambda x: factorization.cholesky(x.astype(np.int32)), TypeError, "cholesky: operand dtype int32 is not supported"),

@@ -499,6 +499,10 @@ def lu(x, *, platform=None):
 def permute_rows(perm, b):
     """b[..., perm, :] for a batch of int32 permutations (..., n): a batched gather (whose transpose
     is a scatter-add)."""
+    perm, b = as_tensor(perm, what="linalg.permute_rows"), as_tensor(b, what="linalg.permute_rows")
+    if perm.dtype.kind not in "iu" or b.ndim < 2 or perm.shape[:-1] != b.shape[:-2]:
+        raise TypeError(f"permute_rows: needs integer permutations (..., m) and matrices (..., n, k) with the "
+                        f"same batch dims, got {perm} and {b}")
     nb = perm.ndim - 1
     batch = tuple(range(nb))
     return ops.gather(b, perm, (b.ndim - 1,), (nb,), (nb,), perm.ndim, (1,) * (nb + 1) + (b.shape[-1],),
@@ -528,6 +532,13 @@ def lu_solve(lu, permutation, b, *, trans: int = 0, platform=None):
     """
     if trans not in (0, 1, 2):
         raise ValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans!r}")
+    lu, b = _check("lu_solve", lu), as_tensor(b, what="linalg.lu_solve")
+    permutation = as_tensor(permutation, what="linalg.lu_solve")
+    if b.dtype != lu.dtype:
+        raise TypeError(f"lu_solve: lu and b dtypes {lu.dtype} and {b.dtype} differ")
+    if b.ndim != lu.ndim or b.shape[:-1] != lu.shape[:-1] or permutation.shape != lu.shape[:-1]:
+        raise ValueError(f"lu_solve: needs lu (..., n, n), permutation (..., n) and b (..., n, k) with one batch "
+                         f"shape, got lu {lu.shape}, permutation {permutation.shape} and b {b.shape}")
     kw = dict(left_side=True, platform=platform)
     if trans == 0:
         y = triangular_solve(lu, permute_rows(permutation, b), lower=True, unit_diagonal=True, **kw)
