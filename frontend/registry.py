@@ -153,21 +153,19 @@ def _result_spec(name: str, r):
     """``r`` as a Spec (a TOKEN or TupleSpec as is), its dimensions checked to fit int64."""
     try:
         spec = _RESULT_SPECS.get(r)
-    except TypeError:  # (a list shape, a TupleSpec holding one)
-        spec = None
-    if spec is not None:
-        return spec
-    spec = Spec.of(r)
-    if is_opaque(spec):
-        return spec
-    if any(d > _INT64_MAX for d in spec.shape):
-        raise ValueError(f"{name}: result shape {spec.shape} has a dimension larger than int64 holds")
-    try:
+    except TypeError:  # (unhashable: a list shape)
+        return _checked_spec(name, r)
+    if spec is None:
         if len(_RESULT_SPECS) >= 1 << 14:
             _RESULT_SPECS.clear()
-        _RESULT_SPECS[r] = spec
-    except TypeError:
-        pass
+        spec = _RESULT_SPECS[r] = _checked_spec(name, r)
+    return spec
+
+
+def _checked_spec(name: str, r):
+    spec = Spec.of(r)
+    if not is_opaque(spec) and any(d > _INT64_MAX for d in spec.shape):
+        raise ValueError(f"{name}: result shape {spec.shape} has a dimension larger than int64 holds")
     return spec
 
 
