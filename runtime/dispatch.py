@@ -14,7 +14,6 @@ signature, ``fastpath_data`` that matches it exactly; otherwise every call takes
 from __future__ import annotations
 
 import numpy as np
-from jax import tree_util
 
 from hloforge.frontend import dtypes
 from hloforge.runtime import pjrt
