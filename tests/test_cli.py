@@ -93,9 +93,11 @@ def test_check_exit_codes():
     result = cli("check", *good)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("PASS ") == len(good)
+    assert result.stdout.splitlines()[-1] == f"{len(good)} passed, 0 failed"
     failing = cli("check", os.path.join(DATA, "wrong_expected.mlir"), good[0])
     assert failing.returncode == 1
     assert failing.stdout.splitlines()[0].startswith("FAIL ")
+    assert failing.stdout.splitlines()[-1] == "1 passed, 1 failed"
 
 
 def test_opt_pipeline_stats_and_dump(tmp_path):
@@ -199,6 +201,7 @@ def test_check_reports_bad_files_and_goes_on(files, capsys):
     assert lines[0].startswith(f"FAIL {tmp / 'garbage.bin'}: not a UTF-8 MLIR text file")
     assert lines[1].startswith(f"FAIL {tmp / 'quant.mlir'}: stablehlo.uniform_quantize uses the quantized type")
     assert lines[2] == f"PASS {good}"
+    assert lines[3] == "1 passed, 2 failed"
 
 
 def test_out_of_memory_is_one_line(tmp_path):

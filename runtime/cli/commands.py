@@ -181,4 +181,5 @@ def check(args) -> int:
         result = run_check_file(path, optimize=args.optimize, device=args.device)
         print(result, flush=True)
         failed += not result.ok
+    print(f"{len(args.inputs) - failed} passed, {failed} failed", flush=True)
     return 1 if failed else 0

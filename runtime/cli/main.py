@@ -98,8 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _add(sub, "check", commands.check, "run StableHLO test files (check.expect_* assertions) on PJRT",
              "Run test files in the StableHLO testdata convention: @main builds values from constants and "
-             "asserts them with check.expect_eq/expect_close/expect_almost_eq. Prints PASS/FAIL per file; "
-             "exit 1 if any failed.")
+             "asserts them with check.expect_eq/expect_close/expect_almost_eq. Prints PASS/FAIL per file, "
+             "then 'N passed, M failed'; exit 1 if any failed.")
     p.add_argument("inputs", nargs="+", metavar="IN", help="test files")
     p.add_argument("--optimize", action="store_true", help="run the default pass pipeline first (proves the passes keep every result)")
     p.add_argument("--device", default="cpu", choices=("cpu", "gpu"), help="device (default cpu)")
