@@ -20,6 +20,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir import passmanager
 from jaxlib.mlir.dialects import chlo, func, sdy, stablehlo
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+from jax._src.lib import _jax  # (jaxlib's refine_polymorphic_shapes, the refinement jax runs)
 from jaxlib.mlir._mlir_libs._mlir import rewrite
 
 __all__ = [
@@ -189,19 +190,14 @@ def _dynamic_size() -> int:
 _passes_registered = []
 
 
-def refine_shapes(module: ir.Module, arg_types=None) -> None:
-    """Refine ``module``'s dynamic shapes in place: with ``arg_types`` (one static tensor type per
-    argument of ``@main``) first give ``@main`` those argument types (stablehlo-refine-arguments),
-    then propagate static shapes through every op and result (stablehlo-refine-shapes). Raises
-    ValueError with MLIR's diagnostics when the argument types do not fit the module."""
+def _register_stablehlo_passes() -> None:
     with _registry_lock:
         if not _passes_registered:
             stablehlo.register_stablehlo_passes()
             _passes_registered.append(True)
-    passes = ["stablehlo-refine-shapes"]
-    if arg_types is not None:
-        types = ",".join(str(t) for t in arg_types)
-        passes.insert(0, f"stablehlo-refine-arguments{{types={types}}}")
+
+
+def _run_passes(module: ir.Module, passes: list) -> None:
     with module.context:
         pm = passmanager.PassManager.parse(f"builtin.module({','.join(passes)})")
         try:
@@ -209,6 +205,43 @@ def refine_shapes(module: ir.Module, arg_types=None) -> None:
         except ir.MLIRError as e:
             diags = "; ".join(str(d.message) for d in getattr(e, "error_diagnostics", [])) or str(e)
             raise ValueError(f"shape refinement failed: {diags}") from None
+
+
+def refine_shapes(module: ir.Module, arg_types=None) -> None:
+    """Refine ``module``'s dynamic shapes in place: with ``arg_types`` (one static tensor type per
+    argument of ``@main``) first give ``@main`` those argument types (stablehlo-refine-arguments),
+    then propagate static shapes through every op and result (stablehlo-refine-shapes). Raises
+    ValueError with MLIR's diagnostics when the argument types do not fit the module."""
+    _register_stablehlo_passes()
+    passes = ["stablehlo-refine-shapes"]
+    if arg_types is not None:
+        types = ",".join(str(t) for t in arg_types)
+        passes.insert(0, f"stablehlo-refine-arguments{{types={types}}}")
+    _run_passes(module, passes)
+
+
+def refine_polymorphic(module: ir.Module, arg_types=None) -> ir.Module:
+    """A refined copy of a jax.export module by jaxlib's own refinement (the one jax runs before
+    compiling an exported module): it inlines calls first, so a function that jax calls with
+    different dimension arguments refines, and it checks jax's shape assertions (ValueError with
+    jax's message) and removes them. ``arg_types`` as in ``refine_shapes``."""
+    _register_stablehlo_passes()
+    with module.context:
+        copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True), context=module.context)
+    if arg_types is not None:
+        _run_passes(copy, [f"stablehlo-refine-arguments{{types={','.join(str(t) for t in arg_types)}}}"])
+    try:
+        refined = _jax.mlir.refine_polymorphic_shapes(write_bytecode(copy), enable_shape_assertions=True,
+                                                      validate_static_shapes=False, enable_shardy=False)
+    except Exception as e:  # (jaxlib raises its runtime error type with the diagnostics inside)
+        message = str(e).split("error: ", 1)[-1].split("\n", 1)[0]
+        assertion = 'loc("shape_assertion"): '
+        if message.startswith(assertion):
+            raise ValueError(f"the argument shapes fail a jax.export shape assertion: "
+                             f"{message[len(assertion):]}") from None
+        raise ValueError(f"shape refinement failed: {message}") from None
+    with module.context:
+        return ir.Module.parse(refined, context=module.context)
 
 
 # ---- portable artifacts (versioned StableHLO, VHLO inside bytecode) ----

@@ -4,10 +4,10 @@ from __future__ import annotations
 import collections
 import os
 
-from hloforge.frontend import dtypes
+from hloforge.frontend import dtypes, shape_assertions
 from hloforge.frontend.context import (
-    func, ir, portable_target, refine_shapes, serialize_portable, shape_dtype_of, stablehlo, tensor_type,
-    write_bytecode)
+    func, ir, portable_target, refine_polymorphic, refine_shapes, serialize_portable, shape_dtype_of, stablehlo,
+    tensor_type, write_bytecode)
 from hloforge.frontend.inspection import graph, save_graph, summary
 from hloforge.frontend.parsing import BYTECODE_MAGIC, diagnostics, parse_source
 
@@ -239,18 +239,33 @@ class Module:
             _check_static(self.entry, "argument", arg_specs, "")
         else:
             _check_static(self.entry, "argument", ins, ": give refine() static argument shapes")
+        try:
+            copy = self._refined(arg_specs, inline=False)
+        except ValueError as e:
+            if "incompatible refinement keys" not in str(e):
+                raise
+            copy = self._refined(arg_specs, inline=True)
+        ins, outs = copy.signature
+        _check_static(self.entry, "argument", ins, " after shape refinement")
+        _check_static(self.entry, "result", outs, " after shape refinement")
+        return copy
+
+    def _refined(self, arg_specs, inline: bool) -> "Module":
+        """The refined copy: by StableHLO's refinement passes, or with ``inline`` by jaxlib's (which
+        inlines first: jax.export calls one function with different dimension arguments)."""
         copy = self.clone()
         entry = copy.entry_function()
         with copy.context, ir.Location.unknown():
             if self.entry != "main":  # (the StableHLO passes refine @main)
                 entry.attributes["sym_name"] = ir.StringAttr.get("main")
             types = None if arg_specs is None else [tensor_type(s.shape, s.dtype) for s in arg_specs]
-            refine_shapes(copy.mlir, types)
+            if inline:
+                copy = Module(refine_polymorphic(copy.mlir, types), self.entry, self.out_tree)
+            else:
+                refine_shapes(copy.mlir, types)
+            shape_assertions.check_and_remove(copy.mlir, self.entry)
             if self.entry != "main":
                 copy.entry_function_named("main").attributes["sym_name"] = ir.StringAttr.get(self.entry)
-        ins, outs = copy.signature
-        _check_static(self.entry, "argument", ins, " after shape refinement")
-        _check_static(self.entry, "result", outs, " after shape refinement")
         return copy
 
     def dynamic_dims_message(self, what: str, specs) -> str | None:

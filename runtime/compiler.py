@@ -6,6 +6,7 @@ import threading
 import time
 
 from hloforge.frontend.module import Module
+from hloforge.frontend.shape_assertions import has_shape_assertions
 from hloforge.passes import spectral
 from hloforge.passes.guards import guard_divisions
 from hloforge.runtime import cache, pjrt, sharding
@@ -48,7 +49,8 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
         return DynamicExecutable(in_specs, out_specs, dev, module.entry,
                                  lambda specs: compile_module(module.refine(specs), dev), dynamic_args)
     code = module._code_for_compile()
-    if _DYNAMIC_TYPE.search(code):  # static arguments, dynamic values inside: refine them
+    if _DYNAMIC_TYPE.search(code) or has_shape_assertions(code):  # static arguments, dynamic values inside
+        # (or jax.export's shape assertions, which refinement checks and removes): refine them
         module = module.refine()
         code = module._code_for_compile()
         out_specs = [tuple(s) for s in module.signature[1]]
