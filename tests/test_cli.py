@@ -245,3 +245,20 @@ def test_importing_hloforge_prints_nothing():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_quiet_env(), timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "[2.0, 2.0]"
     assert out.stderr == "", out.stderr
+
+
+def test_check_runs_each_file_in_isolation(monkeypatch, capsys):
+    from hloforge.runtime.cli import check_batch
+
+    class DiesOnCrashFiles(check_batch._Worker):
+        def run(self, path):
+            if "crash" in os.path.basename(path):
+                self.process.kill()  # (as a file that makes XLA abort would)
+            return super().run(path)
+
+    monkeypatch.setattr(check_batch, "_Worker", DiesOnCrashFiles)
+    good = os.path.join(DATA, "add_expect_close.mlir")
+    assert main(["check", good, "/tmp/crash.mlir", good]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"PASS {good}", "FAIL /tmp/crash.mlir: the process running this file was killed by SIGKILL",
+                     f"PASS {good}", "2 passed, 1 failed"]

@@ -10,8 +10,8 @@ import numpy as np
 from hloforge.frontend.context import ir, shape_dtype_of
 from hloforge.frontend.inspection import details
 from hloforge.frontend.module import Module
-from hloforge.runtime.checkfile import run_check_file
 from hloforge.runtime.cli import demo as demo_module
+from hloforge.runtime.cli.check_batch import run_isolated
 from hloforge.runtime.unsupported import quantized_use
 
 
@@ -177,8 +177,7 @@ def convert(args) -> int:
 
 def check(args) -> int:
     failed = 0
-    for path in args.inputs:
-        result = run_check_file(path, optimize=args.optimize, device=args.device)
+    for result in run_isolated(args.inputs, optimize=args.optimize, device=args.device):
         print(result, flush=True)
         failed += not result.ok
     print(f"{len(args.inputs) - failed} passed, {failed} failed", flush=True)
