@@ -11,13 +11,15 @@ from __future__ import annotations
 import functools
 import itertools
 
+import numpy as np
 from jax import tree_util
 
+from hloforge.frontend import dtypes
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad._util import instantiate
+from hloforge.frontend.ad._util import add_any, differentiable, instantiate, zeros_like
 from hloforge.frontend.context import func, ir
 from hloforge.frontend.jit import jit
-from hloforge.frontend.tracing import Tensor, _Scope, as_tensor, current_builder
+from hloforge.frontend.tracing import Tensor, _Scope, _type_str, as_tensor, current_builder
 
 _counter = itertools.count()
 
@@ -49,11 +51,20 @@ def _flat_args(args, what):
     return [as_tensor(l, what=f"{what}: argument leaf {i}") for i, l in enumerate(leaves)], tree
 
 
-def _check_structure(value, expected_tree, what, role):
-    leaves, tree = tree_util.tree_flatten(value)
-    if tree != expected_tree:
-        raise TypeError(f"{what}: {role} must have the structure {expected_tree}, got {tree} ({value!r})")
-    return leaves
+def _type(t) -> str:
+    return _type_str(t.shape, t.dtype)
+
+
+def _rule_leaf(v, like, what) -> Tensor:
+    """A leaf a rule returned as a Tensor: Python scalars take ``like``'s dtype (they are weakly
+    typed, as in jax); arrays and Tensors keep theirs, so a wrong dtype is caught, not cast."""
+    if isinstance(v, Tensor) or dtypes.weak_type(v) is None:
+        return as_tensor(v, what=what)
+    return as_tensor(v, like.dtype, what=what)
+
+
+def _is_float0(v) -> bool:
+    return getattr(v, "dtype", None) is not None and np.dtype(v.dtype).name == "float0"
 
 
 class custom_vjp:
@@ -111,7 +122,7 @@ class _VjpRule:
 
     def forward_flat(self, flat):
         out = self.cv.fwd(*self._all_args(tree_util.tree_unflatten(self.in_tree, flat)))
-        if not isinstance(out, tuple) or len(out) != 2:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(f"{self.what}: fwd must return a pair (output, residuals), got {out!r}")
         o_leaves, self.out_tree = tree_util.tree_flatten(out[0])
         r_leaves, self.res_tree = tree_util.tree_flatten(out[1])
@@ -127,21 +138,31 @@ class _VjpRule:
         static = [self.static[i] for i in sorted(self.static)]
         grads = self.cv.bwd(*static, tree_util.tree_unflatten(self.res_tree, res),
                             tree_util.tree_unflatten(self.out_tree, ct))
-        n_args = len(tree_util.tree_unflatten(self.in_tree, [None] * self.in_tree.num_leaves))
-        if not isinstance(grads, (tuple, list)) or len(grads) != n_args:
+        args = tree_util.treedef_children(self.in_tree)
+        if not isinstance(grads, (tuple, list)) or len(grads) != len(args):
             raise TypeError(f"{self.what}: bwd must return a tuple with one cotangent per argument "
-                            f"({n_args}), got {grads!r}")
-        leaves = _check_structure(tuple(grads), self.in_tree, self.what, "bwd's output")
-        out = []
-        for i, (g, x) in enumerate(zip(leaves, entry.ins)):
-            if g is None:
-                out.append(None)
+                            f"({len(args)}), got {grads!r}")
+        leaves = []
+        for j, (g, arg_tree) in enumerate(zip(grads, args)):
+            if g is None:  # (a zero cotangent for the whole argument, as jax allows)
+                leaves.extend([None] * arg_tree.num_leaves)
                 continue
-            g = as_tensor(g, x.dtype if not isinstance(g, Tensor) else None, what=f"{self.what}: bwd output {i}")
-            if g.shape != x.shape or g.dtype != x.dtype:
-                raise TypeError(f"{self.what}: bwd output leaf {i} is {g}, but the argument is {x}")
-            out.append(g)
-        return out
+            got = tree_util.tree_structure(g)
+            if got != arg_tree:
+                raise TypeError(f"{self.what}: bwd must return cotangents of the arguments' structure: "
+                                f"cotangent {j} has the structure {got}, but argument {j} has {arg_tree} "
+                                f"({g!r})")
+            leaves.extend(tree_util.tree_leaves(g))
+        return [None if g is None else self._cotangent(i, g, x) for i, (g, x) in enumerate(zip(leaves, entry.ins))]
+
+    def _cotangent(self, i, g, x) -> Tensor:
+        g = _rule_leaf(g, x, f"{self.what}: bwd output leaf {i}")
+        if g.shape != x.shape or g.dtype != x.dtype:
+            diff = "shapes" if g.shape != x.shape else "dtypes"
+            raise ValueError(f"{self.what}: bwd must produce cotangents of the arguments' types, but its output "
+                             f"leaf {i} is {_type(g)} for an argument of type {_type(x)}, so the {diff} do not "
+                             "match")
+        return g
 
     def custom_jvp(self, entry, tangents):
         raise TypeError(f"{self.what}: forward-mode differentiation (jvp, jacfwd) of a custom_vjp function "
@@ -194,21 +215,95 @@ class _JvpRule:
     def call(self, ins):
         return [as_tensor(o) for o in self.primal_flat(ins)]
 
-    def _tangent_out(self, primals, tangents):
+    def _tangent_out(self, primals, tangents, outs):
+        """The jvp rule's tangent outputs (None for integer and bool outputs), checked against the
+        function's own outputs ``outs``: its primal output must have their structure and types,
+        its tangent output their structure and tangent types."""
         out = self.cj.rule(tuple(tree_util.tree_unflatten(self.in_tree, primals)),
                            tuple(tree_util.tree_unflatten(self.in_tree, tangents)))
         if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError(f"{self.what}: the jvp rule must return (primal_out, tangent_out), got {out!r}")
-        leaves = _check_structure(out[1], self.out_tree, self.what, "the jvp rule's tangent output")
-        return [as_tensor(t, what=f"{self.what}: tangent output {i}") for i, t in enumerate(leaves)]
+            raise TypeError(f"{self.what}: the jvp rule must return a pair (primal_out, tangent_out), got {out!r}")
+        p_leaves, p_tree = tree_util.tree_flatten(out[0])
+        t_leaves, t_tree = tree_util.tree_flatten(out[1])
+        if p_tree != t_tree:
+            raise TypeError(f"{self.what}: the jvp rule must produce primal and tangent outputs with equal "
+                            f"container (pytree) structures, but got {p_tree} and {t_tree} respectively")
+        if p_tree != self.out_tree:
+            raise TypeError(f"{self.what}: the jvp rule's primal output must equal the function's output, but it "
+                            f"has the structure {p_tree} and the function's output {self.out_tree}")
+        for i, (p, o) in enumerate(zip(p_leaves, outs)):
+            p = _rule_leaf(p, o, f"{self.what}: the jvp rule's primal output leaf {i}")
+            if p.shape != o.shape or p.dtype != o.dtype:
+                raise TypeError(f"{self.what}: the jvp rule's primal output must equal the function's output, but "
+                                f"its leaf {i} is {_type(p)} and the function's output leaf {i} is {_type(o)}")
+        return [self._tangent(i, t, o) for i, (t, o) in enumerate(zip(t_leaves, outs))]
+
+    def _tangent(self, i, t, o):
+        if not differentiable(o.dtype):  # (jax wants float0 zeros here; a zero of the output's type passes too)
+            shape = tuple(np.shape(t)) if not isinstance(t, Tensor) else t.shape
+            if not (_is_float0(t) or shape == o.shape):
+                raise TypeError(f"{self.what}: tangent output leaf {i} of the jvp rule has shape {shape}, but the "
+                                f"output is {_type(o)}")
+            return None
+        t = _rule_leaf(t, o, f"{self.what}: the jvp rule's tangent output leaf {i}")
+        if t.shape != o.shape or t.dtype != o.dtype:
+            raise TypeError(f"{self.what}: the jvp rule must produce primal and tangent outputs with corresponding "
+                            f"shapes and dtypes: expected {_type(o)} (tangent type of {_type(o)}) for tangent "
+                            f"output leaf {i}, but got {_type(t)}")
+        return t
 
     def custom_jvp(self, entry, tangents):
-        return self._tangent_out(entry.ins, [instantiate(t, x) for t, x in zip(tangents, entry.ins)])
+        return self._tangent_out(entry.ins, [instantiate(t, x) for t, x in zip(tangents, entry.ins)], entry.outs)
 
-    def custom_vjp(self, entry, cts):
-        from hloforge.frontend.ad.api import _vjp_symbolic
-        from hloforge.frontend.ad._util import zeros_like
-        primals = entry.ins
-        _, pullback, _ = _vjp_symbolic(lambda *ts: self._tangent_out(primals, list(ts)),
-                                       tuple(zeros_like(x) for x in primals), False, self.what)
-        return list(pullback([instantiate(c, o) for c, o in zip(cts, entry.outs)]))
+    def custom_vjp(self, entry, cts, needed=None):
+        """The transpose of the rule's tangent map (traced at zero tangents, then swept backwards),
+        which must be linear in the tangents."""
+        from hloforge.frontend.ad.api import _trace_inline
+        primals, outs = entry.ins, entry.outs
+        ts, _, t_outs, tape = _trace_inline(lambda *t: self._tangent_out(primals, list(t), outs),
+                                            tuple(zeros_like(x) for x in primals), self.what)
+        active = core.active_values(tape, ts)
+        _check_linear(tape, active, self.what)
+        seeds = {}
+        for t, c in zip(t_outs, cts):
+            if t is not None and c is not None:
+                seeds[t.value] = add_any(seeds.get(t.value), c)
+        got = core.backward(tape, seeds, active)
+        return [got.get(x.value) if differentiable(x.dtype) else None for x in ts]
+
+
+# ---------------------------------------------------------------- linearity of a jvp rule's tangent map
+
+_LINEAR = {"stablehlo.add", "stablehlo.subtract", "stablehlo.negate", "stablehlo.convert", "stablehlo.real",
+           "stablehlo.imag", "stablehlo.complex", "stablehlo.select", "stablehlo.reduce_precision"}
+_BILINEAR = {"stablehlo.multiply", "stablehlo.dot_general", "stablehlo.convolution"}
+
+
+def _nonlinear_use(entry, active):
+    """Why ``entry`` is not linear in its ``active`` operands, or None. Only what is certain counts:
+    elementwise ops other than the linear ones, a product of two tangents, a division by one.
+    Other ops (control flow, reductions, calls) are not judged."""
+    act = [i for i, x in enumerate(entry.ins) if x.value in active]
+    if not act or entry.info is None or hasattr(entry.info, "custom_vjp"):
+        return None
+    name = entry.name
+    if name in _BILINEAR:
+        return f"{name} multiplies two values that depend on the tangents" if len(act) > 1 else None
+    if name == "stablehlo.divide":
+        return f"{name} divides by a value that depends on the tangents" if 1 in act else None
+    if name in _LINEAR or "elementwise" not in entry.info.traits:
+        return None
+    return f"it applies {name} to a value that depends on the tangents"
+
+
+def _check_linear(tape, active, what):
+    for e in tape:
+        if e.sub is not None:
+            _check_linear(e.sub[1], core.active_values(e.sub[1], [x for x in e.ins if x.value in active]), what)
+            continue
+        why = _nonlinear_use(e, active)
+        if why is not None:
+            raise TypeError(f"{what}: reverse-mode differentiation (hf.grad, hf.vjp, hf.jacrev) transposes the jvp "
+                            f"rule's tangent output, which must be linear in the tangents, but {why} (jax cannot "
+                            "transpose it either); make the tangent output linear in the tangents, or use "
+                            "hf.custom_vjp")
