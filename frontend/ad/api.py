@@ -8,6 +8,7 @@ argument signature for grad and friends) and run.
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 from jax import tree_util
@@ -129,20 +130,83 @@ def vjp(fn, *primals, has_aux=False):
     return (out, vjp_fn, result[1]) if has_aux else (out, vjp_fn)
 
 
-def _argnums(argnums, args, what):
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+def _argnums_spec(argnums, what):
+    """``argnums`` as an int or a tuple of ints (jax's types), checked when the transformation is made."""
+    bad = TypeError(f"{what}: argnums must be an int or a tuple of ints, got {argnums!r} "
+                    f"(of type {type(argnums).__name__})")
+    if isinstance(argnums, (bool, np.bool_)):
+        raise bad
+    if isinstance(argnums, (tuple, list)):
+        if any(isinstance(a, (bool, np.bool_)) for a in argnums):
+            raise bad
+        try:
+            nums = tuple(operator.index(a) for a in argnums)
+        except TypeError:
+            raise bad from None
+        if not nums:
+            raise ValueError(f"{what}: argnums {argnums!r} names no argument; give an int or a nonempty tuple of ints")
+        return nums
+    try:
+        return operator.index(argnums)
+    except TypeError:
+        raise bad from None
+
+
+def _argnums(spec, args, what):
+    """(the argnums as a tuple, their positions in ``args``), checked against the call's arguments."""
+    nums = (spec,) if isinstance(spec, int) else spec
     for a in nums:
-        if not isinstance(a, int) or not -len(args) <= a < len(args):
-            raise ValueError(f"{what}: argnums {argnums!r} out of range for {len(args)} positional argument(s)")
-    return nums, [a % len(args) for a in nums]
+        if not -len(args) <= a < len(args):
+            raise ValueError(f"{what}: argnums {spec!r} out of range for {len(args)} positional argument(s): "
+                             f"differentiating with respect to argnums={a} requires at least "
+                             f"{a + 1 if a >= 0 else -a} positional arguments")
+    positions = [a % len(args) for a in nums]
+    if len(set(positions)) != len(positions):
+        raise ValueError(f"{what}: argnums {spec!r} names argument(s) more than once for {len(args)} positional "
+                         "argument(s)")
+    return nums, positions
 
 
-def _check_inputs(dargs, what, kind="float or complex"):
+def _kind(what) -> str:
+    return what.split("(")[0]
+
+
+def _check_inputs(dargs, what, kind="float or complex", holomorphic=False):
     for i, leaf in enumerate(tree_util.tree_leaves(dargs)):
         dtype = leaf.dtype if hasattr(leaf, "dtype") else np.asarray(leaf).dtype
         if isinstance(leaf, (int, bool)) or not dtypes.is_inexact(dtype):
             raise TypeError(f"{what}: differentiated argument leaf {i} has dtype {np.dtype(dtype) if not isinstance(leaf, (int, bool)) else type(leaf).__name__}; "
-                            f"{what.split('(')[0]} needs {kind} inputs (value {leaf!r})")
+                            f"{_kind(what)} needs {kind} inputs (value {leaf!r})")
+        dtype = np.dtype(dtype)
+        if holomorphic and not dtypes.is_complex(dtype):
+            raise TypeError(f"{what}: {_kind(what)} with holomorphic=True requires inputs with complex dtype, but "
+                            f"got {dtype.name} (argument leaf {i}).")
+        if _kind(what) == "jacfwd" and not holomorphic and dtypes.is_complex(dtype):
+            raise TypeError(f"{what}: jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+                            f"np.floating), but got {dtype.name} (argument leaf {i}). For holomorphic "
+                            "differentiation, pass holomorphic=True. For differentiation of non-holomorphic "
+                            "functions involving complex inputs, use hf.jvp directly.")
+
+
+def _check_outputs(outs, what, holomorphic, reverse=True):
+    """jax's rules for the output dtypes of grad/jacrev (``reverse``) and jacfwd."""
+    for i, o in enumerate(outs):
+        dtype = o.dtype
+        if holomorphic:
+            if not dtypes.is_complex(dtype):
+                raise TypeError(f"{what}: {_kind(what)} with holomorphic=True requires outputs with complex dtype, "
+                                f"but got {dtype.name} (output leaf {i}).")
+        elif not reverse:
+            continue
+        elif dtypes.is_complex(dtype):
+            raise TypeError(f"{what}: {_kind(what)} requires real-valued outputs (output dtype that is a sub-dtype "
+                            f"of np.floating), but got {dtype.name} (output leaf {i}). For holomorphic "
+                            "differentiation, pass holomorphic=True. For differentiation of non-holomorphic "
+                            "functions involving complex outputs, use hf.vjp directly.")
+        elif not dtypes.is_float(dtype):
+            raise TypeError(f"{what}: {_kind(what)} requires real-valued outputs (output dtype that is a sub-dtype "
+                            f"of np.floating), but got {dtype.name} (output leaf {i}). For differentiation of "
+                            "functions with integer outputs, use hf.vjp directly.")
 
 
 def _partial(fn, args, positions, kwargs):
@@ -154,39 +218,42 @@ def _partial(fn, args, positions, kwargs):
     return f
 
 
-def value_and_grad(fn, argnums=0, has_aux=False):
+def value_and_grad(fn, argnums=0, has_aux=False, holomorphic=False):
     """``fn``'s value and its gradient w.r.t. the ``argnums`` positional arguments (jax.value_and_grad).
 
-    ``fn`` must return a real 0-d float (and aux with ``has_aux``). Gradients of complex inputs
-    follow JAX: conj(df/dz).
+    ``fn`` must return a real 0-d float (and aux with ``has_aux``); with ``holomorphic=True`` a
+    complex 0-d output of complex inputs, whose gradient is the complex derivative f'(z), as in jax.
+    Gradients of complex inputs of a real ``fn`` follow JAX: conj(df/dz).
     Example:
       >>> loss, g = hf.value_and_grad(loss_fn)(params, x, y)
     """
     what = f"grad({_name(fn)})"
+    spec = _argnums_spec(argnums, what)
 
     def symbolic(*args, **kwargs):
-        nums, positions = _argnums(argnums, args, what)
+        nums, positions = _argnums(spec, args, what)
         dargs = tuple(args[p] for p in positions)
-        _check_inputs(dargs, what)
+        _check_inputs(dargs, what, holomorphic=holomorphic)
         out, pullback, aux = _vjp_symbolic(_partial(fn, args, positions, kwargs), dargs, has_aux, what)
-        if not isinstance(out, Tensor) or out.shape != () or not dtypes.is_float(out.dtype):
+        if not isinstance(out, Tensor) or out.shape != ():
             raise TypeError(f"{what}: the function must return a real 0-d float scalar, got {out!r}"
                             + ("" if isinstance(out, Tensor) else " (use hf.vjp or hf.jacrev for other outputs)"))
+        _check_outputs([out], what, holomorphic)
         grads = pullback(full(1, (), out.dtype))
-        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        g = grads[0] if isinstance(spec, int) else tuple(grads)
         return ((out, aux), g) if has_aux else (out, g)
 
     return _dual(symbolic, fn)
 
 
-def grad(fn, argnums=0, has_aux=False):
+def grad(fn, argnums=0, has_aux=False, holomorphic=False):
     """The gradient of a real scalar ``fn`` w.r.t. the ``argnums`` positional arguments (jax.grad).
 
     Composes with hf.jit and with itself (``hf.grad(hf.grad(f))``).
     Example:
       >>> dfdx = hf.grad(lambda x: hnp.sum(hnp.sin(x)))(np.ones(3, np.float32))
     """
-    vg = value_and_grad(fn, argnums, has_aux)
+    vg = value_and_grad(fn, argnums, has_aux, holomorphic)
 
     @functools.wraps(fn)
     def g(*args, **kwargs):
@@ -238,17 +305,20 @@ def _stack_rows(rows, out_shape, in_shape):
     return hnp.reshape(hnp.stack(rows), tuple(out_shape) + tuple(in_shape))
 
 
-def jacrev(fn, argnums=0, has_aux=False):
+def jacrev(fn, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian by reverse mode, one vjp per output element (jax.jacrev): for output leaf
-    shape S and input leaf shape T, a leaf of shape S + T."""
+    shape S and input leaf shape T, a leaf of shape S + T. Outputs must be real floats, or, with
+    ``holomorphic=True``, complex (of complex inputs: the Jacobian is then df/dz), as in jax."""
     what = f"jacrev({_name(fn)})"
+    spec = _argnums_spec(argnums, what)
 
     def symbolic(*args, **kwargs):
-        nums, positions = _argnums(argnums, args, what)
+        nums, positions = _argnums(spec, args, what)
         dargs = tuple(args[p] for p in positions)
-        _check_inputs(dargs, what)
+        _check_inputs(dargs, what, holomorphic=holomorphic)
         out, pullback, aux = _vjp_symbolic(_partial(fn, args, positions, kwargs), dargs, has_aux, what)
         outs, out_tree = tree_util.tree_flatten(out)
+        _check_outputs(outs, what, holomorphic)
         in_leaves, in_tree = tree_util.tree_flatten(dargs)
         per_out = []
         for i, o in enumerate(outs):
@@ -262,25 +332,28 @@ def jacrev(fn, argnums=0, has_aux=False):
             jac = [_stack_rows(r, o.shape, x.shape) if r else full(0, o.shape + x.shape, x.dtype)
                    for r, x in zip(rows, in_leaves)]
             j_tree = tree_util.tree_unflatten(in_tree, jac)
-            per_out.append(j_tree[0] if isinstance(argnums, int) else j_tree)
+            per_out.append(j_tree[0] if isinstance(spec, int) else j_tree)
         result = tree_util.tree_unflatten(out_tree, per_out)
         return (result, aux) if has_aux else result
 
     return _dual(symbolic, fn)
 
 
-def jacfwd(fn, argnums=0, has_aux=False):
-    """The Jacobian by forward mode, one jvp per input element (jax.jacfwd); same layout as jacrev."""
+def jacfwd(fn, argnums=0, has_aux=False, holomorphic=False):
+    """The Jacobian by forward mode, one jvp per input element (jax.jacfwd); same layout as jacrev.
+    Inputs must be real floats, or, with ``holomorphic=True``, complex (as must the outputs)."""
     what = f"jacfwd({_name(fn)})"
+    spec = _argnums_spec(argnums, what)
 
     def symbolic(*args, **kwargs):
-        nums, positions = _argnums(argnums, args, what)
+        nums, positions = _argnums(spec, args, what)
         dargs = tuple(args[p] for p in positions)
-        _check_inputs(dargs, what)
+        _check_inputs(dargs, what, holomorphic=holomorphic)
         in_leaves, in_tree = tree_util.tree_flatten(dargs)
         xs, _, out, tape = _trace_inline(_partial(fn, args, positions, kwargs), dargs, what)
         out, aux = _split_aux(out, has_aux, what)
         outs, out_tree = _flat_outputs(out, what)
+        _check_outputs(outs, what, holomorphic, reverse=False)
         cols = [[[] for _ in xs] for _ in outs]  # [out][in] -> list of tangents per input element
         for k, x in enumerate(xs):
             for j in range(x.size):
@@ -300,13 +373,13 @@ def jacfwd(fn, argnums=0, has_aux=False):
                 stacked = hnp.stack(cols[i][k], axis=-1)  # o.shape + (x.size,)
                 jac.append(hnp.reshape(stacked, o.shape + x.shape))
             j_tree = tree_util.tree_unflatten(in_tree, jac)
-            per_out.append(j_tree[0] if isinstance(argnums, int) else j_tree)
+            per_out.append(j_tree[0] if isinstance(spec, int) else j_tree)
         result = tree_util.tree_unflatten(out_tree, per_out)
         return (result, aux) if has_aux else result
 
     return _dual(symbolic, fn)
 
 
-def hessian(fn, argnums=0, has_aux=False):
+def hessian(fn, argnums=0, has_aux=False, holomorphic=False):
     """``jacfwd(jacrev(fn))`` (jax.hessian)."""
-    return jacfwd(jacrev(fn, argnums, has_aux), argnums, has_aux)
+    return jacfwd(jacrev(fn, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
