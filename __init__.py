@@ -6,6 +6,7 @@ from hloforge.frontend.ad import custom_jvp, custom_vjp, grad, hessian, jacfwd, 
 from hloforge.frontend.dtypes import bfloat16
 from hloforge.frontend.from_jax import from_jax
 from hloforge.frontend.jit import Jitted, jit, trace
+from hloforge.frontend.lax.autodiff import stop_gradient
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.tracing import Tensor
 from hloforge.passes import PassReport
@@ -26,5 +27,5 @@ for _name, _mod in (("numpy", numpy), ("numpy.fft", numpy.fft), ("numpy.linalg",
 __all__ = ["jit", "trace", "Jitted", "from_jax", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
            "ShardedExecutable", "DynamicExecutable", "devices", "config", "Mesh", "NamedSharding", "P",
            "DeviceNotFoundError", "CompileError", "ExecutionError", "grad", "value_and_grad", "vjp", "jvp",
-           "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp", "numpy", "ops", "nn", "lax", "random",
-           "bfloat16", "__version__"]
+           "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp", "stop_gradient", "numpy", "ops", "nn", "lax",
+           "random", "bfloat16", "__version__"]

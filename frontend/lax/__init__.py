@@ -4,6 +4,7 @@ Same names, signatures, semantics and errors as ``jax.lax``, emitting StableHLO:
 indexing, convolution, windows, linear algebra and special functions, each family in its own
 module of this package.
 """
+from hloforge.frontend.lax.autodiff import stop_gradient
 from hloforge.frontend.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop
 from hloforge.frontend.lax.convolution import (
     ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated, conv_general_permutations,
@@ -28,6 +29,6 @@ __all__ = [
     "ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
     "conv_general_permutations", "conv_transpose", "conv_with_general_padding", "padtype_to_pads",
     "batch_matmul", "dot_general", "digamma", "erf_inv", "igamma", "igammac", "lgamma",
-    "bitcast_convert_type", "clz", "population_count", "reduce_precision", "reduce_window",
+    "bitcast_convert_type", "clz", "population_count", "reduce_precision", "reduce_window", "stop_gradient",
 ]
 from hloforge.frontend.lax import linalg  # noqa: E402,F401
