@@ -1,51 +1,63 @@
 """``hf.from_jax(fn)``: call a jax function inside an hloforge program.
 
 jax lowers ``fn`` once per argument signature (pytree structure, shapes, dtypes); its StableHLO is
-parsed into the current trace's context, its private functions are inlined, and the body of its
-``@main`` is cloned at the insertion point, so the program contains jax's ops as if they had been
-traced by hloforge (the passes and the compiler see one module).
+parsed into the current trace's context, its private functions are inlined, and its ``@main``
+becomes a private function of the program that a ``func.call`` tagged with
+``hloforge.custom_rule`` calls (the representation of hf.custom_vjp, frontend/ad/custom.py).
+Module.optimize's inliner removes the call, so the passes and the compiler see jax's ops in one
+function. hloforge's AD differentiates the call with jax's own derivative of ``fn`` (``jax.vjp``,
+``jax.jvp``), itself a from_jax function, so stop_gradient, custom_vjp/custom_jvp rules and jax's
+conventions (relu'(0) = 0) hold, which the lowered ops alone lose.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import threading
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax import tree_util
 
 from hloforge.frontend import dtypes
-from hloforge.frontend.context import inline_call, ir
+from hloforge.frontend.ad import core
+from hloforge.frontend.ad._util import differentiable
+from hloforge.frontend.context import ir
 from hloforge.frontend.jit import jit
-from hloforge.frontend.location import user_location
 from hloforge.frontend.module import Module
-from hloforge.frontend.tracing import Tensor, as_tensor, current_builder, is_tracing
+from hloforge.frontend.tracing import Tensor, as_tensor, current_builder, is_tracing, spec_of_type
 from hloforge.passes.pipeline import run as run_passes
 
 _WIDE = {np.dtype(d) for d in (np.float64, np.complex128, np.int64, np.uint64)}
+_CALLBACK = re.compile(r"stablehlo\.custom_call @(\"?[\w.]*callback[\w.]*\"?)")
 
 
 def from_jax(fn, *, name: str | None = None):
     """Wrap the jax function ``fn`` for use in hloforge programs.
 
     Inside a trace (``hf.jit``, ``hf.trace``) the wrapper lowers ``fn`` with ``jax.jit`` at its
-    arguments' shapes and dtypes (once per signature) and inlines the resulting StableHLO ops
-    into the program. Outside a trace it compiles itself with ``hf.jit`` and returns arrays. So
-    optax optimizers, flax applies and ``jax.nn`` functions run inside ``hf.jit`` unchanged.
+    arguments' shapes and dtypes (once per signature) and calls the resulting StableHLO, a private
+    function that Module.optimize inlines into the program. Outside a trace it compiles itself with
+    ``hf.jit`` and returns arrays. So optax optimizers, flax applies and ``jax.nn`` functions run
+    inside ``hf.jit`` unchanged. hloforge's derivatives of the call (hf.grad, hf.vjp, hf.jvp, ...)
+    are jax's derivatives of ``fn``: ``jax.lax.stop_gradient``, ``jax.custom_vjp`` and
+    ``jax.custom_jvp`` inside ``fn`` are honoured.
 
     Arguments are pytrees of Tensors, arrays and Python scalars (which become 0-d tensors of
     numpy's default dtypes, as hloforge's own arguments do). jax lowers with 64-bit types enabled
     (scoped to this thread) when an argument is 64-bit, so float64 arrives exact.
 
     Args:
-      fn: a jax-traceable function.
+      fn: a jax-traceable function, without host callbacks (jax.debug.print, pure_callback,
+        io_callback) and closing over no value of an enclosing jax transformation.
       name: its name in error messages (default ``fn.__name__``).
     Returns:
       A function with ``fn``'s pytree signature.
     Raises:
-      TypeError: an argument leaf is not an array, or jax cannot lower ``fn`` (the message quotes
-        jax's error).
+      TypeError: an argument leaf is not an array, jax cannot lower ``fn`` (the message quotes
+        jax's error), ``fn`` uses host callbacks, or it closes over a jax tracer.
     Example:
       >>> step = hf.from_jax(lambda g, s, p: optax.adam(1e-3).update(g, s, p))
     """
@@ -67,18 +79,10 @@ def from_jax(fn, *, name: str | None = None):
     def traced(*args, **kwargs):
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         specs = tuple(_spec(leaf, i, label) for i, leaf in enumerate(leaves))
-        text, out_tree = lower(tree, specs)
-        b = current_builder(f"from_jax({label})")
+        call = lower(tree, specs)
         operands = [as_tensor(leaf, dtype, what=f"from_jax({label}) argument leaf {i}")
                     for i, (leaf, (_, dtype)) in enumerate(zip(leaves, specs))]
-        with b.ctx:
-            module = ir.Module.parse(text)
-            main = next(op for op in module.body.operations
-                        if op.operation.name == "func.func"
-                        and ir.StringAttr(op.attributes["sym_name"]).value == "main")
-            with b.ip, user_location(None):
-                results = inline_call(main, [t.value for t in operands])
-        return tree_util.tree_unflatten(out_tree, [b.tensor(v) for v in results])
+        return tree_util.tree_unflatten(call.out_tree, call.call(operands))
 
     eager = jit(traced)
 
@@ -106,30 +110,161 @@ def _spec(leaf, index: int, label: str) -> tuple:
                         f"array or a scalar ({e})") from None
 
 
-def _lower(fn, label, tree, specs):
-    """(StableHLO text whose @main calls no private function, output pytree structure)."""
+def _lower(fn, label, tree, specs) -> "_JaxCall":
+    """jax's lowering of ``fn`` at ``specs``, its @main calling no private function."""
     structs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in specs]
     args, kwargs = tree_util.tree_unflatten(tree, structs)
-    wide = any(np.dtype(d) in _WIDE for _, d in specs)
+    shown = ", ".join(f"{np.dtype(d).name}{list(s)}" for s, d in specs)
     try:
-        with jax.enable_x64(True) if wide else contextlib.nullcontext():
+        with _x64_for(specs):
             lowered = jax.jit(fn, keep_unused=True).lower(*args, **kwargs)
             out_tree = tree_util.tree_structure(lowered.out_info)
             text = lowered.as_text()
     except Exception as e:
-        shown = ", ".join(f"{np.dtype(d).name}{list(s)}" for s, d in specs)
         raise TypeError(f"from_jax({label}): jax could not lower it for argument leaves ({shown}): "
                         f"{type(e).__name__}: {e}") from None
+    callback = _CALLBACK.search(text)
+    if callback:
+        raise TypeError(f"from_jax({label}): jax's lowering calls the host callback {callback.group(1)} "
+                        "(jax.debug.print, jax.debug.callback, pure_callback or io_callback), and jax host "
+                        "callbacks cannot be embedded in an hloforge program; remove it from the function")
     module = Module.parse(text)
     run_passes(module, "inline,symbol-dce")
     calls = [op for op in module.walk() if op.name == "func.call"]
     if calls:
         raise TypeError(f"from_jax({label}): jax's lowering keeps {len(calls)} call(s) hloforge cannot inline")
+    n_args = len(module.entry_function().regions[0].blocks[0].arguments)
+    if n_args != len(specs):
+        raise TypeError(f"from_jax({label}): the function closes over {n_args - len(specs)} jax tracer(s) (values "
+                        f"of an enclosing jax.jit, jax.grad or jax.vmap: jax lowers it with {n_args} arguments for "
+                        f"its {len(specs)} argument leaves ({shown})), which cannot enter an hloforge program; the "
+                        "function must take it as an argument")
     try:
         module.verify()
     except ValueError as e:
         raise TypeError(f"from_jax({label}): jax's lowering does not verify: {e}") from None
-    return module.to_text(debug_info=True), out_tree
+    return _JaxCall(fn, label, tree, specs, module.to_text(debug_info=True), out_tree)
+
+
+def _x64_for(specs):
+    wide = any(np.dtype(d) in _WIDE for _, d in specs)
+    return jax.enable_x64(True) if wide else contextlib.nullcontext()
+
+
+class _JaxCall:
+    """One lowering of a from_jax function: the private function it becomes in each trace, the
+    call to it, and its derivative rules (a ``core.CUSTOM_RULES`` entry, as hf.custom_vjp's)."""
+
+    def __init__(self, fn, label, tree, specs, text, out_tree):
+        self.fn, self.label, self.tree, self.specs, self.text, self.out_tree = fn, label, tree, specs, text, out_tree
+        self.key = core.custom_key("from_jax", label)
+        self.out_specs = None
+        self._derivatives: dict = {}
+        self._lock = threading.Lock()
+        core.CUSTOM_RULES[self.key] = self
+
+    def call(self, operands) -> list:
+        """Emit the tagged ``func.call`` over ``operands`` (Tensors); its result Tensors."""
+        b = current_builder(f"from_jax({self.label})")
+        self._define(b)
+        with b.ctx:
+            attrs = {"callee": ir.FlatSymbolRefAttr.get(self.key), core.CUSTOM_ATTR: ir.StringAttr.get(self.key)}
+        op = b.emit("func.call", operands, self.out_specs, attrs)
+        return [b.tensor(r) for r in op.results]
+
+    def _define(self, b) -> None:
+        """Add the private function to the trace's module, once."""
+        defined = getattr(b, "_from_jax_functions", None)
+        if defined is None:
+            defined = b._from_jax_functions = set()
+        if self.key in defined:
+            return
+        # (a builder emitting into an existing module may find it there)
+        if self.out_specs is None or self.key not in core.symbols_of(b.module):
+            self._clone_into(b)
+        defined.add(self.key)
+
+    def _clone_into(self, b) -> None:
+        with b.ctx:
+            parsed = ir.Module.parse(self.text)
+            main = next(op for op in parsed.body.operations if op.operation.name == "func.func"
+                        and ir.StringAttr(op.attributes["sym_name"]).value == "main")
+            f = main.operation.clone(ip=ir.InsertionPoint(b.module.body))
+            for attribute in list(f.attributes):
+                if attribute not in ("sym_name", "function_type"):
+                    del f.attributes[attribute]  # (jax's result names, shardings and layouts)
+            f.attributes["sym_name"] = ir.StringAttr.get(self.key)
+            f.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            types = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value).results
+            self.out_specs = [spec_of_type(t) for t in types]
+
+    def custom_vjp(self, entry, cts, needed=None) -> list:
+        """jax.vjp of ``fn`` w.r.t. the needed float/complex argument leaves, from the output
+        leaves' cotangents that are not symbolic zeros."""
+        wrt = tuple(i for i, x in enumerate(entry.ins)
+                    if differentiable(x.dtype) and (needed is None or needed[i]))
+        seeded = tuple(i for i, (c, o) in enumerate(zip(cts, entry.outs)) if c is not None and differentiable(o.dtype))
+        result = [None] * len(entry.ins)
+        if not wrt or not seeded:
+            return result
+        grads = self._derivative("vjp", wrt, seeded)(list(entry.ins), [cts[i] for i in seeded])
+        for i, g in zip(wrt, grads):
+            result[i] = g
+        return result
+
+    def custom_jvp(self, entry, tangents) -> list:
+        """jax.jvp of ``fn`` w.r.t. the float/complex argument leaves that have tangents."""
+        wrt = tuple(i for i, (x, t) in enumerate(zip(entry.ins, tangents)) if t is not None and differentiable(x.dtype))
+        carried = tuple(i for i, o in enumerate(entry.outs) if differentiable(o.dtype))
+        result = [None] * len(entry.outs)
+        if not wrt or not carried:
+            return result
+        outs = self._derivative("jvp", wrt, carried)(list(entry.ins), [tangents[i] for i in wrt])
+        for i, t in zip(carried, outs):
+            result[i] = t
+        return result
+
+    def _derivative(self, kind, wrt, selected):
+        """The from_jax function of jax's ``kind`` derivative (its own rules give higher orders)."""
+        key = (kind, wrt, selected)
+        with self._lock:
+            wrapper = self._derivatives.get(key)
+            if wrapper is None:
+                body = _jax_vjp if kind == "vjp" else _jax_jvp
+                wrapper = self._derivatives[key] = from_jax(
+                    functools.partial(body, self.fn, self.tree, wrt, selected), name=f"{kind}({self.label})")
+        return wrapper
+
+
+def _flat_fn(fn, tree, primals, wrt):
+    """``fn`` as a function of the argument leaves ``wrt`` (the others fixed at ``primals``),
+    returning its output leaves."""
+    def flat(*diff):
+        leaves = list(primals)
+        for i, d in zip(wrt, diff):
+            leaves[i] = d
+        args, kwargs = tree_util.tree_unflatten(tree, leaves)
+        return tree_util.tree_leaves(fn(*args, **kwargs))
+    return flat
+
+
+def _zero_cotangent(out):
+    if jnp.issubdtype(out.dtype, jnp.inexact):
+        return jnp.zeros(out.shape, out.dtype)
+    return np.zeros(out.shape, jax.dtypes.float0)
+
+
+def _jax_vjp(fn, tree, wrt, seeded, primals, cts):
+    """The cotangents of argument leaves ``wrt`` from those of output leaves ``seeded`` (others zero)."""
+    outs, pullback = jax.vjp(_flat_fn(fn, tree, primals, wrt), *[primals[i] for i in wrt])
+    given = dict(zip(seeded, cts))
+    return list(pullback([given[i] if i in given else _zero_cotangent(o) for i, o in enumerate(outs)]))
+
+
+def _jax_jvp(fn, tree, wrt, carried, primals, tangents):
+    """The tangents of output leaves ``carried`` from those of argument leaves ``wrt`` (others zero)."""
+    _, out_tangents = jax.jvp(_flat_fn(fn, tree, primals, wrt), tuple(primals[i] for i in wrt), tuple(tangents))
+    return [out_tangents[i] for i in carried]
 
 
 __all__ = ["from_jax"]

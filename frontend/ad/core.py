@@ -9,6 +9,10 @@ and differentiated with their Python rule (hf.custom_vjp / hf.custom_jvp).
 """
 from __future__ import annotations
 
+import itertools
+import re
+import secrets
+
 from hloforge.frontend.ad._util import add_any, carries_tangent, set_needed
 from hloforge.frontend import ops
 from hloforge.frontend.context import ir, shape_dtype_of
@@ -16,7 +20,15 @@ from hloforge.frontend.registry import OPS, Spec
 from hloforge.frontend.tracing import Tensor, current_builder
 
 CUSTOM_ATTR = "hloforge.custom_rule"
-CUSTOM_RULES: dict = {}   # key -> a custom rule object with .vjp(entry, cts) and .jvp(entry, tangents)
+# key -> a rule with .call(ins), .custom_vjp(entry, cts, needed) and .custom_jvp(entry, tangents)
+CUSTOM_RULES: dict = {}
+_PROCESS = secrets.token_hex(4)  # (so a module parsed from another process's output names no key of ours)
+_keys = itertools.count()
+
+
+def custom_key(kind: str, name: str) -> str:
+    """A new CUSTOM_RULES key, also the symbol of the called function: ``hloforge_<kind>_<process>_<n>_<name>``."""
+    return f"hloforge_{kind}_{_PROCESS}_{next(_keys)}_{re.sub(r'[^0-9A-Za-z_]', '_', name)}"
 
 
 class Entry:
@@ -48,7 +60,7 @@ class Entry:
 
     def vjp(self, cts, needed=None) -> list:
         if hasattr(self.info, "custom_vjp"):
-            return self.info.custom_vjp(self, cts)
+            return self.info.custom_vjp(self, cts, needed)
         rule = self._rule("vjp")
         set_needed(needed)
         try:
@@ -88,8 +100,11 @@ def _checked(entry, kind, out, like) -> list:
 
 
 def _custom_key(op):
+    """The rule key of a tagged call, None for others and for keys this process never made (a
+    module parsed from another process's output): those calls are differentiated through their ops."""
     if CUSTOM_ATTR in op.attributes:
-        return ir.StringAttr(op.attributes[CUSTOM_ATTR]).value
+        key = ir.StringAttr(op.attributes[CUSTOM_ATTR]).value
+        return key if key in CUSTOM_RULES else None
     return None
 
 
@@ -312,5 +327,5 @@ def forward(tape, tangents: dict) -> dict:
     return tan
 
 
-__all__ = ["add_any", "Entry", "tape_of_block", "reemit_function", "backward", "forward", "CUSTOM_RULES", "CUSTOM_ATTR",
+__all__ = ["add_any", "Entry", "custom_key", "tape_of_block", "reemit_function", "backward", "forward", "CUSTOM_RULES", "CUSTOM_ATTR",
            "symbols_of", "reemit_block", "reemit_control", "region_body", "captured_values", "CONTROL_FLOW"]

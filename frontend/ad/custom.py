@@ -9,7 +9,6 @@ this process only: a module saved to text and parsed again is differentiated thr
 from __future__ import annotations
 
 import functools
-import itertools
 
 import numpy as np
 from jax import tree_util
@@ -20,8 +19,6 @@ from hloforge.frontend.ad._util import add_any, differentiable, instantiate, zer
 from hloforge.frontend.context import func, ir
 from hloforge.frontend.jit import jit
 from hloforge.frontend.tracing import Tensor, _Scope, _type_str, as_tensor, current_builder
-
-_counter = itertools.count()
 
 
 def _symbolic(args) -> bool:
@@ -102,7 +99,7 @@ class custom_vjp:
         static = {i % len(args): args[i] for i in self.nondiff_argnums}
         diff = tuple(a for i, a in enumerate(args) if i not in static)
         flat, in_tree = _flat_args(diff, what)
-        key = f"hloforge_custom_vjp_{next(_counter)}_{self.__name__}"
+        key = core.custom_key("custom_vjp", self.__name__)
         rule = _VjpRule(self, in_tree, what, static, len(args))
         outs = _emit_call(rule.forward_flat, flat, key)
         core.CUSTOM_RULES[key] = rule
@@ -132,7 +129,7 @@ class _VjpRule:
     def call(self, ins):
         return [as_tensor(o) for o in self.forward_flat(ins)]
 
-    def custom_vjp(self, entry, cts):
+    def custom_vjp(self, entry, cts, needed=None):
         outs, res = entry.outs[:self.n_out], entry.outs[self.n_out:]
         ct = [instantiate(c, o) for c, o in zip(cts[:self.n_out], outs)]
         static = [self.static[i] for i in sorted(self.static)]
@@ -196,7 +193,7 @@ class custom_jvp:
             return jit(lambda *a: self(*a))(*args)
         what = f"custom_jvp({self.__name__})"
         flat, in_tree = _flat_args(args, what)
-        key = f"hloforge_custom_jvp_{next(_counter)}_{self.__name__}"
+        key = core.custom_key("custom_jvp", self.__name__)
         rule = _JvpRule(self, in_tree, what)
         outs = _emit_call(rule.primal_flat, flat, key)
         core.CUSTOM_RULES[key] = rule
