@@ -12,6 +12,7 @@ reads them back and runs the body's vjp, as jax's scan transpose does.
 """
 from __future__ import annotations
 
+import math
 
 import numpy as np
 
@@ -173,14 +174,17 @@ def _int_of(t):
     return None if s is None else int(s)
 
 
-_FLIP = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE"}
+_FLIP = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "NE": "NE", "EQ": "EQ"}
+_MAX_TRIPS = 2 ** 31 - 1      # the loops the vjp emits count iterations in int32
+_MAX_SEGMENTS = 1 << 16       # wrap-arounds followed before the trip count is given up
 
 
 def _trip_count(region_op, operands, captured, caps):
     """(trip count, loop-invariant carry positions) of a counted loop, else None: a carry ``i``
-    with a static start, ``i < bound`` (or <=, >, >=) with a static bound, ``i + step`` or
-    ``i - step`` with a static step (the pattern lax.fori_loop, lax.scan and the backward loops
-    here emit)."""
+    with a static start, ``i <cmp> bound`` (LT, LE, GT, GE, NE or EQ) with a static bound and
+    ``i + step`` or ``i - step`` with a static step (the pattern lax.fori_loop, lax.scan and the
+    backward loops here emit). The count is exact under the counter dtype's wrap-around, and the
+    comparison's signedness; a loop that never ends, or runs more than 2**31 - 1 times, gives None."""
     cond_block, body_block = region_op.regions[0].blocks[0], region_op.regions[1].blocks[0]
     body_ret = list(body_block.operations)[-1].operation
     invariant = {j for j, v in enumerate(body_ret.operands) if v == body_block.arguments[j]}
@@ -188,7 +192,8 @@ def _trip_count(region_op, operands, captured, caps):
     if isinstance(pred, ir.BlockArgument) or pred.owner.name != "stablehlo.compare":
         return None
     compare = pred.owner.operation
-    direction = OPS["stablehlo.compare"].decode(compare)["direction"]
+    params = OPS["stablehlo.compare"].decode(compare)
+    direction = params["direction"]
     if direction not in _FLIP:
         return None
     a, bnd = compare.operands
@@ -198,18 +203,61 @@ def _trip_count(region_op, operands, captured, caps):
     if not (isinstance(a, ir.BlockArgument) and a in cond_args):
         return None
     k = cond_args.index(a)
+    dtype = operands[k].dtype
+    signed = {"SIGNED": True, "UNSIGNED": False, None: dtype.kind == "i"}.get(params["compare_type"])
+    if dtype.kind not in "iu" or signed is None:
+        return None
     bound = _static_value(bnd, cond_args, operands, invariant, captured, caps)
     start = _int_of(operands[k])
     step = _step(body_ret.operands[k], list(body_block.arguments), k, operands, invariant, captured, caps)
     if bound is None or start is None or step is None:
         return None
-    if direction in ("LT", "LE") and step > 0:
-        trips = -(-(bound - start + (direction == "LE")) // step)
-    elif direction in ("GT", "GE") and step < 0:
-        trips = -(-(start - bound + (direction == "GE")) // -step)
-    else:
+    trips = wrapped_trip_count(start, bound, step, direction, dtype.itemsize * 8, signed)
+    return None if trips is None else (trips, invariant)
+
+
+def wrapped_trip_count(start, bound, step, direction, bits, signed):
+    """How many times ``while i <direction> bound: i += step`` runs when ``i`` is a ``bits``-wide
+    integer that wraps around (compared signed or unsigned), or None: it never ends, or it runs
+    more than 2**31 - 1 times (or past 2**16 wrap-arounds)."""
+    m = 1 << bits
+    lo = -(m >> 1) if signed else 0
+    hi = lo + m - 1
+
+    def wrap(v):
+        return (v - lo) % m + lo
+
+    start, bound = wrap(start), wrap(bound)
+    step = (step + (m >> 1)) % m - (m >> 1)  # the same step mod m, of least magnitude
+    holds = {"LT": start < bound, "LE": start <= bound, "GT": start > bound, "GE": start >= bound,
+             "NE": start != bound, "EQ": start == bound}[direction]
+    if not holds:
+        return 0
+    if step == 0:
         return None
-    return max(0, trips), invariant
+    if direction == "EQ":
+        return 1
+    if direction == "NE":  # the least t with start + t * step == bound (mod m)
+        g = math.gcd(step % m, m)
+        gap = (bound - start) % m
+        if gap % g:
+            return None
+        period = m // g
+        trips = gap // g * pow(step % m // g, -1, period) % period
+        return trips if trips <= _MAX_TRIPS else None
+    c_lo, c_hi = {"LT": (lo, bound - 1), "LE": (lo, bound), "GT": (bound + 1, hi), "GE": (bound, hi)}[direction]
+    v, trips = start, 0
+    for _ in range(_MAX_SEGMENTS):  # v holds the condition; run until it leaves [c_lo, c_hi]
+        k = (c_hi - v) // step + 1 if step > 0 else (v - c_lo) // -step + 1
+        trips, v = trips + k, v + k * step
+        if trips > _MAX_TRIPS:
+            return None
+        if lo <= v <= hi:
+            return trips
+        v = wrap(v)
+        if not c_lo <= v <= c_hi:
+            return trips
+    return None
 
 
 def _step(v, body_args, k, operands, invariant, captured, caps):
