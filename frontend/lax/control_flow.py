@@ -157,21 +157,21 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     if not isinstance(unroll, (bool, int, np.integer)):
         raise TypeError(f"scan: unroll must be an int or a bool, got {unroll!r}")
     xs_leaves, xs_tree = _flatten(xs, "scan xs")
-    lengths = sorted({x.shape[0] if x.shape else None for x in xs_leaves}, key=str)
-    if any(n is None for n in lengths):
+    if any(not x.shape for x in xs_leaves):
         raise ValueError(f"scan got value with no leading axis to scan over: "
                          f"{', '.join(str(x) for x in xs_leaves if not x.shape)}")
+    sizes = [x.shape[0] for x in xs_leaves]  # (one per leaf, in leaf order, as jax names them)
     if length is not None:
         length = operator.index(length)
-        if lengths and lengths != [length]:
+        if any(n != length for n in sizes):
             raise ValueError(f"scan got `length` argument of {length} which disagrees with leading axis "
-                             f"sizes {lengths}.")
-    elif not lengths:
+                             f"sizes {sizes}.")
+    elif not sizes:
         raise ValueError("scan got no values to scan over and `length` not provided.")
-    elif len(lengths) > 1:
-        raise ValueError(f"scan got values with different leading axis sizes: {', '.join(map(str, lengths))}.")
+    elif len(set(sizes)) > 1:
+        raise ValueError(f"scan got values with different leading axis sizes: {', '.join(str(n) for n in sizes)}.")
     else:
-        length = lengths[0]
+        length = sizes[0]
     carry, carry_tree = _flatten(init, "scan init")
     carry_specs = _specs(carry)
     x_specs = [Spec(x.shape[1:], x.dtype) for x in xs_leaves]
@@ -260,11 +260,22 @@ def _scalar_index(x, what):
     return t
 
 
+def _jax_typed_outputs(fn, what):
+    """``fn`` whose Python scalar outputs become int32/float32/complex64 Tensors (jax's weak types
+    without x64), so ``lambda: 1.0`` and a float32 branch agree, as in jax."""
+    def wrapped(*args):
+        leaves, tree = tree_util.tree_flatten(fn(*args))
+        return tree_util.tree_unflatten(tree, [lax_operand(x, f"{what} output {i}") if dtypes.weak_type(x) else x
+                                               for i, x in enumerate(leaves)])
+    return wrapped
+
+
 def _branches(fns, operands, what):
     traced = []
     try:
         for i, fn in enumerate(fns):
-            traced.append(trace_body(fn, [], None, f"{what} branch {i}", args=operands))
+            name = f"{what} branch {i}"
+            traced.append(trace_body(_jax_typed_outputs(fn, name), [], None, name, args=operands))
         first = traced[0]
         for i, t in enumerate(traced[1:], 1):
             if t.out_tree != first.out_tree:
