@@ -3,12 +3,13 @@
 Moving a pad below a transpose, reshape or broadcast lets it meet the next pad, slice or FFT
 (where ``pad-canonicalize`` and ``fft-truncate`` take over); two pads combined by an elementwise
 op become one pad (same padding) or one concatenate (disjoint supports); a concatenate of pads,
-crops and splat blocks becomes one pad of the remaining pieces, and nested concatenates along
-one dim become one. Every pattern is exact, except where its docstring says it needs finite
-math (``optimize(finite_math=False)`` skips those).
+crops and splat blocks becomes one pad of the remaining pieces, nested concatenates along
+one dim become one, and empty concatenate operands are dropped. Every pattern is exact, except
+where its docstring says it needs finite math (``optimize(finite_math=False)`` skips those).
 """
 from __future__ import annotations
 
+import math
 
 import numpy as np
 
@@ -529,6 +530,29 @@ def _materialize(s, d, v_op, block, loc):
     return emit_slice(src, begin, end, [1] * len(begin), loc)
 
 
+def empty_concatenate_operands(op, rewriter):
+    """concatenate([a, e, b], d) -> concatenate([a, b], d); a single operand left replaces the op
+
+    Preconditions: e has no elements. A result with no elements becomes an operand of its type,
+    else an empty constant. (XLA:CPU aborts the process on a slice that reaches into an empty
+    operand, ``slice(concatenate([x: 2, e: 0]), [2:2])``; the compile path applies this too.)
+    """
+    sizes = [math.prod(shape_of(v)) for v in op.operands]
+    if all(sizes):
+        return NO_MATCH
+    with rewriter.ip:
+        if not math.prod(shape_of(op.result)):
+            same = [v for v in op.operands if v.type == op.result.type]
+            out = same[0] if same else constant(np.zeros(shape_of(op.result), dtype_of(op.result)),
+                                                op.result.type, op.location)
+        else:
+            kept = [v for v, n in zip(op.operands, sizes) if n]
+            d = ir.IntegerAttr(op.attributes["dimension"]).value
+            out = kept[0] if len(kept) == 1 else _concatenate(kept, d, op.location)
+    rewriter.replace_op(op, [out])
+    return None
+
+
 def concatenate_of_concatenate(op, rewriter):
     """concatenate([a, concatenate([b, c], d), e], d) -> concatenate([a, b, c, e], d)
 
@@ -558,6 +582,7 @@ PATTERNS = {
     "transpose_of_pad": (stablehlo.TransposeOp, transpose_of_pad),
     "reshape_of_pad": (stablehlo.ReshapeOp, reshape_of_pad),
     "broadcast_of_pad": (stablehlo.BroadcastInDimOp, broadcast_of_pad),
+    "empty_concatenate_operands": (stablehlo.ConcatenateOp, empty_concatenate_operands),
     "concatenate_of_pads": (stablehlo.ConcatenateOp, concatenate_of_pads),
     "concatenate_of_concatenate": (stablehlo.ConcatenateOp, concatenate_of_concatenate),
     "slice_of_interior_pad": (stablehlo.SliceOp, slice_of_interior_pad),

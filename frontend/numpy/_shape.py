@@ -8,7 +8,7 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import (
-    asarray, astype, broadcast_to, normalize_axes, normalize_axis)
+    asarray, astype, broadcast_to, normalize_axes, normalize_axis, splat)
 from hloforge.frontend.numpy._math import add, less, where
 from hloforge.frontend.tracing import Tensor
 
@@ -113,13 +113,26 @@ def concatenate(arrays, axis=0, dtype=None):
         raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
     axis = normalize_axis(axis, xs[0].ndim)
     xs = [astype(x, common) for x in xs]
+    _check_concatenable(xs, axis)
+    kept = [x for x in xs if x.size]  # (XLA:CPU aborts on a slice reaching into an empty operand)
+    if not kept:  # (no elements at all: one of the right shape)
+        shape = xs[0].shape[:axis] + (sum(x.shape[axis] for x in xs),) + xs[0].shape[axis + 1:]
+        return xs[0] if shape == xs[0].shape else splat(0, common, shape)
+    return kept[0] if len(kept) == 1 else ops.concatenate(kept, axis)
+
+
+def _check_concatenable(xs, axis):
+    """numpy's checks: one rank, and equal sizes outside ``axis`` (empty arrays included)."""
+    first = xs[0]
     for i, x in enumerate(xs[1:], 1):
-        if x.ndim != xs[0].ndim:
+        if x.ndim != first.ndim:
             raise ValueError(f"concatenate: all the input arrays must have the same number of dimensions; "
-                             f"array 0 has {xs[0].ndim} and array {i} has {x.ndim}")
-    if len(xs) == 1:
-        return xs[0]
-    return ops.concatenate(xs, axis)
+                             f"array 0 has {first.ndim} and array {i} has {x.ndim}")
+        for d, (a, b) in enumerate(zip(first.shape, x.shape)):
+            if d != axis and a != b:
+                raise ValueError(f"concatenate: all the input array dimensions except for the concatenation "
+                                 f"axis must match exactly, but along dimension {d}, the array at index 0 has "
+                                 f"size {a} and the array at index {i} has size {b}")
 
 
 def stack(arrays, axis=0):
