@@ -1,24 +1,30 @@
-"""Division guards: integer divide/remainder by a zero that XLA would constant-fold.
+"""Compile-path guards: integer divide/remainder by a zero XLA would fold, empty concatenate operands.
 
 XLA:CPU's constant folder kills the process (SIGFPE) on an integer ``divide`` or
-``remainder`` whose operands it can fold and whose divisor holds a 0. At run time the
-same ops give all bits set (-1, or the unsigned maximum) for ``x / 0`` and ``x`` for
-``x % 0``. These patterns rewrite such ops so that no divisor XLA can fold holds a 0,
-and produce exactly those run-time values in the zero lanes, so results are unchanged.
-``guard_divisions`` applies the family on the compile path (``Module.compile``,
-``hloforge run``), so an unoptimized module cannot crash XLA either.
+``remainder`` whose operands it can fold and whose divisor holds a 0, and its algebraic
+simplifier makes zeros out of argument-dependent divisors (``x * 0``, ``x - x``,
+``convert(x != x)``) before folding. At run time the same ops give all bits set (-1, or the
+unsigned maximum) for ``x / 0`` and ``x`` for ``x % 0`` (and ``MIN / -1 = MIN``,
+``MIN % -1 = 0``, which XLA folds the same way). These patterns rewrite every such op whose
+divisor is neither a zero-free constant nor an argument of ``@main`` (which XLA cannot fold) so
+that no divisor XLA can fold holds a 0, and produce exactly those run-time values in the zero
+lanes, so results are unchanged. ``guard_for_xla`` applies the family on the compile path
+(``Module.compile``, ``hloforge run``), so an unoptimized module cannot crash XLA either, with
+pad-push's ``empty_concatenate_operands`` (XLA:CPU aborts the process on a slice reaching into
+an empty concatenate operand).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from hloforge.frontend.context import ir, rewrite, stablehlo
-from hloforge.passes._ir import NO_MATCH, Unsupported, constant, constant_value, dtype_of, emit, producer
+from hloforge.passes._ir import (
+    NO_MATCH, Unsupported, constant, constant_value, dtype_of, emit, producer, shape_of)
+from hloforge.passes.pad_push import empty_concatenate_operands
 
 MARKER = "hloforge.division_guard"  # on a guarded op: its divisor is zero-free whatever XLA folds
 _ROOTS = ("stablehlo.divide", "stablehlo.remainder")
 _READ_LIMIT = 1 << 24  # largest non-splat divisor constant read back
-_SLICE_LIMIT = 10_000  # ops visited when asking whether a value is computed from constants only
 
 
 def _integer(op) -> bool:
@@ -88,22 +94,19 @@ def remainder_by_constant_zero(op, rewriter):
     return _guard_constant(op, rewriter)
 
 
-def _from_constants(value) -> bool:
-    """Whether ``value`` depends on no block argument (so XLA may fold it); large slices count as yes."""
-    seen, stack = set(), [value]
-    while stack:
-        v = stack.pop()
-        owner = v.owner
-        if isinstance(owner, ir.Block):
-            return False
-        op = owner.operation
-        if op in seen:
-            continue
-        seen.add(op)
-        if len(seen) > _SLICE_LIMIT:
-            return True
-        stack.extend(op.operands)
-    return True
+def _entry_argument(value) -> bool:
+    """Whether ``value`` is an argument of the public ``@main``, XLA's entry computation, whose
+    values XLA never sees (the arguments of other functions and of regions can become constants
+    once XLA inlines calls or sinks loop invariants)."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block):
+        return False
+    func = owner.owner
+    if func is None or func.operation.name != "func.func" or str(func.attributes["sym_name"]) != '"main"':
+        return False
+    if "sym_visibility" in func.attributes and str(func.attributes["sym_visibility"]) != '"public"':
+        return False
+    return owner == func.regions[0].blocks[0]
 
 
 def _nonzero(value, depth: int = 0) -> bool:
@@ -136,20 +139,26 @@ def _nonzero(value, depth: int = 0) -> bool:
     return False
 
 
+def _may_fold_to_zero(divisor) -> bool:
+    """For a divisor that is not a readable constant: whether XLA might see it as a 0."""
+    if producer(divisor, "stablehlo.constant") is not None or _entry_argument(divisor):
+        return False
+    return not _nonzero(divisor)
+
+
 def division_by_folded_divisor(op, rewriter):
     """divide(x, d) -> select(d == 0, -1, divide(x, select(d == 0, 1, d)))  (remainder: x for -1)
 
-    Preconditions: integer elements; x and d are computed from constants only (XLA folds
-    the op), d is not itself a constant (the two patterns above handle those) and not
-    provably zero-free, and the op is not already guarded (it carries
-    ``hloforge.division_guard``, which the new op gets).
+    Preconditions: integer elements; d is not a constant (the two patterns above handle
+    those), not provably zero-free (a select that already keeps the zeros out) and not an
+    argument of ``@main``, so XLA may simplify it to a 0 (``x * 0``, ``x - x``) and fold the op;
+    the op is not already guarded (it carries ``hloforge.division_guard``, which the new op
+    gets). Should XLA fold d to 0, the selects give XLA:CPU's run-time x / 0 and x % 0.
     """
     if op.name not in _ROOTS or not _integer(op) or MARKER in op.attributes:
         return NO_MATCH
     x, divisor = op.operands
-    if producer(divisor, "stablehlo.constant") is not None or _nonzero(divisor):
-        return NO_MATCH
-    if not (_from_constants(divisor) and _from_constants(x)):
+    if not _may_fold_to_zero(divisor):
         return NO_MATCH
     dtype = dtype_of(op.result)
     with rewriter.ip:
@@ -169,18 +178,26 @@ PATTERNS = {
     "remainder_by_constant_zero": (stablehlo.RemOp, remainder_by_constant_zero),
     "division_by_folded_divisor": ((stablehlo.DivOp, stablehlo.RemOp), division_by_folded_divisor),
 }
+_COMPILE_PATH = {**PATTERNS, "empty_concatenate_operands": (stablehlo.ConcatenateOp, empty_concatenate_operands)}
 
 
 def _needs_guard(op) -> bool:
     """Whether one of the patterns above matches ``op``."""
     if not _integer(op) or MARKER in op.attributes:
         return False
-    x, divisor = op.operands
+    divisor = op.operands[1]
     try:
         lanes = _zero_lanes(divisor)
         if lanes is not None:
             return bool(lanes[1].any())
-        return not _nonzero(divisor) and _from_constants(divisor) and _from_constants(x)
+        return _may_fold_to_zero(divisor)
+    except Unsupported:
+        return False
+
+
+def _empty_concatenate(op) -> bool:
+    try:
+        return any(0 in shape_of(v) for v in op.operands)
     except Unsupported:
         return False
 
@@ -188,13 +205,28 @@ def _needs_guard(op) -> bool:
 def guard_divisions(module):
     """``module`` itself, or a copy with this family applied when one of its integer
     divides/remainders could show XLA a constant zero divisor (which kills the process)."""
+    return _guarded(module, PATTERNS, lambda op: op.name in _ROOTS and _needs_guard(op))
+
+
+def guard_for_xla(module):
+    """``module`` itself, or a copy with the guards applied when one of its ops could kill the
+    process in XLA:CPU: this family's divisions, and concatenates with an empty operand (pad-push's
+    ``empty_concatenate_operands``). The compile path runs this."""
+    def needs(op):
+        if op.name == "stablehlo.concatenate":
+            return _empty_concatenate(op)
+        return op.name in _ROOTS and _needs_guard(op)
+    return _guarded(module, _COMPILE_PATH, needs)
+
+
+def _guarded(module, table, needs):
     with module.context, ir.Location.unknown():
-        if not any(op.name in _ROOTS and _needs_guard(op) for op in module.walk()):
+        if not any(needs(op) for op in module.walk()):
             return module
     copy = module.clone()
     with copy.context, ir.Location.unknown():
         patterns = rewrite.RewritePatternSet()
-        for root, fn in PATTERNS.values():
+        for root, fn in table.values():
             for r in root if isinstance(root, tuple) else (root,):
                 patterns.add(r, _declining_unsupported(fn))
         config = rewrite.GreedyRewriteConfig()

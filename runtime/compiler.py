@@ -8,13 +8,14 @@ import time
 from hloforge.frontend.module import Module
 from hloforge.frontend.shape_assertions import has_shape_assertions
 from hloforge.passes import spectral
-from hloforge.passes.guards import guard_divisions
+from hloforge.passes.guards import guard_for_xla
 from hloforge.runtime import cache, pjrt, sharding
 from hloforge.runtime.dynamic import DynamicExecutable
 from hloforge.runtime.executable import Executable
 from hloforge.runtime.fft_sharding import keep_ffts_local
 from hloforge.runtime.settings import config
 from hloforge.runtime.sharded import ShardedExecutable
+from hloforge.runtime.unsupported import python_callback
 
 # a dynamic dimension in a tensor type of the module text: tensor<?x4xf32>, tensor<2x?xi32>
 _DYNAMIC_TYPE = re.compile(r"tensor<(?:\d+x)*\?")
@@ -36,8 +37,8 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
     (NamedSharding, PartitionSpec or None = replicated); ``out_shardings=None`` lets XLA choose.
     The annotated copy of the module (``module`` itself when ``in_place``) is what XLA compiles.
     """
-    module = guard_divisions(module)  # (XLA's folder kills the process on an integer x / 0)
-    ins, outs = module.signature
+    module = guard_for_xla(module)  # (integer x / 0 and empty concatenate operands kill XLA:CPU)
+    ins, outs = _signature(module)
     in_specs, out_specs = [tuple(s) for s in ins], [tuple(s) for s in outs]
     sharded = not (in_shardings is None and out_shardings is None and mesh is None)
     dynamic_args = module.dynamic_dims_message("argument", ins)
@@ -78,9 +79,26 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
                              module.entry, seconds, source)
 
 
+def _signature(module):
+    """``module.signature``; jax's ordered callbacks give @main a token argument, so such a module
+    is refused for its callback first."""
+    try:
+        return module.signature
+    except TypeError:
+        _refuse_python_callbacks(module._code_for_compile(), module.entry)
+        raise
+
+
+def _refuse_python_callbacks(code, name):
+    refused = python_callback(code)  # (XLA would compile it, and running it kills the process)
+    if refused:
+        raise pjrt.CompileError(f"{name}: {refused}")
+
+
 def load_or_compile(code, devs, name="main", module=None, shardy=None):
     """(loaded executable, compile seconds, source): from the memory cache, the disk cache
     (``hf.config.cache_dir``) or XLA. One thread compiles a given key at a time."""
+    _refuse_python_callbacks(code, name)
     devs = tuple(devs)
     shardy = pjrt.use_shardy() if shardy is None and len(devs) > 1 else shardy
     key = cache.fingerprint(code, pjrt.environment(devs), shardy)
