@@ -7,16 +7,39 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend import numpy as hnp
+from hloforge.frontend.ad.custom import custom_jvp
 from hloforge.frontend.numpy._base import asarray, astype, splat, ufunc_dtypes
 
 
+def _max0(x):
+    return ops.maximum(x, splat(0, x.dtype, x.shape))
+
+
+def _relu_jvp(primals, tangents):
+    # jax.nn.relu's rule: the derivative at 0 is 0 (maximum's rule would split the tie, 0.5)
+    (x,), (t,) = primals, tangents
+    positive = ops.compare(x, splat(0, x.dtype, x.shape), "GT")
+    return _max0(x), ops.select(positive, t, splat(0, t.dtype, t.shape))
+
+
+def _relu_primal(x):
+    return _max0(x)
+
+
+_relu_primal.__name__ = _relu_primal.__qualname__ = "relu"  # (names the private function and errors)
+_float_relu = custom_jvp(_relu_primal)
+_float_relu.defjvp(_relu_jvp)
+
+
 def relu(x):
-    """max(x, 0) for integer, float or bool ``x``. Emits stablehlo.maximum."""
+    """max(x, 0) for integer, float or bool ``x``. Emits stablehlo.maximum (for floats inside a
+    call of a private function carrying jax.nn.relu's derivative: 0 at x = 0, also for hessians;
+    Module.optimize inlines it)."""
     x = asarray(x)
     if dtypes.is_complex(x.dtype):
         raise TypeError(f"relu: needs a real (integer or float) tensor, got {x.dtype}; for numpy's "
                         "lexicographic complex maximum use hloforge.numpy.maximum(x, 0)")
-    return ops.maximum(x, splat(0, x.dtype, x.shape))
+    return _float_relu(x) if dtypes.is_float(x.dtype) else _max0(x)
 
 
 def gelu(x, approximate: bool = True):
