@@ -1,19 +1,35 @@
 """Executable caches: a bounded in-memory LRU and an optional directory of serialized executables.
 
 Keys are sha256 fingerprints of the module text (with locations) plus the devices, compile
-options and jaxlib/platform versions (``pjrt.environment``), so a stale entry is never looked up;
-a corrupt one (bad checksum, or XLA cannot deserialize it) is deleted and rebuilt.
+options and jaxlib/platform versions (``pjrt.environment``), so a stale entry is never looked up.
+An entry file is ``_MAGIC``, its key, a sha256 of key and payload, then the payload (jaxlib's
+serialized executable). Anything else found under an entry's name (a bad checksum, another key's
+entry, a symbolic link, a FIFO or device, a file over ``MAX_ENTRY_BYTES``, bytes XLA cannot
+deserialize) is deleted, counted as a ``disk_error`` and rebuilt.
+
+Trust: the payload is native machine code that this process runs. The checksum proves an entry is
+intact, not who wrote it; a payload altered with a matching checksum runs as it is (and may kill
+the process). So the directory must be trusted like a Python site-packages directory: only you
+should be able to write it. Directories this module creates are private (mode 0700); one that is
+writable by every user, or that belongs to another user (not root), is not used at all (one
+RuntimeWarning per directory and process; compiles go on without the disk cache). A
+group-writable directory is used: everyone in the group can put code into your processes.
 """
 from __future__ import annotations
 
 import collections
 import hashlib
 import os
+import stat
 import tempfile
 import threading
+import warnings
 
-_MAGIC = b"HLOFORGE-EXECUTABLE-1\n"
+from hloforge.runtime.files import read_regular_file
+
+_MAGIC = b"HLOFORGE-EXECUTABLE-2\n"
 _SUFFIX = ".hfx"
+MAX_ENTRY_BYTES = 4 << 30  # larger executables are neither written nor read
 
 
 def fingerprint(code: str | bytes, *parts) -> str:
@@ -97,31 +113,90 @@ def _path(directory: str, key: str) -> str:
     return os.path.join(directory, key + _SUFFIX)
 
 
-def disk_load(directory: str, key: str) -> bytes | None:
-    """The payload stored under ``key``, or None if absent; a corrupt file is deleted."""
-    try:
-        with open(_path(directory, key), "rb") as f:
-            data = f.read()
-    except OSError:
+def encode_entry(key: str, payload: bytes) -> bytes:
+    """The bytes of the entry file for ``key``."""
+    name = key.encode("ascii") + b"\n"
+    return _MAGIC + name + hashlib.sha256(name + payload).digest() + payload
+
+
+def decode_entry(data: bytes, key: str) -> bytes | None:
+    """The payload of an intact entry for ``key``; None for anything else (another key's entry too)."""
+    name = key.encode("ascii") + b"\n"
+    head = len(_MAGIC) + len(name)
+    if not data.startswith(_MAGIC) or data[len(_MAGIC):head] != name:
         return None
-    head = len(_MAGIC)
     digest, payload = data[head:head + 32], data[head + 32:]
-    if data[:head] != _MAGIC or hashlib.sha256(payload).digest() != digest:
-        disk_discard(directory, key)
+    return payload if hashlib.sha256(name + payload).digest() == digest else None
+
+
+_refused: set = set()  # directories already warned about
+_refused_lock = threading.Lock()
+
+
+def _untrusted_because(info) -> str | None:
+    if info.st_mode & stat.S_IWOTH:
+        return "is writable by every user"
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    if uid is not None and info.st_uid not in (uid, 0):
+        return f"belongs to another user (uid {info.st_uid}, this process runs as {uid})"
+    return None
+
+
+def trusted(directory: str) -> bool:
+    """Whether ``directory`` (existing) may hold executables this process runs (see the module
+    docstring); the first refusal of each directory warns."""
+    try:
+        info = os.stat(directory)
+    except OSError:
+        return False
+    reason = _untrusted_because(info)
+    if reason is None:
+        return True
+    with _refused_lock:
+        first = directory not in _refused
+        _refused.add(directory)
+    if first:
+        warnings.warn(f"hf.config.cache_dir {directory} {reason}: the executable cache holds native code, "
+                      f"so it is not used (make the directory yours and not writable by others: "
+                      f"chmod o-w, or choose another)", RuntimeWarning, stacklevel=2)
+    return False
+
+
+def disk_load(directory: str, key: str) -> bytes | None:
+    """The payload stored under ``key``, or None if absent, unusable (deleted) or the directory is
+    not trusted."""
+    if not trusted(directory):
         return None
+    try:
+        data = read_regular_file(_path(directory, key), MAX_ENTRY_BYTES, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):  # a link, a FIFO, a device, too large, unreadable
+        data = None
+    payload = None if data is None else decode_entry(data, key)
+    if payload is None:
+        disk_discard(directory, key)
     return payload
 
 
 def disk_store(directory: str, key: str, payload: bytes) -> bool:
-    """Write atomically (temp file + rename); returns False if the directory is not writable."""
+    """Write atomically (temp file + rename); returns False if the directory is not writable or
+    not trusted, or the payload is over ``MAX_ENTRY_BYTES``."""
+    if len(payload) > MAX_ENTRY_BYTES:
+        return False
     try:
-        os.makedirs(directory, exist_ok=True)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except OSError:
+        return False
+    if not trusted(directory):
+        return False
+    try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=_SUFFIX)
     except OSError:
         return False
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
+            f.write(encode_entry(key, payload))
         os.replace(tmp, _path(directory, key))
     except OSError:
         try:
