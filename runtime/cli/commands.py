@@ -2,6 +2,7 @@
 bad input raises ``UsageError`` (or any other exception): ``main`` prints one line, exit 2."""
 from __future__ import annotations
 
+import io
 import json
 import os
 
@@ -9,30 +10,46 @@ import numpy as np
 
 from hloforge.frontend.context import ir, shape_dtype_of
 from hloforge.frontend.inspection import details
-from hloforge.frontend.module import Module
+from hloforge.frontend.module import BYTECODE_MAGIC, Module
 from hloforge.runtime.cli import demo as demo_module
 from hloforge.runtime.cli.check_batch import run_isolated
+from hloforge.runtime.files import read_regular_file
 from hloforge.runtime.unsupported import quantized_use
+
+MAX_INPUT_BYTES = 2 << 30  # a module or --arg file (protobuf and flatbuffer artifacts stop at 2 GiB too)
 
 
 class UsageError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
 
 
-def load_module(path) -> Module:
+def read_input(path, what: str = "module file") -> bytes:
+    """The bytes of an input file: a regular file (or a link to one) of at most MAX_INPUT_BYTES;
+    a FIFO, a device or a directory is one error line, never a hang or an endless read."""
     if not os.path.exists(path):
         raise UsageError(f"no such file: {path}")
     if os.path.isdir(path):
-        raise UsageError(f"{path} is a directory, not a module file")
+        raise UsageError(f"{path} is a directory, not a {what}")
     try:
-        return Module.load(path)
+        return read_regular_file(path, MAX_INPUT_BYTES)
     except ValueError as e:
+        raise UsageError(str(e)) from None  # ("... is not a regular file (a FIFO)", "... is larger than 2 GiB")
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+def load_module(path) -> Module:
+    data = read_input(path)
+    text = None
+    if not data.startswith(BYTECODE_MAGIC):
         try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                quantized = quantized_use(f.read())
-        except OSError:
-            quantized = None
-        raise UsageError(quantized or str(e).splitlines()[0]) from None
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(f"{path} is neither MLIR text nor MLIR bytecode") from None
+    try:
+        return Module.parse(data)
+    except ValueError as e:
+        raise UsageError((text is not None and quantized_use(text)) or str(e).splitlines()[0]) from None
 
 
 def writable_file(path, what: str = "output") -> str:
@@ -95,8 +112,9 @@ def _inputs(args, module, specs):
             raise UsageError(f"@main takes {len(specs)} argument(s), got {len(args.arg)} --arg file(s)")
         arrays = []
         for path in args.arg:
+            data = read_input(path, "--arg file")
             try:
-                arrays.append(np.load(path))
+                arrays.append(np.load(io.BytesIO(data)))
             except (OSError, ValueError) as e:
                 raise UsageError(f"cannot load {path}: {e}") from None
         return arrays
