@@ -159,6 +159,8 @@ class Jitted:
 
     def __init__(self, fn, *, optimize: bool = True, device=None, name: str = "main",
                  in_shardings=None, out_shardings=None, mesh=None):
+        if not callable(fn):
+            raise TypeError(f"hf.jit: expected a callable value, got {fn!r}")
         self.fn = fn
         self.optimize = optimize
         self.device = device
@@ -237,6 +239,11 @@ class Jitted:
             except RecursionError:
                 _refuse_recursion(self)  # (our message rather than jax's loop's)
                 raise
+            except (ValueError, pjrt.RuntimeFailure) as e:  # (jax's loop raises XLA's status as is)
+                failure = dispatch.execution_error(self.name, e)
+                if failure is None:
+                    raise
+                raise failure from None
         return self._call(args, kwargs)
 
     def _call(self, args, kwargs, fast_path=False):
@@ -246,6 +253,7 @@ class Jitted:
             with _tracing_guard(self):
                 result = self.fn(*args, **kwargs)
             return (result, None, False) if fast_path else result
+        dispatch.refuse_tracers(f"hf.jit: {self.__name__}", leaves)
         executable, out_tree = self._compiled(leaves, in_tree)
         outs = executable.call_flat(leaves)
         result = tree_util.tree_unflatten(out_tree, outs)

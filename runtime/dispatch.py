@@ -13,7 +13,10 @@ signature, ``fastpath_data`` that matches it exactly; otherwise every call takes
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
+from jax.core import Tracer
 
 from hloforge.frontend import dtypes
 from hloforge.runtime import pjrt
@@ -94,3 +97,36 @@ def fastpath_ok(args, in_specs, sharding) -> bool:
         if type(a) is DEVICE_ARRAY and a.sharding != sharding:
             return False
     return True
+
+
+# jax's C++ loop raises a failed execution's XLA status as a ValueError (or JaxRuntimeError)
+# whose message starts with the status code; hloforge's own errors never do.
+_XLA_STATUS = re.compile(r"(CANCELLED|UNKNOWN|INVALID_ARGUMENT|DEADLINE_EXCEEDED|NOT_FOUND|ALREADY_EXISTS|"
+                         r"PERMISSION_DENIED|RESOURCE_EXHAUSTED|FAILED_PRECONDITION|ABORTED|OUT_OF_RANGE|"
+                         r"UNIMPLEMENTED|INTERNAL|UNAVAILABLE|DATA_LOSS|UNAUTHENTICATED): ")
+
+
+def execution_error(name: str, error: Exception):
+    """``hf.ExecutionError`` for an execution failure raised by jax's C++ loop (out of memory, ...),
+    or None when ``error`` is anything else."""
+    if not isinstance(error, (ValueError, pjrt.RuntimeFailure)) or not _XLA_STATUS.match(str(error)):
+        return None
+    return pjrt.ExecutionError(f"{name}: execution failed: {error}")
+
+
+def tracer_error(what: str, value) -> TypeError | None:
+    """The error for a jax tracer met where a concrete array must be (``jax.jit``/``jax.grad``/
+    ``jax.vmap`` of an hloforge function), or None when ``value`` is not one."""
+    if not isinstance(value, Tracer):
+        return None
+    return TypeError(f"{what} is a jax tracer ({type(value).__name__}): hf.jit functions and hloforge executables "
+                     f"take concrete arrays and cannot be traced by jax transformations (jax.jit, jax.grad, "
+                     f"jax.vmap, ...); that is not supported yet: call them outside the transformation")
+
+
+def refuse_tracers(name: str, leaves) -> None:
+    """Raises ``tracer_error`` for the first jax tracer among the flat arguments ``leaves``."""
+    for i, leaf in enumerate(leaves):
+        error = tracer_error(f"{name}: argument leaf {i}", leaf)
+        if error is not None:
+            raise error

@@ -40,6 +40,7 @@ class Executable:
         self._avals = [pjrt.aval(shape, dtype) for shape, dtype in self.in_specs]
         self._sharding = pjrt.single_device_sharding(device)
         self._loops = self._make_loops()
+        self._ran = False  # (until one run finished: see call_flat)
 
     def _make_loops(self):
         # (the loops hold their cache-miss callback: it must not hold self, a cycle through a C++
@@ -66,8 +67,18 @@ class Executable:
         """Check ``args`` against the signature and place them on the device."""
         if len(args) != len(self.in_specs):
             raise TypeError(f"{self.name}: expected {len(self.in_specs)} arguments, got {len(args)}")
-        return [self._place(i, a, shape, dtype) for i, (a, (shape, dtype)) in
+        return [self._place(i, self._usable(i, a), shape, dtype) for i, (a, (shape, dtype)) in
                 enumerate(zip(args, self.in_specs))]
+
+    def _usable(self, index, arg):
+        """``arg``, unless it is a jax tracer (a jax transformation of this call) or a deleted jax.Array."""
+        tracer = dispatch.tracer_error(f"{self.name}: argument {index}", arg)
+        if tracer is not None:
+            raise tracer
+        if pjrt.is_device_array(arg) and arg.is_deleted():
+            raise ValueError(f"{self.name}: argument {index}: Array has been deleted with shape="
+                             f"{_describe(arg.shape, arg.dtype)}")
+        return arg
 
     def _place(self, index, arg, shape, dtype):
         if pjrt.is_device_array(arg):
@@ -107,18 +118,33 @@ class Executable:
                              f"got {_describe(got_shape, got_dtype)}")
 
     def call_flat(self, args) -> list:
-        """Run with already-flat arguments; always returns a list of results."""
+        """Run with already-flat arguments; always returns a list of results.
+
+        Until a run has finished, each run is waited for: XLA reports some failures (out of memory
+        for the temporaries) only when the results are read, as jax's JaxRuntimeError; waiting makes
+        them an ``hf.ExecutionError`` here. Later runs are asynchronous, as in jax."""
         try:
-            return pjrt.execute(self._loaded, self.prepare(args))
-        except pjrt.ExecutionError as e:
+            outs = pjrt.execute(self._loaded, self.prepare(args))
+            if not self._ran:
+                for out in outs:
+                    out.block_until_ready()
+                self._ran = True
+            return outs
+        except (pjrt.ExecutionError, pjrt.RuntimeFailure) as e:
             raise pjrt.ExecutionError(f"{self.name}: execution failed: {e}") from None
 
     def __call__(self, *args):
         kind = dispatch.route(args)
-        if kind == dispatch.PLAIN:
-            return self._loops.plain(*args)
-        if kind == dispatch.WIDE:
-            return self._loops.call_wide(args)
+        try:
+            if kind == dispatch.PLAIN:
+                return self._loops.plain(*args)
+            if kind == dispatch.WIDE:
+                return self._loops.call_wide(args)
+        except (ValueError, pjrt.RuntimeFailure) as e:
+            failure = dispatch.execution_error(self.name, e)
+            if failure is None:
+                raise
+            raise failure from None
         return self._result(self.call_flat(args))
 
     @staticmethod
