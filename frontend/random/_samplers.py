@@ -314,25 +314,42 @@ def _randint_impl(key, shape, minval, maxval, dtype) -> Tensor:
     return ops.add(minval, ops.convert(offset, dtype))
 
 
-@eager(static=("shape", "dtype"), dynamic={"minval": bound_array, "maxval": bound_array})
-def randint(key, shape, minval, maxval, dtype=None):
-    """Uniform integers in ``[minval, maxval)`` (jax.random.randint, bit-for-bit).
+_I32_INFO = np.iinfo(np.int32)
 
-    Two words of random bits per value (from ``split(key)``) reduced modulo the span with
-    stablehlo.remainder/multiply/add; ``maxval <= minval`` gives ``minval``; bounds outside the
-    dtype's range are clipped to it (``maxval = 256`` works for uint8). 8- and 16-bit dtypes
-    sample in int32 and convert, as jax does.
 
-    Args:
-      key: uint32[2] key.
-      shape: result shape; minval and maxval broadcast to it.
-      minval, maxval: integer bounds (Python ints, arrays or Tensors; floats are truncated).
-      dtype: an integer dtype (int32 default, jax's with x64 off).
-    Returns:
-      An integer array of ``shape`` and ``dtype``.
-    Example:
-      >>> i = hf.random.randint(key, (8,), 0, 10)
-    """
+def _check_static_bound(what, value, dtype) -> None:
+    """A bound known at trace time (not a Tensor) must be sampled as given: inside
+    ``[dtype.min, dtype.max + 1]``, or in int32's range, where jax (x64 off) clips it into the
+    dtype (``maxval=256`` for uint8). Anything else would be clipped to a range the caller did not
+    ask for (``choice(key, 2**40)`` drew only below 2**31), so it is refused as jax refuses it."""
+    if isinstance(value, Tensor) or value is None:
+        return
+    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:
+        return  # (_int_operand names it: it does not fit in int64)
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):
+        return
+    if array.dtype.kind not in "biuf" or array.size == 0:
+        return
+    info = np.iinfo(dtype)
+    lowest, highest = min(_I32_INFO.min, info.min), max(_I32_INFO.max, info.max + 1)  # (the ranges overlap)
+    if array.dtype.kind == "f":
+        values = np.trunc(array.astype(np.float64))
+        extremes = [float(np.min(values)), float(np.max(values))]
+    else:
+        extremes = [int(np.min(array)), int(np.max(array))]
+    for v in extremes:
+        if not lowest <= v <= highest:  # (NaN fails too)
+            shown = int(v) if np.isfinite(v) else v
+            raise OverflowError(
+                f"randint: {what} {shown} cannot be sampled exactly as {np.dtype(dtype).name}: bounds must lie in "
+                f"[{lowest}, {highest}] (the dtype's range, maxval one past its largest value, or int32's, where "
+                "bounds are clipped into the dtype as jax does); pass a wider dtype (e.g. dtype=np.int64)")
+
+
+def _randint(key, shape, minval, maxval, dtype=None):
+    """randint's sampler (the bounds checked already)."""
     key = key_operand("randint", key)
     dtype = I32 if dtype is None else dtypes.canonical(dtype)
     if not dtypes.is_integer(dtype):
@@ -350,6 +367,37 @@ def randint(key, shape, minval, maxval, dtype=None):
     minval = ops.clamp(lo(info.min, minval), minval, lo(info.max, minval))
     maxval = ops.clamp(lo(info.min, maxval), maxval, lo(info.max + 1, maxval))
     return ops.convert(_randint_impl(key, shape, minval, maxval, I32), dtype)
+
+
+_randint.__name__ = _randint.__qualname__ = "randint"  # (eager's messages and the compiled function's name)
+_randint = eager(static=("shape", "dtype"), dynamic={"minval": bound_array, "maxval": bound_array})(_randint)
+
+
+def randint(key, shape, minval, maxval, dtype=None):
+    """Uniform integers in ``[minval, maxval)`` (jax.random.randint, bit-for-bit).
+
+    Two words of random bits per value (from ``split(key)``) reduced modulo the span with
+    stablehlo.remainder/multiply/add; ``maxval <= minval`` gives ``minval``; bounds outside the
+    dtype's range are clipped to it (``maxval = 256`` works for uint8). 8- and 16-bit dtypes
+    sample in int32 and convert, as jax does. Bounds given as Python values or arrays that lie
+    outside both ``[dtype.min, dtype.max + 1]`` and int32 raise OverflowError (jax without x64
+    raises it for Python ints beyond int32): clipped, they would give another range.
+
+    Args:
+      key: uint32[2] key.
+      shape: result shape; minval and maxval broadcast to it.
+      minval, maxval: integer bounds (Python ints, arrays or Tensors; floats are truncated).
+      dtype: an integer dtype (int32 default, jax's with x64 off).
+    Returns:
+      An integer array of ``shape`` and ``dtype``.
+    Example:
+      >>> i = hf.random.randint(key, (8,), 0, 10)
+    """
+    checked = I32 if dtype is None else dtypes.canonical(dtype)
+    if dtypes.is_integer(checked):
+        _check_static_bound("minval", minval, checked)
+        _check_static_bound("maxval", maxval, checked)
+    return _randint(key, shape, minval, maxval, dtype)
 
 
 # ---------------------------------------------------------------- gumbel (for choice)

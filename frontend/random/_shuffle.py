@@ -59,6 +59,23 @@ def _static_int(name: str, x):
     return None
 
 
+_MAX_POPULATION = 2 ** 31  # int32 indices 0 .. 2**31 - 1 (jax's index dtype without x64)
+
+
+def _check_population(name: str, what: str, n: int) -> None:
+    if n > _MAX_POPULATION:
+        raise OverflowError(f"{name}: {what} = {n} is too large: its indices are int32 (jax's default without "
+                            f"x64), so the population can have at most 2**31 = {_MAX_POPULATION} entries")
+
+
+def static_population(value):
+    """A concrete 0-d integer array (numpy or jax) as a Python int, so that it stays static as jax
+    treats it; anything else unchanged."""
+    if isinstance(value, (Tensor, int)) or not hasattr(value, "dtype") or np.shape(value) != ():
+        return value
+    return int(value) if np.dtype(value.dtype).kind in "iu" else value
+
+
 def _arange(n: int) -> Tensor:
     return ops.iota((n,), I32) if n > 0 else splat(0, I32, (0,))
 
@@ -86,7 +103,7 @@ def python_values(value: np.ndarray) -> np.ndarray:
     return value.astype(default)
 
 
-@eager(static=("axis", "independent"))
+@eager(static=("axis", "independent"), dynamic={"x": static_population})
 def permutation(key, x, axis=0, independent=False):
     """A random permutation of ``range(x)`` or of ``x`` along ``axis`` (jax.random.permutation).
 
@@ -113,6 +130,7 @@ def permutation(key, x, axis=0, independent=False):
                 raise TypeError(f"permutation: x must be an integer or at least 1-dimensional, got {x!r}")
             n = int(value)
         _axis("permutation", axis, 1)
+        _check_population("permutation", "x", n)
         return _shuffle(key, _arange(n), 0)
     x = _array_operand("permutation", "x", x)
     if x.ndim == 0:
@@ -181,7 +199,7 @@ def _probabilities(p) -> Tensor:
     return as_tensor(value)
 
 
-@eager(static=("shape", "replace", "axis", "mode"))
+@eager(static=("shape", "replace", "axis", "mode"), dynamic={"a": static_population})
 def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     """A random sample of ``a``'s entries along ``axis`` (jax.random.choice, bit-for-bit).
 
@@ -232,6 +250,8 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
         return splat(0, I32 if arr is None else arr.dtype, shape)
     if n <= 0:
         raise ValueError(f"choice: a must be greater than 0 unless no samples are taken, got {n}")
+    if arr is None:
+        _check_population("choice", "a", n)
     if not replace and n_draws > n:
         raise ValueError(f"choice: cannot take a larger sample (size {n_draws}) than population "
                          f"(size {n}) when replace=False")
