@@ -144,6 +144,36 @@ def compile(code: str | bytes, devs, options=None):
         raise CompileError(str(e)) from None
 
 
+def process_grid_options(grid):
+    """Compile options for a grid of processes, ``grid[replica][partition]`` = its device, each running
+    the whole program (replica_id, partition_id and the collectives tell them apart, as in StableHLO's
+    interpreter.run_parallel). With several partitions, the module's arguments and results must be
+    ``{manual}`` (GSPMD's partitioner then leaves the program as it is)."""
+    options = xc.CompileOptions()
+    options.num_replicas, options.num_partitions = len(grid), len(grid[0])
+    options.device_assignment = xc.DeviceAssignment.create(np.array([[d.id for d in row] for row in grid]))
+    if len(grid[0]) > 1:  # (XLA takes partitions only through its partitioner: the module must be all {manual})
+        options.executable_build_options.use_spmd_partitioning = True
+        options.executable_build_options.use_shardy_partitioner = False
+    return options
+
+
+def execute_per_device(loaded, devs, args) -> list:
+    """Run a multi-device executable with other arguments on every device: ``args[k]`` are the host
+    arrays of ``devs[k]``. Returns the host results of every device, in the order of ``devs``."""
+    mesh = Mesh(np.array(devs), ("process",))
+    replicated = NamedSharding(mesh, PartitionSpec())  # (each device holds its own value: never read as one)
+    arrays = [jax.make_array_from_single_device_arrays(
+        per_device[0].shape, replicated, [put(np.asarray(a), d) for a, d in zip(per_device, devs)])
+        for per_device in zip(*args)] if args and args[0] else []
+    try:
+        results = loaded.execute_sharded(arrays).disassemble_into_single_device_arrays()
+    except RuntimeFailure as e:
+        raise ExecutionError(str(e)) from None
+    by_device = [dict((next(iter(r.devices())), np.asarray(r)) for r in result) for result in results]
+    return [[outputs[d] for outputs in by_device] for d in devs]
+
+
 def serialize(loaded) -> bytes:
     return loaded.serialize()
 

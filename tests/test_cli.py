@@ -199,8 +199,8 @@ def test_check_reports_bad_files_and_goes_on(files, capsys):
     assert main(["check", str(tmp / "garbage.bin"), str(tmp / "quant.mlir"), good]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith(f"FAIL {tmp / 'garbage.bin'}: not a UTF-8 MLIR text file")
-    assert lines[1].startswith(f"FAIL {tmp / 'quant.mlir'}: stablehlo.uniform_quantize uses the quantized type")
-    assert lines[2] == f"PASS {good}"
+    assert lines[1].startswith(f"FAIL {tmp / 'quant.mlir'}::main: stablehlo.uniform_quantize uses the quantized type")
+    assert lines[2] == f"PASS {good}::main"
     assert lines[3] == "1 passed, 2 failed"
 
 
@@ -260,5 +260,5 @@ def test_check_runs_each_file_in_isolation(monkeypatch, capsys):
     good = os.path.join(DATA, "add_expect_close.mlir")
     assert main(["check", good, "/tmp/crash.mlir", good]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines == [f"PASS {good}", "FAIL /tmp/crash.mlir: the process running this file was killed by SIGKILL",
-                     f"PASS {good}", "2 passed, 1 failed"]
+    assert lines == [f"PASS {good}::main", "FAIL /tmp/crash.mlir: the process running this file was killed by SIGKILL",
+                     f"PASS {good}::main", "2 passed, 1 failed"]

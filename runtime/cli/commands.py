@@ -194,9 +194,13 @@ def convert(args) -> int:
 
 
 def check(args) -> int:
-    failed = 0
-    for result in run_isolated(args.inputs, optimize=args.optimize, device=args.device):
+    """One line per test function (``PASS file::function``, ``FAIL file::function: reason``; a file or
+    piece that cannot be read is ``FAIL file: reason`` or ``FAIL file:LINE: reason``), then the counts."""
+    passed = failed = 0
+    for result in run_isolated(args.inputs, optimize=args.optimize, device=args.device,
+                               finite_math=args.finite_math, timeout=args.timeout):
         print(result, flush=True)
+        passed += result.ok
         failed += not result.ok
-    print(f"{len(args.inputs) - failed} passed, {failed} failed", flush=True)
+    print(f"{passed} passed, {failed} failed", flush=True)
     return 1 if failed else 0

@@ -31,6 +31,16 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
+    return value
+
+
 def _add(sub, name, fn, help, description=None):
     p = sub.add_parser(name, help=help, description=description or help)
     p.set_defaults(run=fn)
@@ -97,11 +107,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write a versioned portable artifact: current, week4, week12 or 1.x.y")
 
     p = _add(sub, "check", commands.check, "run StableHLO test files (check.expect_* assertions) on PJRT",
-             "Run test files in the StableHLO testdata convention: @main builds values from constants and "
-             "asserts them with check.expect_eq/expect_close/expect_almost_eq. Prints PASS/FAIL per file, "
-             "then 'N passed, M failed'; exit 1 if any failed.")
+             "Run StableHLO's test files: the interpreter's tests (split at '// -----'; every public function "
+             "without arguments, or @main, is a test; check.expect_eq/expect_almost_eq/expect_close/... ops, "
+             "interpreter.run_parallel on several CPU devices) and testdata (@main asserting with "
+             "@check.expect_* custom calls). Prints 'PASS file::function' or 'FAIL file::function: reason' per "
+             "test function, then 'N passed, M failed'; exit 1 if any failed.")
     p.add_argument("inputs", nargs="+", metavar="IN", help="test files")
-    p.add_argument("--optimize", action="store_true", help="run the default pass pipeline first (proves the passes keep every result)")
+    p.add_argument("--optimize", action="store_true",
+                   help="also run each function after the default pass pipeline; it must keep every bit")
+    p.add_argument("--finite-math", action="store_true",
+                   help="with --optimize: run the finite-math rewrites too (they change rounding), and only ask "
+                        "the optimized values to pass the file's assertions")
+    p.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS",
+                   help="a file still running after this long fails (default 600)")
     p.add_argument("--device", default="cpu", choices=("cpu", "gpu"), help="device (default cpu)")
     return parser
 
