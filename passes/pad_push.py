@@ -4,7 +4,10 @@ Moving a pad below a transpose, reshape or broadcast lets it meet the next pad, 
 (where ``pad-canonicalize`` and ``fft-truncate`` take over); two pads combined by an elementwise
 op become one pad (same padding) or one concatenate (disjoint supports); a concatenate of pads,
 crops and splat blocks becomes one pad of the remaining pieces, nested concatenates along
-one dim become one, and empty concatenate operands are dropped. Every pattern is exact, except
+one dim become one, and empty concatenate operands are dropped. Slices move up through
+elementwise ops and pads down through products and shared unary ops, so that a gradient's
+spectrum masks and conjugations (applied to a whole spectrum between an FFT and the slice or pad
+of its modes) no longer hide the truncation from ``fft-truncate``. Every pattern is exact, except
 where its docstring says it needs finite math (``optimize(finite_math=False)`` skips those).
 """
 from __future__ import annotations
@@ -27,6 +30,8 @@ PAD = "stablehlo.pad"
 BINARY_OPS = names("elementwise", "binary") + ("stablehlo.compare",)
 SUM_OPS = ("stablehlo.add", "stablehlo.or", "stablehlo.xor")  # 0 is their identity on both sides
 PRODUCT_OPS = ("stablehlo.multiply", "stablehlo.and")  # 0 absorbs (for floats only without Inf/NaN)
+ELEMENTWISE_OPS = names("elementwise")
+UNARY_OPS = names("elementwise", "unary")
 
 
 def _concatenate(values, dim, loc):
@@ -574,6 +579,110 @@ def concatenate_of_concatenate(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+# ---------------------------------------------------------------- slices up, pads down
+
+
+def _slice_params(op) -> tuple:
+    return tuple(ints(op, "start_indices")), tuple(ints(op, "limit_indices")), tuple(ints(op, "strides"))
+
+
+def slice_of_elementwise(op, rewriter):
+    """f(a, b, ...)[s] -> f(a[s], b[s], ...), once per distinct slice s of f's result
+
+    Preconditions: f is elementwise, its operands have its result's shape (no scalar select
+    predicate or clamp bound), every user of its result is a slice, and the distinct slices are
+    each smaller than the result and together no larger (so no element is computed twice).
+    """
+    users = [u.owner for u in op.result.uses]
+    if not users or any(u.name != "stablehlo.slice" for u in users):
+        return NO_MATCH
+    shape = shape_of(op.result)
+    if any(shape_of(v) != shape for v in op.operands):
+        return NO_MATCH
+    groups: dict = {}
+    for u in users:
+        groups.setdefault(_slice_params(u), []).append(u)
+    sizes = [math.prod(shape_of(g[0].result)) for g in groups.values()]
+    if max(sizes) >= math.prod(shape) or sum(sizes) > math.prod(shape):
+        return NO_MATCH
+    attrs = {name: op.attributes[name] for name in op.attributes}
+    element = element_type(op.result)
+    for (start, limit, strides), group in groups.items():
+        with rewriter.ip:
+            parts = [emit_slice(v, list(start), list(limit), list(strides), op.location) for v in op.operands]
+            out = emit(op.name, parts, tensor(shape_of(group[0].result), element), attrs, op.location)
+        for u in group:
+            rewriter.replace_op(u, [out])
+    rewriter.erase_op(op)
+
+
+def slice_of_slice(op, rewriter):
+    """x[s1][s2] -> x[s], s the composition of s1 and s2
+
+    Preconditions: the operand is a slice (any strides; it keeps its other users).
+    """
+    inner = producer(op.operands[0], "stablehlo.slice")
+    if inner is None:
+        return NO_MATCH
+    (start1, _, strides1), (start2, _, strides2) = _slice_params(inner), _slice_params(op)
+    start = [a + b * s for a, b, s in zip(start1, start2, strides1)]
+    strides = [a * b for a, b in zip(strides1, strides2)]
+    limit = [b + (n - 1) * s + 1 if n else b for b, n, s in zip(start, shape_of(op.result), strides)]
+    with rewriter.ip:
+        out = emit_slice(inner.operands[0], start, limit, strides, op.location)
+    rewriter.replace_op(op, [out])
+
+
+@needs_operand(PAD)
+def unary_of_shared_pad(op, rewriter):
+    """f(pad(x, v, low, high, interior)) -> pad(f(x), f(v), low, high, interior), for a pad with several users
+
+    Preconditions: f is an elementwise unary op (or convert) and so is every other user of the
+    pad (each gets its own pad, and the shared one goes away; one user is unary_of_pad's case).
+    """
+    pad = producer(op.operands[0], PAD)
+    if pad is None or has_one_use(pad.result) or any(u.owner.name not in UNARY_OPS for u in pad.result.uses):
+        return NO_MATCH
+    element = element_type(op.result)
+    x, v = pad.operands
+    attrs = {name: op.attributes[name] for name in op.attributes}
+    with rewriter.ip:
+        fx = emit(op.name, [x], tensor(shape_of(x), element), attrs, op.location)
+        fv = emit(op.name, [v], tensor([], element), attrs, op.location)
+        out = emit_pad(fx, fv, *paddings(pad), op.result.type, op.location)
+    rewriter.replace_op(op, [out])
+
+
+@needs_operand(PAD)
+def product_of_pad(op, rewriter):
+    """pad(a, 0, low, high) * b -> pad(a * b[low : n - high], 0, low, high)  (either side)
+
+    Preconditions: * is multiply or and; the pad's padding value is 0, it has no other user, no
+    interior padding and no crops; b is not a pad (two pads are product_of_pads's or
+    binary_of_pads's case). For floats and complex only under finite math (Inf * 0 is NaN, and
+    -x * 0 is -0.0).
+    """
+    if _is_float(op.result) and not finite_math():
+        return NO_MATCH
+    for i in (0, 1):
+        pad, other = _single_use_pad(op.operands[i]), op.operands[1 - i]
+        if pad is None or producer(other, PAD) is not None or not _is_zero_scalar(pad.operands[1]):
+            continue
+        support = _support(pad)
+        if support is None:
+            continue
+        x = pad.operands[0]
+        with rewriter.ip:
+            window = emit_slice(other, [a for a, _ in support], [b for _, b in support], [1] * len(support),
+                                op.location)
+            core = emit(op.name, [x, window] if i == 0 else [window, x], tensor(shape_of(x), element_type(op.result)),
+                        None, op.location)
+            out = emit_pad(core, pad.operands[1], *paddings(pad), op.result.type, op.location)
+        rewriter.replace_op(op, [out])
+        return None
+    return NO_MATCH
+
+
 PATTERNS = {
     "binary_of_pads": (BINARY_OPS, binary_of_pads),
     "sum_of_disjoint_pads": (SUM_OPS, sum_of_disjoint_pads),
@@ -587,4 +696,8 @@ PATTERNS = {
     "concatenate_of_concatenate": (stablehlo.ConcatenateOp, concatenate_of_concatenate),
     "slice_of_interior_pad": (stablehlo.SliceOp, slice_of_interior_pad),
     "pad_of_interior_pad": (stablehlo.PadOp, pad_of_interior_pad),
+    "slice_of_elementwise": (ELEMENTWISE_OPS, slice_of_elementwise),
+    "slice_of_slice": (stablehlo.SliceOp, slice_of_slice),
+    "unary_of_shared_pad": (UNARY_OPS, unary_of_shared_pad),
+    "product_of_pad": (PRODUCT_OPS, product_of_pad),
 }
