@@ -16,6 +16,8 @@ _SPLIT = re.compile(r"^[ \t]*// -----.*$", re.M)  # (mlir-opt --split-input-file
 # an op of the check or interpreter dialects in the custom form, with its result if it has one
 _CUSTOM_OP = re.compile(r"^([ \t]*)(?:(%[\w$.\-]+)\s*=\s*)?((?:check|interpreter)\.\w+)\b", re.M)
 _RESULT_LIKE_OPERAND = {"interpreter.probe"}  # (ops with one result of their operand's type)
+# a *_const op written in the generic form, its constant an attribute or a property
+_GENERIC_CONST = re.compile(r'^([ \t]*)()"(check\.\w+_const)"(?=\s*\()', re.M)
 _SSA = re.compile(r"%[\w$.\-]+(?:#\d+)?")
 _KEYWORD = re.compile(r"([A-Za-z_]\w*)\s*=\s*")
 _SCALAR = re.compile(r"[-+\w.]+")
@@ -44,8 +46,9 @@ def split_pieces(text: str) -> list:
     pieces, start, line = [], 0, 1
     for m in _SPLIT.finditer(text):
         pieces.append(Piece(line, "\n" * (line - 1) + text[start:m.start()]))
-        line += text.count("\n", start, m.end())
-        start = m.end()
+        end = min(m.end() + 1, len(text))  # (the piece after starts on the line after the marker)
+        line += text.count("\n", start, end)
+        start = end
     pieces.append(Piece(line, "\n" * (line - 1) + text[start:]))
     return pieces
 
@@ -54,20 +57,32 @@ def generic_check_ops(text: str) -> str:
     """``text`` with every ``check.*`` op (and ``interpreter.print``/``probe``) of the custom syntax in
     the generic form, line numbers kept; ValueError naming the line of an op it cannot read."""
     out, pos = [], 0
-    for m in _CUSTOM_OP.finditer(text):
+    found = sorted([(m, _read) for m in _CUSTOM_OP.finditer(text)] +
+                   [(m, _read_generic) for m in _GENERIC_CONST.finditer(text)], key=lambda x: x[0].start())
+    for m, read in found:
         if m.start() < pos:  # (inside an op already rewritten)
             continue
         indent, result, name = m.groups()
         end, body = _op_extent(text, m.end())
         line = text.count("\n", 0, m.start()) + 1
         try:
-            generic = _generic(name, body, result, serial=len(out))
+            generic = _generic(name, read(body), result or None, serial=len(out))
         except ValueError as e:
             raise ValueError(f"line {line}: cannot read {name}: {e}") from None
         out += [text[pos:m.start()], indent, generic, "\n" * text.count("\n", m.start(), end)]
         pos = end
     out.append(text[pos:])
     return "".join(out)
+
+
+def _bracket(text: str, i: int) -> int:
+    """+1 for an opening bracket at ``text[i]``, -1 for a closing one (the ``>`` of ``->`` is none)."""
+    c = text[i]
+    if c in _OPEN:
+        return 1
+    if c in _CLOSE and not (c == ">" and i and text[i - 1] == "-"):
+        return -1
+    return 0
 
 
 def _string_end(text: str, i: int) -> int:
@@ -96,12 +111,10 @@ def _op_extent(text: str, start: int):
             continue
         if c == "\n" and depth == 0 and not _goes_on("".join(kept), text, i):
             return i, "".join(kept)
-        if c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            if depth == 0:  # (the enclosing block's closing brace: the op ended before it)
-                return i, "".join(kept)
-            depth -= 1
+        step = _bracket(text, i)
+        if step < 0 and depth == 0:  # (the enclosing block's closing brace: the op ended before it)
+            return i, "".join(kept)
+        depth += step
         kept.append(" " if c == "\n" else c)
         i += 1
     return i, "".join(kept)
@@ -154,8 +167,7 @@ class _Cursor:
                 continue
             if depth == 0 and c in ",{":
                 break
-            depth += c in _OPEN
-            depth -= c in _CLOSE
+            depth += _bracket(self.text, self.pos)
             self.pos += 1
         return self.text[start:self.pos].strip()
 
@@ -167,8 +179,7 @@ class _Cursor:
             if c == '"':
                 self.pos = _string_end(self.text, self.pos)
                 continue
-            depth += c in _OPEN
-            depth -= c in _CLOSE
+            depth += _bracket(self.text, self.pos)
             self.pos += 1
             if depth == 0:
                 return self.text[start + 1:self.pos - 1].strip()
@@ -261,16 +272,37 @@ def _outside_strings(text: str):
             i = _string_end(text, i)
             continue
         yield i, text[i], depth
-        depth += text[i] in _OPEN
-        depth -= text[i] in _CLOSE
+        depth += _bracket(text, i)
         i += 1
 
 
-def _generic(name: str, body: str, result: str | None, serial: int) -> str:
+def _read_generic(body: str) -> _Op:
+    """``(%x) <{properties}> {attributes} : (T) -> ()``, the generic form's operands, attributes and types."""
+    cur = _Cursor(body)
+    if not cur.eat("("):
+        raise ValueError(f"expected (operands) at {body.strip()!r}")
+    op = _Op([], [], [])
+    while cur.skip() == "%":
+        op.operands.append(cur.match(_SSA).group(0))
+        cur.eat(",")
+    if not cur.eat(")"):
+        raise ValueError(f"expected ) at {body[cur.pos:].strip()!r}")
+    if cur.skip() == "<":
+        cur.pos += 1
+        op.attributes += _entries(cur.group())
+        cur.eat(">")
+    if cur.skip() == "{":
+        op.attributes += _entries(cur.group())
+    if not cur.eat(":") or cur.skip() != "(":
+        raise ValueError(f"expected : (types) -> () at {body[cur.pos:].strip()!r}")
+    op.types = _entries(cur.group())
+    return op
+
+
+def _generic(name: str, op: _Op, result: str | None, serial: int) -> str:
     """The op in the generic form; a ``*_const`` op's constant becomes a ``stablehlo.constant`` before
     it on the same line, and its second operand (MLIR's Python bindings cannot read some constants,
     complex ones, back from an attribute)."""
-    op = _read(body)
     constant = next((a for a in op.attributes if a.startswith("value = ")), None)
     prefix = ""
     if constant is not None:
@@ -281,7 +313,7 @@ def _generic(name: str, body: str, result: str | None, serial: int) -> str:
         prefix = f'{expected} = "stablehlo.constant"() {{{constant}}} : () -> {value_type} '
         op.attributes.remove(constant)
         op.operands.append(expected)
-        op.types = op.types or [value_type]
+        op.types = op.types[:1] * 2 if op.types else [value_type]
     types = op.types
     if len(types) == 1:
         types = types * len(op.operands)

@@ -106,19 +106,19 @@ def compare(check: Check, actual: np.ndarray, expected: np.ndarray) -> str | Non
     """None if the check passes, else the reason (the first element that differs)."""
     if actual.shape != expected.shape or actual.dtype != expected.dtype:
         return f"type mismatch: {actual.dtype}{list(actual.shape)} vs {expected.dtype}{list(expected.shape)}"
-    distance = None
+    actual, expected, distance = np.asarray(actual), np.asarray(expected), None
     if check.kind == "close" and is_float(actual.real.dtype):
-        distance = _distance(actual, expected)
+        distance = np.asarray(_distance(actual, expected)).reshape(actual.shape)
         good = (distance >= check.min_ulp) & (distance <= check.max_ulp)
     elif check.kind == "almost_eq":
         good = np.logical_and.reduce([_almost_equal(a, e, check.tolerance)
                                       for a, e in zip(_parts(actual), _parts(expected))])
     else:
         good = np.logical_and.reduce([_equal(a, e) for a, e in zip(_parts(actual), _parts(expected))])
-    bad = ~np.asarray(good)
+    bad = ~np.asarray(good).reshape(actual.shape)
     if not np.any(bad):
         return None
-    i = tuple(int(v) for v in np.argwhere(bad)[0])
+    i = tuple(int(v) for v in np.unravel_index(int(np.flatnonzero(bad)[0]), actual.shape))
     detail = ""
     if distance is not None:
         far = distance[i] == _FAR
@@ -127,7 +127,7 @@ def compare(check: Check, actual: np.ndarray, expected: np.ndarray) -> str | Non
     elif check.kind == "almost_eq" and is_float(actual.real.dtype):
         detail = f" (tolerance {check.tolerance:g})"
     return (f"{check.kind}: {int(np.sum(bad))} of {actual.size} elements differ; at index {list(i)}: "
-            f"actual {actual[i]}, expected {expected[i]}{detail}")
+            f"actual {actual[i]!s}, expected {expected[i]!s}{detail}")
 
 
 def first_bit_difference(raw: np.ndarray, optimized: np.ndarray):

@@ -176,7 +176,8 @@ def test_functions(module: Module) -> list:
 
 def _check_piece(path: str, piece, options: Options) -> list:
     try:
-        module = Module.parse(generic_check_ops(piece.text), allow_unregistered=True)
+        # (entry: test_functions chooses; a piece of private functions only is still a module)
+        module = Module.parse(generic_check_ops(piece.text), entry="main", allow_unregistered=True)
     except ValueError as e:
         reason = quantized_use(piece.text) or _first_line(e)
         names = ["main"] if re.search(r"func\.func\s+(?:public\s+)?@main\b", piece.text) else \
@@ -272,7 +273,7 @@ def _bits_changed(outputs: list, raw: list, optimized: list, report) -> str | No
         if count < 0:
             return f"--optimize changed {out.label}: {r.dtype}{list(r.shape)} became {o.dtype}{list(o.shape)}"
         return (f"--optimize changed the bits of {out.label}: {count} of {r.size} elements; at index {list(index)}: "
-                f"raw {r[index]} ({hex_bits(r, index)}), optimized {o[index]} ({hex_bits(o, index)}); "
+                f"raw {r[index]!s} ({hex_bits(r, index)}), optimized {o[index]!s} ({hex_bits(o, index)}); "
                 f"{_fired(report)}")
     return None
 
@@ -473,15 +474,20 @@ def instrument(module: Module, probes: dict | None = None) -> Program:
 
 def _refuse_leftovers(f) -> None:
     """ValueError for an assertion or interpreter op left where the rewrite does not reach."""
+    left = []
+
     def visit(op):
         if _is_assertion(op) or op.name.startswith("interpreter."):
-            parent = op.parent.operation.name
-            where = f"inside {parent}" if parent != "func.func" else "here"
-            raise ValueError(f"{op.name} (line {_line_of(op)}) {where} is not supported: hloforge turns the "
-                             f"assertions of the function's body into results, and runs {RUN_PARALLEL} there")
+            left.append(op)
+            return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
 
-    f.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    f.operation.walk(visit, ir.WalkOrder.PRE_ORDER)  # (MLIR's walk cannot pass an exception through)
+    if left:
+        op, parent = left[0], left[0].parent.operation.name
+        where = f"inside {parent}" if parent != "func.func" else "here"
+        raise ValueError(f"{op.name} (line {_line_of(op)}) {where} is not supported: hloforge turns the "
+                         f"assertions of the function's body into results, and runs {RUN_PARALLEL} there")
 
 # ---------------------------------------------------------------- functions with arguments
 
@@ -538,6 +544,9 @@ def _run_with_inputs(module, options: Options) -> str | None:
     optimized function must give the same bits."""
     module = _bind_dimension_variables(module)
     args = _random_inputs(module)
+    if any(not s.is_static for s in module.signature[0]) or "dynamic" in module.text:
+        # (refined once, so that the raw and the optimized runs start from the same static program)
+        module = module.refine([(a.shape, a.dtype) for a in args])
     want = [np.asarray(o) for o in module.compile(options.device).call_flat(args)]
     if not options.optimize:
         return None

@@ -92,8 +92,10 @@ def test_check_exit_codes():
     good = [os.path.join(DATA, f) for f in sorted(os.listdir(DATA)) if "wrong" not in f]
     result = cli("check", *good)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("PASS ") == len(good)
-    assert result.stdout.splitlines()[-1] == f"{len(good)} passed, 0 failed"
+    lines = result.stdout.splitlines()
+    assert all(line.startswith("PASS ") and "::" in line for line in lines[:-1])  # (one line per test function)
+    assert {line[5:].split("::")[0] for line in lines[:-1]} == set(good)
+    assert lines[-1] == f"{len(lines) - 1} passed, 0 failed"
     failing = cli("check", os.path.join(DATA, "wrong_expected.mlir"), good[0])
     assert failing.returncode == 1
     assert failing.stdout.splitlines()[0].startswith("FAIL ")

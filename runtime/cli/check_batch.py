@@ -1,9 +1,10 @@
 """``hloforge check`` over many files, each in isolation: a file that kills its process fails alone.
 
-One worker process (``python -m hloforge.runtime.cli.check_batch``) runs the files one after another,
-reading a path per line on stdin and answering one JSON line per file: ``{"results": [{"function",
-"line", "ok", "reason"}, ...]}``, one entry per test function. When a file kills the worker (XLA
-aborts or segfaults on some invalid programs), that file fails with the signal's name and a new worker
+One worker process (``python -c "...check_batch import main; main()"``) runs the files one after
+another: it says ``{"ready": true}`` once started, then reads a path per line on stdin and answers one
+JSON line per file, ``{"results": [{"function", "line", "ok", "reason"}, ...]}``, one entry per test
+function. When a file kills the worker (XLA aborts or segfaults on some invalid programs) or takes
+longer than the timeout (the worker is then killed), that file fails with the reason and a new worker
 takes the rest, so one bad file never ends the batch. The worker sees
 ``XLA_FLAGS=--xla_force_host_platform_device_count=8`` (unless XLA_FLAGS sets a count already), so
 ``interpreter.run_parallel`` has CPU devices to run on.
@@ -46,7 +47,7 @@ class _Worker:
     def __init__(self, optimize: bool, device: str | None, finite_math: bool = False, timeout: float = TIMEOUT):
         # (-c, not -m: running a module of an imported package as __main__ makes runpy warn)
         command = [sys.executable, "-c", "from hloforge.runtime.cli.check_batch import main; main()"]
-        self.timeout, self.timed_out = timeout, False
+        self.timeout, self.timed_out, self.ready = timeout, False, False
         if optimize:
             command.append("--optimize")
         if finite_math:
@@ -60,6 +61,10 @@ class _Worker:
         """The file's CheckResults, or None when the worker died on it or ran out of time (then it is
         killed)."""
         try:
+            if not self.ready:  # (the clock starts once the worker has imported everything)
+                self.ready = bool(self.process.stdout.readline())
+                if not self.ready:
+                    return None
             self.process.stdin.write(path + "\n")
             self.process.stdin.flush()
             ready, _, _ = select.select([self.process.stdout], [], [], self.timeout)
@@ -120,6 +125,7 @@ def _answer(path: str, optimize: bool, device: str | None, finite_math: bool) ->
 def _serve(optimize: bool, device: str | None, finite_math: bool) -> None:
     answers = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # (anything else printed, by Python or by XLA, goes to stderr, not into the answers)
+    answers.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         answers.write(json.dumps(_answer(line.rstrip("\n"), optimize, device, finite_math)) + "\n")
 
