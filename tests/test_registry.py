@@ -12,12 +12,12 @@ import pytest
 import hloforge as hf
 from hloforge import numpy as hnp
 from hloforge import ops
-from hloforge.frontend import dtypes, registry
+from hloforge.frontend import registry
 from hloforge.frontend.registry import OPS, Spec
 from hloforge.frontend.ops import chlo_math, factorization
 from hloforge.frontend.tracing import TOKEN, Builder, TupleSpec, Value, is_opaque, spec_of_type
 
-from helpers import ALL_DTYPES, RTOL
+from test_registry_dtypes import Case, _mismatch, _problems, _run
 
 F32 = np.dtype(np.float32)
 
@@ -204,136 +204,8 @@ def test_decode_reemits_every_op_found_in_real_modules():
 
 
 # ---------------------------------------------------------------- evaluate against PJRT
-
-def _edge_values(dtype, n=24, seed=0) -> np.ndarray:
-    """Two rows: tame values (no subnormal, no infinite/NaN/-0 part), then every edge value."""
-    return np.stack([_values(dtype, n, seed, tame=True), _values(dtype, n, seed, tame=False)])
-
-
-def _values(dtype, n, seed, tame):
-    rng = np.random.default_rng(seed)
-    if dtype == np.bool_:
-        return rng.random(n) < 0.5
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        edges = [0, 1, 2, 3, 7, info.max, info.min, info.max - 1] + ([-1, -2, -7, info.min + 1] if dtype.kind == "i" else [])
-        return np.array(edges + list(rng.integers(info.min // 2 if dtype.kind == "i" else 0, 100, n - len(edges))),
-                        dtype=dtype)
-    real = np.dtype(np.float32) if dtype == dtypes.bfloat16 else dtypes.real_dtype(dtype)
-    finfo = np.finfo(np.float32 if dtype == dtypes.bfloat16 else real)
-    edges = [0.0, 1.0, -1.0, 0.5, -2.5, 1.5, 3.0, 1e-3, 100.0, -0.75]
-    if not tame:
-        edges += [-0.0, np.inf, -np.inf, np.nan, finfo.tiny / 4, float(finfo.max)]
-    values = np.array(edges + list(rng.uniform(-4, 4, n - len(edges))), dtype=np.float64)
-    if dtype.kind == "c":
-        return (values + 1j * rng.permutation(values)).astype(dtype)
-    with np.errstate(all="ignore"):
-        return values.astype(dtype)
-
-
-EXACT = {"stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide", "stablehlo.negate",
-         "stablehlo.floor", "stablehlo.ceil", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
-         "stablehlo.sign", "stablehlo.remainder", "stablehlo.maximum", "stablehlo.minimum", "stablehlo.real",
-         "stablehlo.imag", "stablehlo.complex", "stablehlo.compare", "stablehlo.select", "stablehlo.clamp",
-         "stablehlo.convert", "stablehlo.sqrt", "stablehlo.is_finite", "stablehlo.not"}
-
-
-def _agrees(name, got, want) -> str | None:
-    """None when ``want`` (evaluate) matches ``got`` (PJRT), else what differs."""
-    got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return f"shape/dtype {want.shape} {want.dtype} != {got.shape} {got.dtype}"
-    if got.dtype.kind not in "fcV" and got.dtype != dtypes.bfloat16:
-        return None if np.array_equal(got, want) else f"{want} != {got}"
-    parts = [(got.real, want.real), (got.imag, want.imag)] if got.dtype.kind == "c" else [
-        (got.astype(np.float64), want.astype(np.float64))]
-    exact = name in EXACT and got.dtype.kind != "c"
-    rtol = 0 if exact else 8 * RTOL[np.dtype(got.dtype)]
-    for g, w in parts:
-        g, w = g.astype(np.float64), w.astype(np.float64)
-        if not np.array_equal(np.isnan(g), np.isnan(w)):
-            return f"NaN positions differ: {w} vs {g}"
-        ok = np.isnan(g) | (g == w) | (np.abs(g - w) <= rtol * np.abs(w))
-        if exact:
-            ok &= np.isnan(g) | (np.signbit(g) == np.signbit(w))
-        if not ok.all():
-            return f"values differ at {np.flatnonzero(~ok)}: {w[~ok]} vs {g[~ok]}"
-    return None
-
-
-# ops whose evaluate declines some tame inputs by design
-_DECLINES_TAME = {"stablehlo.divide", "stablehlo.remainder", "stablehlo.add", "stablehlo.maximum",
-                  "stablehlo.minimum", "stablehlo.clamp", "stablehlo.convert", "stablehlo.power",
-                  "stablehlo.atan2", "stablehlo.abs", "stablehlo.exponential", "stablehlo.log",
-                  "stablehlo.logistic", "stablehlo.rsqrt", "stablehlo.sign"}  # (the last three: not for complex)
-
-
-def _elementwise_cases(dtype):
-    """(op name, builder, number of operands) for every elementwise op whose rule takes ``dtype``."""
-    out = []
-    for name in registry.names("elementwise"):
-        info = OPS[name]
-        if name in ("stablehlo.select", "stablehlo.clamp", "stablehlo.convert") or info.evaluate is None:
-            continue
-        arity = 1 if "unary" in info.traits else 2
-        try:
-            info.rule(*[((3,), dtype)] * arity, **({"direction": "LT"} if name == "stablehlo.compare" else {}))
-        except TypeError:
-            continue
-        out.append((name, arity))
-    return out
-
-
-@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
-def test_elementwise_evaluate_matches_pjrt(dtype):
-    x, y = _edge_values(dtype, seed=1), _edge_values(dtype, seed=2)[:, ::-1].copy()
-    cases = _elementwise_cases(dtype)
-
-    def fn(a, b):
-        outs = []
-        for name, arity in cases:
-            args = (a,) if arity == 1 else (a, b)
-            if name == "stablehlo.compare":
-                outs += [OPS[name].builder(*args, d) for d in ("EQ", "LT", "GE")] if dtype.kind != "c" else \
-                    [OPS[name].builder(*args, "EQ")]
-            else:
-                outs.append(OPS[name].builder(*args))
-        outs += [ops.select(ops.compare(a, b, "EQ"), a, b)]
-        if dtype.kind in "iuf" or dtype == dtypes.bfloat16:
-            outs.append(ops.clamp(b, a, b))
-        outs += [ops.convert(a, t) for t in (np.int8, np.uint32, np.float32, np.float16, np.complex64, np.bool_)]
-        return outs
-
-    got = hf.jit(fn, optimize=False)(x, y)
-    checked = declined = 0
-
-    def check(name, result, *args, **params):
-        nonlocal checked, declined
-        for row in (0, 1):  # (elementwise: each row is evaluated on its own)
-            want = OPS[name].evaluate(*(a[row] for a in args), **params)
-            if want is None:
-                assert row == 1 or name in _DECLINES_TAME, f"{name} {params} on {dtype} declined tame values"
-                declined += 1
-                continue
-            problem = _agrees(name, np.asarray(result)[row], want)
-            assert problem is None, f"{name} {params} on {dtype}, row {row}: {problem}"
-            checked += 1
-
-    index = 0
-    for name, arity in cases:
-        directions = (("EQ", "LT", "GE") if dtype.kind != "c" else ("EQ",)) if name == "stablehlo.compare" else (None,)
-        for d in directions:
-            check(name, got[index], *((x,) if arity == 1 else (x, y)), **({"direction": d} if d else {}))
-            index += 1
-    check("stablehlo.select", got[index], x == y, x, y)
-    index += 1
-    if dtype.kind in "iuf" or dtype == dtypes.bfloat16:
-        check("stablehlo.clamp", got[index], y, x, y)
-        index += 1
-    for t, g in zip((np.int8, np.uint32, np.float32, np.float16, np.complex64, np.bool_), got[index:]):
-        check("stablehlo.convert", g, x, dtype=np.dtype(t))
-    assert checked > 0
-
+# (every op and dtype on random and edge values: tests/test_registry_dtypes.py; here, structured ops
+# with their less common attributes)
 
 STRUCTURED = [
     ("stablehlo.pad", lambda: (np.arange(6, dtype=np.float32).reshape(2, 3), np.float32(-1)),
@@ -420,21 +292,16 @@ STRUCTURED = [
 ]
 
 
-@pytest.mark.parametrize("name,arrays,params", STRUCTURED, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(STRUCTURED)])
-def test_evaluate_matches_pjrt(name, arrays, params):
-    arrays = arrays()
-    info = OPS[name]
-    want = info.evaluate(*arrays, **params)
-    assert want is not None, f"{name} declined"
+# the ops of STRUCTURED that evaluate leaves to the backend in every case: library algorithms
+STRUCTURED_DECLINED = {"stablehlo.cholesky", "stablehlo.triangular_solve", "stablehlo.fft"}
 
-    def fn(*args):
-        return info.builder(*info.arrange(list(args)), **params)
 
-    got = hf.jit(fn, optimize=False)(*arrays)
-    got = got if isinstance(got, (list, tuple)) else [got]
-    want = want if isinstance(want, list) else [want]
-    for g, w in zip(got, want):
-        assert _agrees(name, np.asarray(g), np.asarray(w)) is None, f"{name}: {w} vs {np.asarray(g)}"
+def test_structured_evaluate_matches_xla_bit_for_bit():
+    cases = [Case(name, arrays(), params) for name, arrays, params in STRUCTURED]
+    problems = _problems(cases, _run(cases, as_constants=False), _run(cases, as_constants=True))
+    assert not problems, "\n".join(problems)
+    evaluated = {c.name for c in cases if c.evaluations()[0][1] is not None}
+    assert {c.name for c in cases} - evaluated == STRUCTURED_DECLINED
 
 
 def test_tuple_evaluate_matches_pjrt():
@@ -446,19 +313,61 @@ def test_tuple_evaluate_matches_pjrt():
                                ops.get_tuple_element(ops.get_tuple_element(ops.tuple(a, ops.tuple(b)), 1), 0)],
                  optimize=False)(x, y)
     for g, w in zip(got, [gte(t, 0), gte(gte(t, 1), 0)]):
-        assert _agrees("stablehlo.get_tuple_element", np.asarray(g), w) is None
+        assert _mismatch(w, np.asarray(g)) is None
 
 
-def test_evaluate_declines_what_the_backend_computes_differently():
-    sqrt, floor = OPS["stablehlo.sqrt"].evaluate, OPS["stablehlo.floor"].evaluate
-    assert floor(np.array([-1e-40], np.float32)) is None            # XLA:CPU flushes subnormals
-    assert sqrt(np.array([complex(-1, -0.0)], np.complex64)) is None  # the sign of a zero part
-    assert OPS["stablehlo.divide"].evaluate(np.int32([5]), np.int32([0])) is None
-    assert OPS["stablehlo.add"].evaluate(np.array([True]), np.array([True])) is None  # xor on XLA:CPU
-    assert OPS["stablehlo.dot_general"].evaluate(np.ones(2, np.float16), np.ones(2, np.float16), (), (), (0,), (0,)) is None
-    assert OPS["stablehlo.reduce_window"].evaluate(np.ones(3, np.int32), np.int32(1), window_dimensions=(2,),
-                                                   window_strides=None, base_dilations=None, window_dilations=None,
-                                                   padding=((1, 0),), body="add") is None  # (init is no identity)
+def _evaluate(name, *arrays, **params):
+    info = OPS[name]
+    return info.evaluate(*arrays, **info.params(**params))
+
+
+F16, C64 = np.dtype(np.float16), np.dtype(np.complex64)
+
+
+@pytest.mark.parametrize("name,arrays,params,why", [
+    ("stablehlo.floor", (np.float32([-1e-40]),), {}, "XLA:CPU flushes subnormals"),
+    ("stablehlo.add", (np.float32([1e-38]), np.float32([-9e-39])), {}, "a subnormal result"),
+    ("stablehlo.divide", (np.float32([0.0]), np.float32([0.0])), {}, "a NaN result: its bits are the backend's"),
+    ("stablehlo.maximum", (np.float32([1.0]), np.float32([np.nan])), {}, "which NaN max keeps"),
+    ("stablehlo.maximum", (np.float32([0.0]), np.float32([-0.0])), {}, "which zero max keeps"),
+    ("stablehlo.sqrt", (np.array([complex(4, 1)], C64),), {}, "complex sqrt: a library function"),
+    ("stablehlo.multiply", (np.array([1 + 2j], C64), np.array([3 - 1j], C64)), {}, "XLA's kernels fuse a*b-c*d"),
+    ("stablehlo.abs", (np.array([3 + 4j], C64),), {}, "complex abs: a hypot"),
+    ("stablehlo.divide", (np.int32([5]), np.int32([0])), {}, "integer division by 0"),
+    ("stablehlo.divide", (np.int8([-128]), np.int8([-1])), {}, "MIN / -1"),
+    ("stablehlo.add", (np.array([True]), np.array([True])), {}, "xor in XLA:CPU's kernels, or in its folder"),
+    ("stablehlo.count_leading_zeros", (np.int8([-1]),), {}, "XLA's folder counts 64 bits"),
+    ("stablehlo.reduce_precision", (np.float32([np.nan]),), dict(exponent_bits=5, mantissa_bits=0),
+     "XLA:CPU's kernel keeps the NaN, its folder makes it inf"),
+    ("stablehlo.reduce_precision", (np.float32([1e-40]),), dict(exponent_bits=8, mantissa_bits=7), "a subnormal"),
+    ("stablehlo.convert", (np.float32([np.nan]),), dict(dtype=F16), "a NaN's payload"),
+    ("stablehlo.reduce", (np.float32([0.1, 0.2, 0.3]), np.float32(0)), dict(dimensions=(0,), body="add"),
+     "the order of an inexact float sum"),
+    ("stablehlo.reduce", (np.float32([2.0 ** 24, 1.0, 1.0]), np.float32(0)), dict(dimensions=(0,), body="add"),
+     "a partial sum that rounds"),
+    ("stablehlo.reduce", (np.float32([1.0, -1.0]), np.float32(0)), dict(dimensions=(0,), body="add"),
+     "a zero sum: which zero depends on the order"),
+    ("stablehlo.dot_general", (np.float32([0.1, 0.2]), np.float32([3.0, 7.0])),
+     dict(lhs_contracting_dimensions=(0,), rhs_contracting_dimensions=(0,)), "an inexact float sum"),
+    ("stablehlo.reduce", (np.float32([-0.0]), np.float32(0)), dict(dimensions=(0,), body="add"),
+     "0 + -0 is +0; XLA drops the init of a one-element reduce"),
+    ("stablehlo.reduce", (np.int32([[5]]), np.int32(2)), dict(dimensions=(1,), body="add"),
+     "an init that is no identity (XLA may leave it out)"),
+    ("stablehlo.reduce_window", (np.ones(3, np.int32), np.int32(1)),
+     dict(window_dimensions=(2,), padding=((1, 0),), body="add"), "an init that is no identity"),
+    ("stablehlo.convolution", (np.full((1, 1, 4), 100, np.int8), np.full((1, 1, 2), 100, np.int8)),
+     dict(dimension_numbers=ops.ConvDimensions.default(3)), "XLA's folder saturates an int8 overflow"),
+    ("stablehlo.fft", (np.ones(4, np.complex64),), dict(fft_type="FFT", fft_length=(4,)),
+     "XLA never folds an FFT; its FFT library rounds its own way"),
+    ("stablehlo.sort", (np.float32([2.0, np.nan, 1.0]),), dict(dimension=0, comparator="LT", is_stable=True),
+     "LT is no strict weak order with NaN"),
+    ("stablehlo.exponential", (np.float32([1.0]),), None, "library functions are not evaluated"),
+])
+def test_evaluate_declines_what_the_backend_computes_differently(name, arrays, params, why):
+    if params is None:
+        assert OPS[name].evaluate is None, why
+    else:
+        assert _evaluate(name, *arrays, **params) is None, why
 
 
 # ---------------------------------------------------------------- rules and params

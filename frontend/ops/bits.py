@@ -83,7 +83,8 @@ def _reduce_precision_rule(x, exponent_bits, mantissa_bits):
 
 def reduce_precision_numpy(x, exponent_bits, mantissa_bits):
     """Round ``x`` to a float with the given exponent and mantissa bits (round to nearest even,
-    overflow to infinity, underflow to zero), as XLA does, computed on the float64 bits."""
+    overflow to infinity, underflow to zero), computed on the float64 bits. A NaN stays that NaN,
+    or becomes +inf without mantissa bits (the spec's interpreter and XLA's constant folder)."""
     wide = np.asarray(x, np.float64)
     bits = wide.view(np.uint64).copy()
     if mantissa_bits < 52:
@@ -100,19 +101,26 @@ def reduce_precision_numpy(x, exponent_bits, mantissa_bits):
         under = exponent <= np.uint64(min_exp)
         bits = np.where(over, sign | np.uint64(0x7FF << 52), np.where(under, sign, bits))
     out = bits.view(np.float64)
-    out = np.where(np.isnan(wide), wide, out)
-    return out
+    return np.where(np.isnan(wide), wide if mantissa_bits > 0 else np.inf, out)
+
+
+# (exponent bits, mantissa bits) of each float dtype reduce_precision evaluates
+_FORMATS = {"float16": (5, 10), "bfloat16": (8, 7), "float32": (8, 23), "float64": (11, 52)}
 
 
 def _reduce_precision_evaluate(x, exponent_bits, mantissa_bits):
-    """float32/float64 inputs whose float64 rounding matches (no double rounding: the source has
-    no more mantissa bits than float64)."""
-    if x.dtype not in (np.float32, np.float64) or not ev.safe_inputs([x]):
+    """Rounded on the float64 bits (every source value is exact there, so there is one rounding),
+    a NaN kept bit for bit; None for subnormal inputs (flushed at run time) and for NaN without
+    mantissa bits (XLA:CPU's kernel keeps the NaN, its constant folder makes it +inf)."""
+    if x.dtype.name not in _FORMATS or not ev.safe_inputs([x]):
         return None
-    limit = 23 if x.dtype == np.float32 else 52
-    e_limit = 8 if x.dtype == np.float32 else 11
-    out = reduce_precision_numpy(x, min(exponent_bits, e_limit), min(mantissa_bits, limit))
-    return ev.finish(out, x.dtype)
+    nan = np.isnan(ev.wide(x))
+    if mantissa_bits == 0 and nan.any():
+        return None
+    e_limit, m_limit = _FORMATS[x.dtype.name]
+    out = ev.finish(reduce_precision_numpy(np.where(nan, 0, ev.wide(x)), min(exponent_bits, e_limit),
+                                           min(mantissa_bits, m_limit)), x.dtype)
+    return None if out is None else np.where(nan, x, out)
 
 
 def _format(exponent_bits, mantissa_bits):

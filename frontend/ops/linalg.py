@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import functools
+import math
 import string
 
 import numpy as np
 
 from hloforge.frontend import attributes as attr
+from hloforge.frontend import dtypes
 from hloforge.frontend.ops import _evaluate as ev
 from hloforge.frontend.ops._common import COMPLEX, category, check_axes, int_tuple, operand
 from hloforge.frontend.registry import OPS, Region, bind, body_of, register
@@ -67,8 +69,14 @@ def _dot_decode(op):
 
 def _dot_evaluate(lhs, rhs, lhs_batching_dimensions, rhs_batching_dimensions, lhs_contracting_dimensions,
                   rhs_contracting_dimensions, precision=None):
-    """numpy's einsum; None for 16-bit floats (the accumulation precision is the backend's)."""
-    if ev.is_half(lhs.dtype) or not ev.safe_inputs([lhs, rhs]):
+    """numpy's einsum: on integers (wrapping sums, exact in any order); on floats where every
+    product and partial sum is exact whatever the order (the order and precision of a float sum are
+    the backend's) and no result is zero (which zero depends on the order); complex only without
+    contracted elements."""
+    if not ev.safe_inputs([lhs, rhs]):
+        return None
+    float_sum = ev.kind(lhs) in "fc" and math.prod(lhs.shape[d] for d in lhs_contracting_dimensions) > 0
+    if float_sum and ev.kind(lhs) == "c":
         return None
     letters = iter(string.ascii_letters)
     lsub, rsub = [None] * lhs.ndim, [None] * rhs.ndim
@@ -82,8 +90,31 @@ def _dot_evaluate(lhs, rhs, lhs_batching_dimensions, rhs_batching_dimensions, lh
     free = ([s for d, s in enumerate(lsub) if d not in lhs_batching_dimensions + lhs_contracting_dimensions]
             + [s for d, s in enumerate(rsub) if d not in rhs_batching_dimensions + rhs_contracting_dimensions])
     spec = f"{''.join(lsub)},{''.join(rsub)}->{''.join(batch + free)}"
+    if float_sum:
+        a, b = lhs.astype(np.float64), rhs.astype(np.float64)
+        if not _dot_is_exact(spec, a, b, lhs.dtype):
+            return None
+        out = ev.finish(np.einsum(spec, a, b), lhs.dtype)
+        return None if out is None or (out == 0).any() else out
     with np.errstate(all="ignore"):
-        return ev.finish(np.einsum(spec, lhs, rhs), lhs.dtype)
+        return ev.finish(np.einsum(spec, ev.wide(lhs), ev.wide(rhs)), lhs.dtype)
+
+
+def _dot_is_exact(spec: str, a: np.ndarray, b: np.ndarray, dtype) -> bool:
+    """Every product and every partial sum of the float contraction ``spec`` of ``a`` and ``b``
+    (float64 values of ``dtype``) is exact and normal in ``dtype``, in any order."""
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return False
+    a_nonzero, b_nonzero = a[a != 0], b[b != 0]
+    if not a_nonzero.size or not b_nonzero.size:
+        return True  # (every product is zero: the zero results decline)
+    (a_low, a_bits), (b_low, b_bits) = ev.significands(a_nonzero), ev.significands(b_nonzero)
+    bits, largest = ev.FLOAT_FORMATS[dtype.name]
+    grain = 2.0 ** int(a_low.min() + b_low.min())  # every product is a multiple of grain
+    bound = float(np.einsum(spec, np.abs(a), np.abs(b)).max()) * (1 + 2.0 ** -40)
+    return bool(a_bits.max() + b_bits.max() <= bits and grain >= ev.smallest_normal(dtype)
+                and np.abs(a_nonzero).max() * np.abs(b_nonzero).max() <= largest
+                and bound <= min(grain * 2.0 ** bits, largest))
 
 
 @register("stablehlo.dot_general", rule=_dot_rule, params=_dot_params, attributes=_dot_attributes,
@@ -203,28 +234,65 @@ def named_reduction(operands, body):
     return x, init, k
 
 
+def is_identity(body, init) -> bool:
+    """``init`` is the identity of the named ``body`` (XLA may apply a reduction's init value any
+    number of times, none included: a reduce of one element is that element)."""
+    v = init.item()
+    if init.dtype == np.bool_:
+        return v == (body in ("mul", "and", "min"))
+    lo, hi = (-np.inf, np.inf) if init.dtype.kind in "fc" or init.dtype.name == "bfloat16" else (
+        np.iinfo(init.dtype).min, np.iinfo(init.dtype).max)
+    return v == {"add": 0, "mul": 1, "max": lo, "min": hi, "and": -1 if init.dtype.kind == "i" else hi, "or": 0}[body]
+
+
+def order_free(x: np.ndarray, axes, body: str) -> bool:
+    """A float or complex sum or product of ``x`` along ``axes`` has one result in any order and
+    grouping: every partial result is exact (complex products: one factor, no zero part)."""
+    if not np.isfinite(x).all():
+        return False
+    if ev.kind(x) == "c":
+        if body == "mul":
+            return math.prod(x.shape[d] for d in axes) <= 1 and (x.real != 0).all() and (x.imag != 0).all()
+        real = dtypes.real_dtype(x.dtype)
+        return all(ev.sum_is_exact(part.astype(np.float64), axes, real) for part in (x.real, x.imag))
+    exact = ev.sum_is_exact if body == "add" else ev.product_is_exact
+    return exact(x.astype(np.float64), axes, x.dtype)
+
+
+def has_zero(x: np.ndarray) -> bool:
+    """A zero element (a zero part of a complex one)."""
+    return bool((x.real == 0).any() or (x.imag == 0).any()) if ev.kind(x) == "c" else bool((x == 0).any())
+
+
 def _reduce_evaluate(*operands, dimensions, body):
-    """One operand and a named body; 16-bit floats only when at most one element is reduced per
-    result (the rounding of a 16-bit accumulation is the backend's choice)."""
+    """One operand, a named body and its identity as the init value (XLA may apply the init any
+    number of times, none included). Float and complex sums and products only where every partial
+    result is exact whatever the order (the order of a float sum is the backend's choice) and no
+    sum is zero (+0 + -0 is +0: which zero comes out depends on the order)."""
     named = named_reduction(operands, body)
-    if named is None:
+    if named is None or not is_identity(body, named[1]):
         return None
     x, init, k = named
-    count = int(np.prod([x.shape[d] for d in dimensions], dtype=np.int64))
-    if ev.is_half(x.dtype) and count > 1:
+    axes = tuple(dimensions)
+    inexact = k in "fc" and body in ("add", "mul")
+    if inexact and not order_free(x, axes, body):
         return None
-    if body in ("max", "min") and k == "f" and ((x == 0).any() or init == 0):
+    if body in ("max", "min") and k == "f" and (x == 0).any():
         return None  # which zero max(-0, +0) keeps is not pinned down
     shape = [n for d, n in enumerate(x.shape) if d not in dimensions]
-    if count == 0:
+    if math.prod(x.shape[d] for d in axes) == 0:
         return [np.broadcast_to(init, shape).copy()]
     ufunc = _UFUNCS[body][1 if x.dtype == np.bool_ else 0]
     if ufunc is None:
         return None  # bool add: logical or in the spec, xor in XLA:CPU
     with np.errstate(all="ignore"):
-        acc = ufunc.reduce(ev.wide(x), axis=tuple(dimensions))
-        out = ev.finish(ufunc(ev.wide(init), acc), x.dtype)
-    return None if out is None else [out]
+        if inexact:  # (exact in float64 or complex128; the init, an identity, changes nothing)
+            out = ev.finish(ufunc.reduce(x.astype(np.complex128 if k == "c" else np.float64), axis=axes), x.dtype)
+        else:
+            out = ev.finish(ufunc(ev.wide(init), ufunc.reduce(ev.wide(x), axis=axes)), x.dtype)
+    if out is None or (body == "add" and inexact and has_zero(out)):
+        return None
+    return [out]
 
 
 @register("stablehlo.reduce", rule=_reduce_rule, params=_reduce_params,

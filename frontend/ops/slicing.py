@@ -365,6 +365,8 @@ def _scatter_evaluate(x, indices, updates, update_window_dims, inserted_window_d
             written[index] = True
             with np.errstate(all="ignore"):
                 out[index] = combine(out[index], updates[tuple(full)])
+    if computation != "set" and ev.kind(x) == "f":
+        return ev.finish(out, x.dtype)  # (a combined float that is NaN or subnormal: the backend's)
     return out
 
 

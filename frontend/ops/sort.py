@@ -69,9 +69,12 @@ def _sort_decode(op):
 
 def _sort_evaluate(*xs, dimension, comparator, is_stable):
     """Named comparators on real keys; ties (equal keys, -0 and +0 included) only when stable or
-    with a single operand without zeros (the order of equal elements is the backend's choice)."""
+    with a single operand without zeros (the order of equal elements is the backend's choice); no
+    NaN key (a comparator that is not a strict weak order leaves the result to the algorithm)."""
     key = xs[0]
     if not isinstance(comparator, str) or ev.kind(key) == "c" or not ev.safe_inputs(xs, exact_complex=True):
+        return None
+    if ev.has_nan(key):
         return None
     if not is_stable and (len(xs) > 1 or (ev.kind(key) == "f" and (key == 0).any())):
         return None

@@ -12,7 +12,8 @@ from hloforge.frontend.context import shape_dtype_of
 from hloforge.frontend.ops import _evaluate as ev
 from hloforge.frontend.ops._common import COMPLEX, category, int_tuple, operand
 from hloforge.frontend.ops.compare import NATURAL_COMPARE_TYPE, compare
-from hloforge.frontend.ops.linalg import _UFUNCS, REDUCERS, _named_body, named_reduction, reducer_name
+from hloforge.frontend.ops.linalg import (
+    _UFUNCS, REDUCERS, _named_body, has_zero, is_identity, named_reduction, order_free, reducer_name)
 from hloforge.frontend.registry import Region, bind, body_of, register
 from hloforge.frontend.tracing import Tensor
 
@@ -160,35 +161,35 @@ def windows(x: np.ndarray, fill, window_dimensions, window_strides=None, base_di
 
 
 def _window_evaluate(*operands, body, **window):
-    """One operand, a named body; 16-bit floats and max/min over float zeros are the backend's."""
+    """One operand, a named body and its identity as the init value (XLA leaves padding out of the
+    windows; the spec reduces it as init values). Float sums and products only where every partial
+    result is exact whatever the order, and no sum is zero; no max or min over a float zero (which
+    zero comes out is the backend's)."""
     named = named_reduction(operands, body)
-    if named is None:
+    if named is None or not is_identity(body, named[1]):
         return None
     x, init, k = named
-    if ev.is_half(x.dtype) or (body in ("max", "min") and k == "f" and ((x == 0).any() or init == 0)):
+    inexact = k in "fc" and body in ("add", "mul")
+    if inexact and not order_free(x, tuple(range(x.ndim)), body):
         return None
-    if not _is_identity(body, init):
-        return None  # (XLA leaves padding out of the windows; the spec reduces it as init values)
+    if k == "f" and body in ("max", "min") and (x == 0).any():
+        return None
     ufunc = _UFUNCS[body][1 if x.dtype == np.bool_ else 0]
-    if ufunc is None or (body == "add" and k == "f" and np.prod(window["window_dimensions"]) > 2):
-        return None  # (float sums of more than two terms: the backend's order of summation)
+    if ufunc is None:
+        return None  # bool add: logical or in the spec, xor in XLA:CPU
     padded, shape, taps = windows(x, init, **window)
     acc = np.broadcast_to(init, shape).copy()
+    if inexact:
+        wide = np.complex128 if k == "c" else np.float64
+        padded, acc = padded.astype(wide), acc.astype(wide)
     with np.errstate(all="ignore"):
         for tap in taps:
             if all(shape):
                 acc = ufunc(acc, padded[tap])
-    return [ev.finish(acc, x.dtype)]
-
-
-def _is_identity(body, init) -> bool:
-    """``init`` is the identity of ``body``, where the spec's and XLA's padding agree."""
-    v = init.item()
-    if init.dtype == np.bool_:
-        return v == (body in ("mul", "and", "min"))
-    lo, hi = (-np.inf, np.inf) if init.dtype.kind in "fc" or init.dtype.name == "bfloat16" else (
-        np.iinfo(init.dtype).min, np.iinfo(init.dtype).max)
-    return v == {"add": 0, "mul": 1, "max": lo, "min": hi, "and": -1 if init.dtype.kind == "i" else hi, "or": 0}[body]
+    out = ev.finish(acc, x.dtype)
+    if out is None or (inexact and body == "add" and has_zero(out)):
+        return None
+    return [out]
 
 
 @register("stablehlo.reduce_window", rule=_window_rule, params=_window_params, attributes=_window_attributes,
@@ -316,18 +317,16 @@ def _sas_evaluate(x, source, init, window_dimensions, window_strides, padding, s
         keep = {"GE": best >= v, "GT": best > v, "LE": best <= v, "LT": best < v}[select]
         best = np.where(keep, best, v)
         choice = np.where(keep, choice, t)
-    out = np.full(padded.shape, init, np.int64)
+    out = np.full(padded.shape, init, x.dtype)
     strides = window_strides or (1,) * x.ndim
     for index in itertools.product(*(range(s) for s in shape)):
         tap = taps[choice[index]]
         target = tuple(sl.start + i * st for sl, i, st in zip(tap, index, strides))
-        out[target] += int(source[index])
+        with np.errstate(all="ignore"):  # (integer sums wrap, as on the backend)
+            out[target] += source[index]
     crop = tuple(slice(max(lo, 0), out.shape[d] - max(hi, 0)) for d, (lo, hi) in enumerate(pads))
     result = out[crop]
-    if result.shape != x.shape:  # (negative padding: not evaluated)
-        return None
-    with np.errstate(all="ignore"):
-        return result.astype(x.dtype)
+    return result if result.shape == x.shape else None  # (negative padding: not evaluated)
 
 
 @register("stablehlo.select_and_scatter", rule=_sas_rule, params=_sas_params, attributes=_sas_attributes,
