@@ -1,4 +1,5 @@
-"""FNO-1D training on Burgers, hloforge against pure JAX, side by side in one process.
+"""FNO training (1-D Burgers, or 2-D Darcy flow with --darcy), hloforge against pure JAX, side by side
+in one process.
 
 The same model (hloforge.nn.FNO and a jax.numpy twin with the same parameters), the same
 initialization, data, data order and steps; hloforge trains with hf.value_and_grad and optax through
@@ -7,6 +8,12 @@ runs (target <= 1.05) and both loss curves' largest relative gap over the first 
 1e-3), in float32 and in float64: the two programs round differently, and over ~100 Adam steps the
 training amplifies float32's rounding differences past 1e-3 (they start near 1e-7), while in float64
 the curves stay together. Writes benchmarks/train.png. Run: python benchmarks/train.py [--quick]
+
+--darcy: the FNO-2D of examples/train_fno_darcy.py (the paper's 85x85, modes 12, width 32, 4 layers,
+padding 9, batch 20; --quick its quick preset) on Darcy data from darcy_data.py, float32 step times
+(target: hloforge at most 0.7x jax's, whose FFTs stay FFTs while fft-truncate turns hloforge's
+truncated spectra into small DFT contractions), and the losses of the first --check-steps steps in
+float64 (target: relative gap 1e-9). Run: python benchmarks/train.py --darcy [--quick] [--steps 30]
 """
 from __future__ import annotations
 
@@ -23,7 +30,9 @@ import optax
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 import burgers_data  # noqa: E402
+import darcy_data  # noqa: E402
 import train_fno_1d  # noqa: E402
+import train_fno_darcy  # noqa: E402
 
 import hloforge as hf  # noqa: E402
 
@@ -49,6 +58,55 @@ def jax_fno_1d(x, params, modes):
         if i < len(layers) - 1:
             h = jax_gelu(h)
     return jax_pointwise(jax_gelu(jax_pointwise(h, *params["proj1"])), *params["proj2"])
+
+
+def jax_spectral_2d(h, weights, modes):
+    """hloforge.nn.SpectralConv(2, modes, ...) in jax.numpy: the low positive and negative rows."""
+    n1, n2 = h.shape[-2:]
+    m1, m2 = modes
+    spectrum = jnp.fft.rfft2(h)
+    top = jnp.einsum("bixy,ioxy->boxy", spectrum[:, :, :m1, :m2], weights[0])
+    bottom = jnp.einsum("bixy,ioxy->boxy", spectrum[:, :, n1 - m1:, :m2], weights[1])
+    gap = jnp.zeros(top.shape[:2] + (n1 - 2 * m1, m2), top.dtype)
+    mixed = jnp.concatenate([top, gap, bottom], axis=2)
+    mixed = jnp.pad(mixed, [(0, 0), (0, 0), (0, 0), (0, n2 // 2 + 1 - m2)])
+    return jnp.fft.irfft2(mixed, s=(n1, n2))
+
+
+def jax_fno_2d(x, params, modes, padding):
+    """hloforge.nn.FNO(n_dims=2, padding=padding) in jax.numpy."""
+    h = jax_pointwise(x, *params["lift"])
+    if padding:
+        h = jnp.pad(h, [(0, 0), (0, 0), (0, padding), (0, padding)])
+    layers = params["layers"]
+    for i, layer in enumerate(layers):
+        h = jax_spectral_2d(h, layer["spectral"], modes) + jax_pointwise(h, *layer["skip"])
+        if i < len(layers) - 1:
+            h = jax_gelu(h)
+    if padding:
+        h = h[:, :, :-padding, :-padding]
+    return jax_pointwise(jax_gelu(jax_pointwise(h, *params["proj1"])), *params["proj2"])
+
+
+def jax_relative_l2_2d(pred, target):
+    diff = jnp.sqrt(jnp.sum((pred - target) ** 2, axis=(-2, -1)))
+    return jnp.mean(diff / jnp.sqrt(jnp.sum(target ** 2, axis=(-2, -1))))
+
+
+def jax_darcy_trainer(config, optimizer):
+    """The training step of examples/train_fno_darcy.py in pure JAX."""
+    modes, padding = (config["modes"],) * 2, config["padding"]
+
+    def loss_fn(params, x, y):
+        return jax_relative_l2_2d(jax_fno_2d(x, params, modes, padding)[:, 0], y)
+
+    @jax.jit
+    def step(params, state, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        grads = jax.tree_util.tree_map(lambda g: jnp.conj(g) if jnp.iscomplexobj(g) else g, grads)
+        updates, state = optimizer.update(grads, state, params)
+        return optax.apply_updates(params, updates), state, loss
+    return step
 
 
 def jax_relative_l2(pred, target):
@@ -79,18 +137,85 @@ def run(step, params, state, batches):
         params, state, loss = step(params, state, x, y)
         losses.append(float(loss))  # (blocks until the step is done)
         times.append(time.perf_counter() - start)
-    return np.array(losses), float(np.median(times[5:]))
+    return np.array(losses), float(np.median(times[5:] or times))
+
+
+def run_interleaved(runs, batches):
+    """``run`` for several (step, params, state) at once, alternating their steps batch by batch, so
+    that a machine's changing load weighs on all of them alike."""
+    runs = [list(r) for r in runs]
+    losses, times = [[] for _ in runs], [[] for _ in runs]
+    for x, y in batches:
+        for i, (step, params, state) in enumerate(runs):
+            start = time.perf_counter()
+            params, state, loss = step(params, state, x, y)
+            losses[i].append(float(loss))
+            times[i].append(time.perf_counter() - start)
+            runs[i][1:] = params, state
+    return [(np.array(l), float(np.median(t[5:]))) for l, t in zip(losses, times)]
 
 
 def _gap(a, b) -> float:
     return float(np.max(np.abs(a[:100] - b[:100]) / np.abs(b[:100])))
 
 
+def darcy_batches(config, steps, seed=0):
+    """``steps`` training batches of Darcy data (at most 200 samples solved, cycled in a shuffled order)."""
+    n = min(config["train"], max(steps, 1) * config["batch"], 200)
+    a, u = darcy_data.dataset(n, config["resolution"], seed)
+    x, y = train_fno_darcy.make_inputs(a), (u / u.std()).astype(np.float32)
+    order = np.random.default_rng(1234).permutation(np.resize(np.arange(n), steps * config["batch"]))
+    return [(x[order[i * config["batch"]:(i + 1) * config["batch"]]],
+             y[order[i * config["batch"]:(i + 1) * config["batch"]]]) for i in range(steps)]
+
+
+def darcy(args) -> int:
+    config = dict(train_fno_darcy.QUICK if args.quick else train_fno_darcy.FULL)
+    batches = darcy_batches(config, args.steps)
+    trainer = train_fno_darcy.Trainer(config, out_dir=HERE)
+    jax_step = jax_darcy_trainer(config, trainer.optimizer)
+    params = trainer.model.init(seed=0)
+    counts = trainer.op_counts({"params": params, "opt": trainer.optimizer.init(params)}, *batches[0])
+    jparams = jax.tree_util.tree_map(jnp.asarray, params)
+    (hf_losses, hf_time), (jax_losses, jax_time) = run_interleaved(
+        [(trainer.step, params, trainer.optimizer.init(params)),
+         (jax_step, jparams, trainer.optimizer.init(jparams))], batches)
+    check = min(args.check_steps, len(batches))
+    with jax.enable_x64(True):  # (scoped to this thread: optax keeps float64 states, jax float64 data)
+        params64 = trainer.model.init(seed=0, dtype=np.float64)
+        wide = [(bx.astype(np.float64), by.astype(np.float64)) for bx, by in batches[:check]]
+        hf64, _ = run(trainer.step, params64, trainer.optimizer.init(params64), wide)
+        jparams64 = jax.tree_util.tree_map(jnp.asarray, params64)
+        jax64, _ = run(jax_darcy_trainer(config, trainer.optimizer), jparams64,
+                       trainer.optimizer.init(jparams64), wide)
+    gap32 = float(np.max(np.abs(hf_losses[:check] - jax_losses[:check]) / np.abs(jax_losses[:check])))
+    gap64 = float(np.max(np.abs(hf64 - jax64) / np.abs(jax64)))
+    ratio = hf_time / jax_time
+    print(f"Darcy FNO-2D training step: {len(batches)} steps, batch {config['batch']}, "
+          f"{config['resolution']}x{config['resolution']} + padding {config['padding']}, width {config['width']}, "
+          f"modes {config['modes']}, {config['layers']} layers")
+    print("hloforge's step, before -> after optimize(): " + ", ".join(
+        f"{op} {b} -> {a}" for op, (b, a) in counts.items()))
+    print(f"losses, first {check} steps: largest relative gap float32 {gap32:.2e}, float64 {gap64:.2e} "
+          f"(target 1e-9): {'ok' if gap64 <= 1e-9 else 'MISS'}")
+    print(f"steady step: hloforge {hf_time * 1e3:.2f} ms, jax {jax_time * 1e3:.2f} ms, ratio {ratio:.3f} "
+          f"(target 0.7): {'ok' if ratio <= 0.7 else 'MISS'}")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the example's --quick model and data")
-    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--darcy", action="store_true", help="the FNO-2D Darcy example instead of FNO-1D")
+    parser.add_argument("--steps", type=int, default=None, help="training steps timed (200; 30 with --darcy)")
+    parser.add_argument("--check-steps", type=int, default=10, help="--darcy: steps compared in float64")
     args = parser.parse_args(argv)
+    if args.darcy:
+        args.steps = 30 if args.steps is None else args.steps
+        if args.steps < 6:
+            parser.error(f"--steps must be >= 6 (the first 5 are not timed), got {args.steps}")
+        return darcy(args)
+    args.steps = 200 if args.steps is None else args.steps
     config = dict(train_fno_1d.QUICK if args.quick else train_fno_1d.FULL)
     a, u = burgers_data.dataset(config["train"], config["grid"], config["solve_grid"], config["steps"], seed=0)
     x, y = train_fno_1d.make_inputs(a), (u / u.std()).astype(np.float32)

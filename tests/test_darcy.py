@@ -1,0 +1,119 @@
+"""The FNO-2D Darcy example: the CG solver against a dense solve, training steps against pure JAX,
+the command lines (data cache, checkpoints, --resume)."""
+import os
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import hloforge as hf
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+sys.path.insert(0, os.path.join(HERE, "..", "benchmarks"))
+import darcy_data  # noqa: E402
+import train  # noqa: E402  (benchmarks/train.py: the pure-JAX twin)
+import train_fno_darcy  # noqa: E402
+
+TINY = dict(train_fno_darcy.QUICK, train=8, test=4, resolution=16, modes=4, width=8, layers=2, padding=2,
+            epochs=1, batch=4)
+TINY_ARGS = ["--quick", "--train", "8", "--test", "4", "--batch", "4", "--resolution", "16", "--modes", "4",
+             "--width", "8", "--layers", "2", "--padding", "2"]
+
+
+def test_cg_matches_the_dense_solve():
+    a = darcy_data.coefficients(3, 16, seed=1)
+    u, residual, steps = darcy_data.solve(a)
+    assert u.shape == (3, 16, 16) and u.dtype == np.float64 and 0 < steps < 20 * 16
+    assert residual.max() < 1e-9
+    for i in range(3):
+        reference = darcy_data.dense_solve(a[i])
+        assert np.linalg.norm(u[i] - reference) / np.linalg.norm(reference) < 1e-8
+    assert not np.any(u[:, 0]) and not np.any(u[:, :, -1])  # u = 0 on the boundary
+    assert u[:, 1:-1, 1:-1].min() > 0  # (a positive source: a positive solution)
+
+
+def test_the_coefficient_is_a_thresholded_cosine_series():
+    resolution = 9
+    z = darcy_data.gaussian_field(2, resolution, seed=3)
+    xi = np.asarray(hf.random.normal(hf.random.key(3), (2, resolution, resolution), np.float64))
+    nodes = np.cos(np.pi * np.outer(np.arange(resolution) / (resolution - 1), np.arange(resolution)))
+    expected = np.einsum("ik,nkl,jl->nij", nodes, xi * darcy_data._field_std(resolution), nodes)
+    np.testing.assert_allclose(z, expected, atol=1e-13)
+    a = darcy_data.coefficients(20, 32, seed=0)
+    assert set(np.unique(a)) == {3.0, 12.0} and 0.3 < (a == 12).mean() < 0.7
+
+
+def test_dataset_prints_its_residual_and_refuses_bad_input(capsys, tmp_path):
+    out = tmp_path / "d.npz"
+    assert darcy_data.main(["--n", "3", "--resolution", "12", "--seed", "2", "--out", str(out)]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.startswith("relative residual: ") and float(line.split()[2]) <= 1e-6
+    with np.load(out) as data:
+        assert data["a"].shape == data["u"].shape == (3, 12, 12) and data["u"].dtype == np.float32
+    with pytest.raises(ValueError, match=r"a must be \(n, R, R\) with R >= 3, got shape \(4, 4\)"):
+        darcy_data.solve(np.ones((4, 4)))
+    with pytest.raises(ValueError, match="a must be finite and positive, got min -1.0"):
+        darcy_data.solve(-np.ones((1, 4, 4)))
+
+
+def _steps(step, params, state, batches):
+    losses = []
+    for x, y in batches:
+        params, state, loss = step(params, state, x, y)
+        losses.append(float(loss))
+    return np.array(losses)
+
+
+def test_training_steps_match_jax():
+    batches = train.darcy_batches(TINY, 3)
+    trainer = train_fno_darcy.Trainer(TINY, "unused")
+    jax_step = train.jax_darcy_trainer(TINY, trainer.optimizer)
+    params = trainer.model.init(seed=0)
+    jparams = jax.tree_util.tree_map(jnp.asarray, params)
+    ours = _steps(trainer.step, params, trainer.optimizer.init(params), batches)
+    theirs = _steps(jax_step, jparams, trainer.optimizer.init(jparams), batches)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+    with jax.enable_x64(True):
+        params64 = trainer.model.init(seed=0, dtype=np.float64)
+        wide = [(x.astype(np.float64), y.astype(np.float64)) for x, y in batches]
+        ours = _steps(trainer.step, params64, trainer.optimizer.init(params64), wide)
+        jparams64 = jax.tree_util.tree_map(jnp.asarray, params64)
+        theirs = _steps(train.jax_darcy_trainer(TINY, trainer.optimizer), jparams64,
+                        trainer.optimizer.init(jparams64), wide)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10)
+    assert ours[-1] < ours[0]
+
+
+def test_the_training_step_keeps_no_fft():
+    trainer = train_fno_darcy.Trainer(TINY, "unused")
+    counts = trainer.op_counts(trainer.init_state(), np.zeros((4, 3, 16, 16), np.float32),
+                               np.ones((4, 16, 16), np.float32))
+    # forward and backward: an rfft and an irfft per layer each, all truncated into DFT contractions
+    assert counts["stablehlo.fft"] == (8, 0)
+    assert counts["stablehlo.dot_general"][1] > counts["stablehlo.dot_general"][0]
+
+
+def test_the_command_line_caches_data_checkpoints_and_resumes(tmp_path, capsys):
+    assert train_fno_darcy.main(TINY_ARGS + ["--epochs", "1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0].startswith("relative residual: ")
+    assert "stablehlo.fft 8 -> 0" in "\n".join(out)
+    assert out[-1].startswith("test relative L2: ") and 0 < float(out[-1].split(": ")[1]) < 2
+    for name in ("darcy_12_16_0.npz", "checkpoint.npz", "loss_curve.png", "prediction.png"):
+        assert (tmp_path / name).exists(), name
+    assert train_fno_darcy.main(TINY_ARGS + ["--epochs", "2", "--resume", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert "from" in out[0] and out[-1].startswith("test relative L2: ")  # (the cached data)
+    with np.load(tmp_path / "checkpoint.npz") as data:
+        assert int(data["epoch"]) == 2 and len(data["losses"]) == 2
+    with pytest.raises(SystemExit, match="another configuration"):
+        train_fno_darcy.main(TINY_ARGS + ["--width", "4", "--resume", "--out", str(tmp_path)])
+
+
+def test_the_command_line_refuses_modes_the_grid_cannot_hold(capsys):
+    with pytest.raises(SystemExit, match="2"):
+        train_fno_darcy.main(["--quick", "--resolution", "16", "--padding", "2", "--modes", "10"])
+    assert "need modes <= (resolution + padding) // 2 = 9" in capsys.readouterr().err
