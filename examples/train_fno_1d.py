@@ -132,8 +132,9 @@ class Trainer:
         return state, test
 
     def plots(self, state, x_test, y_test, scale=1.0):
-        """loss_curve.png and prediction.png (three test samples; solutions times ``scale``, the
-        factor the training targets were divided by)."""
+        """loss_curve.png and prediction.png: three test samples, truth and prediction overlaid on one
+        y-axis (solutions times ``scale``, the factor the training targets were divided by; the inputs,
+        about 50x larger, are left out so that the solutions are not flattened)."""
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
@@ -146,11 +147,12 @@ class Trainer:
         fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), sharey=True)
         grid = x_test[0, 1]
         for i, ax in enumerate(axes):
-            ax.plot(grid, x_test[i, 0], label="input u0", color="0.6")
-            ax.plot(grid, y_test[i] * scale, label="truth u(t=1)")
-            ax.plot(grid, pred[i], "--", label="FNO")
-            ax.set_xlabel("x")
-        axes[0].legend()
+            truth = y_test[i] * scale
+            error = np.linalg.norm(pred[i] - truth) / np.linalg.norm(truth)
+            ax.plot(grid, truth, label="truth u(t=1)", linewidth=2)
+            ax.plot(grid, pred[i], "--", label="FNO prediction")
+            ax.set_title(f"test sample {i}: relative L2 {error:.4f}"), ax.set_xlabel("x")
+        axes[0].set_ylabel("u(x, t=1)"), axes[0].legend()
         fig.tight_layout(), fig.savefig(os.path.join(self.out_dir, "prediction.png"), dpi=120)
         plt.close("all")
 
