@@ -17,7 +17,7 @@ from hloforge.frontend.registry import OPS, Spec
 from hloforge.frontend.ops import chlo_math, factorization
 from hloforge.frontend.tracing import TOKEN, Builder, TupleSpec, Value, is_opaque, spec_of_type
 
-from test_registry_dtypes import Case, _mismatch, _problems, _run
+from test_registry_dtypes import Case, _mismatch, check
 
 F32 = np.dtype(np.float32)
 
@@ -298,7 +298,7 @@ STRUCTURED_DECLINED = {"stablehlo.cholesky", "stablehlo.triangular_solve", "stab
 
 def test_structured_evaluate_matches_xla_bit_for_bit():
     cases = [Case(name, arrays(), params) for name, arrays, params in STRUCTURED]
-    problems = _problems(cases, _run(cases, as_constants=False), _run(cases, as_constants=True))
+    problems = check(cases)
     assert not problems, "\n".join(problems)
     evaluated = {c.name for c in cases if c.evaluations()[0][1] is not None}
     assert {c.name for c in cases} - evaluated == STRUCTURED_DECLINED

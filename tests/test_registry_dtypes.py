@@ -358,9 +358,27 @@ def _unpacked(packed: np.ndarray, specs) -> list:
     return out
 
 
-def _run(case_list, as_constants: bool) -> list:
-    """Each case's results from XLA: its arrays as arguments (XLA's kernels, all results packed into
-    one tensor of their bits) or as constants (XLA's constant folder)."""
+# How XLA sees a case's operands: "kernels" (arguments, all results packed into one tensor of their
+# bits), "constant folder" (constants) and, for elementwise cases, the first or the last operand a
+# broadcast of a constant and the others constants of the broadcast shape (XLA's algebraic
+# simplifier rewrites ops of a non-constant and a constant before folding them, x / c into
+# x * (1 / c) among them).
+PATHS = ("kernels", "constant folder", "broadcast first operand", "broadcast last operand")
+
+
+def _operand(a: np.ndarray, path: str, index: int, count: int):
+    if path == "constant folder":
+        return ops.constant(a)
+    broadcast = index == (0 if path == "broadcast first operand" else count - 1)
+    if broadcast:
+        return ops.broadcast_in_dim(ops.constant(a[None]), (2,) + a.shape, tuple(range(a.ndim + 1)))
+    return ops.constant(np.broadcast_to(a, (2,) + a.shape).copy())
+
+
+def _run(case_list, path: str) -> list:
+    """Each case's results from XLA along ``path`` (one of PATHS)."""
+    if path.startswith("broadcast"):
+        case_list = [c for c in case_list if c.per_row]
     flat = [a for c in case_list for a in c.args]
     counts, specs = [], []
 
@@ -369,20 +387,24 @@ def _run(case_list, as_constants: bool) -> list:
         specs.clear()
         outs, i = [], 0
         for c in case_list:
-            results = c.build(operands[i:i + len(c.args)])
+            args = operands[i:i + len(c.args)]
+            if path != "kernels":
+                args = [_operand(a, path, k, len(args)) for k, a in enumerate(args)]
+            results = c.build(args)
             counts.append(len(results))
             specs.extend((r.shape, r.dtype) for r in results)
             outs += results
             i += len(c.args)
-        return outs if as_constants else _packed(outs)
+        return _packed(outs) if path == "kernels" else outs
 
-    if as_constants:
-        results = [np.asarray(r) for r in hf.trace(lambda: program(*[ops.constant(a) for a in flat])).compile()
-                   .call_flat([])]
-    else:
+    if path == "kernels":
         results = _unpacked(np.asarray(hf.jit(program, optimize=False)(*flat)), specs)
+    else:
+        results = [np.asarray(r) for r in hf.trace(lambda: program(*flat)).compile().call_flat([])]
+        if path.startswith("broadcast"):
+            results = [r[0] for r in results]
     results = iter(results)
-    return [[next(results) for _ in range(n)] for n in counts]
+    return dict(zip(map(id, case_list), [[next(results) for _ in range(n)] for n in counts]))
 
 
 def _bits(a) -> bytes:
@@ -402,15 +424,16 @@ def _mismatch(want, got) -> str | None:
     return f"{len(bad)} of {want.size} differ, e.g. evaluate {want.reshape(-1)[bad[:3]]} vs {got.reshape(-1)[bad[:3]]}"
 
 
-def _problems(case_list, by_kernels, by_folder) -> list:
+def _problems(case_list, results: dict) -> list:
+    """What differs between evaluate and XLA; ``results``: PATHS entry -> ``_run``'s results."""
     out = []
-    for c, kernels, folder in zip(case_list, by_kernels, by_folder):
+    for c in case_list:
         for where, want in c.evaluations():
             if want is None:
                 continue
             wants = list(want) if isinstance(want, (list, tuple)) else [want]
-            for path, got in (("kernels", kernels), ("constant folder", folder)):
-                for w, g in zip(wants, got):
+            for path, by_case in results.items():
+                for w, g in zip(wants, by_case.get(id(c), ())):
                     problem = _mismatch(w, g[where])
                     if problem:
                         at = f" ({ROWS[where[0]]} row{'' if len(where) == 1 else f', lane {where[1].start}'})" \
@@ -419,10 +442,14 @@ def _problems(case_list, by_kernels, by_folder) -> list:
     return out
 
 
+def check(case_list) -> list:
+    """Every evaluation of ``case_list`` that differs from XLA along some path."""
+    return _problems(case_list, {path: _run(case_list, path) for path in PATHS})
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
 def test_evaluate_matches_xla_bit_for_bit(dtype):
-    case_list = cases(dtype)
-    problems = _problems(case_list, _run(case_list, as_constants=False), _run(case_list, as_constants=True))
+    problems = check(cases(dtype))
     assert not problems, f"{len(problems)} evaluations differ from XLA:\n" + "\n".join(problems[:25])
 
 
