@@ -14,6 +14,7 @@ off the hot path).
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import re
 import time
@@ -128,8 +129,13 @@ class _Runner:
         try:
             if label in SYMBOL_PASSES and _one_public_function(self.module):
                 pass  # (nothing to inline or to drop; the driver would still visit every op)
+            elif label == "symbol-dce":
+                with _entry_kept(self.module):
+                    self._mlir_pass(label)
             elif label in MLIR_PASSES:
                 self._mlir_pass(label)
+            elif label in ("inline", f"pattern:{inline.PATTERN}"):
+                self._inline()
             else:
                 self._patterns(names)
         except Exception as e:
@@ -160,6 +166,13 @@ class _Runner:
             pm.run(self.module.mlir.operation)
         except ir.MLIRError as e:
             raise ValueError(f"pass {name!r} failed: {diagnostics(e)}") from None
+
+    def _inline(self) -> None:
+        # (one pass over the call graph, not the greedy driver: that would also inline into every
+        # private function of a call chain, quadratic in its length)
+        count = inline.run(self.module)
+        if count:
+            self.report.fired[inline.PATTERN] += count
 
     def _patterns(self, names: tuple) -> None:
         frozen = self.frozen.get(names)
@@ -260,6 +273,24 @@ def _one_public_function(module) -> bool:
         return False
     visibility = first.attributes["sym_visibility"] if "sym_visibility" in first.attributes else None
     return visibility is None or ir.StringAttr(visibility).value == "public"
+
+
+@contextlib.contextmanager
+def _entry_kept(module):
+    """The module's entry function made public while the block runs, so that symbol-dce keeps it
+    (and what it calls) even when it is private: hloforge never deletes the entry; compile()
+    refuses a private one with a message saying so."""
+    entry = next((f for f in module.functions()
+                  if ir.StringAttr(f.attributes["sym_name"]).value == module.entry), None)
+    private = entry is not None and "sym_visibility" in entry.attributes
+    saved = entry.attributes["sym_visibility"] if private else None
+    if private:
+        del entry.attributes["sym_visibility"]
+    try:
+        yield
+    finally:
+        if private:
+            entry.attributes["sym_visibility"] = saved
 
 
 def _producers(op) -> set:
