@@ -5,20 +5,27 @@ MLIR's own diagnostic capture converts messages to Python strings inside C++ and
 that is not UTF-8 (``_errors_of`` collects them instead); reading a name that is not UTF-8 later
 raises or aborts (``_check_strings`` refuses such modules up front); and the bytecode reader can
 corrupt memory on a few flipped bytes (bytecode is read in a child process, ``_bytecode_as_text``).
+MLIR's parser also recurses once per nested region, attribute dictionary, array or parenthesis and
+overflows its stack a few thousand levels deep, so text is measured first (``check_nesting``).
 """
 from __future__ import annotations
 
 import contextlib
 import faulthandler
 import os
+import re
 import signal
 import tempfile
 import time
 import warnings
 
+import numpy as np
+
 from hloforge.frontend.context import deserialize_portable, diagnostics, ir, make_context
 
 BYTECODE_MAGIC = b"ML\xefR"
+MAX_NESTING = 256  # braces: the module, functions, regions and attribute dictionaries nested in one another
+MAX_BRACKETS = 1024  # {, [ and ( together (nested arrays, dense literals, generic-form regions)
 
 
 def parse_source(source: bytes, allow_unregistered: bool) -> ir.Module:
@@ -32,6 +39,8 @@ def parse_source(source: bytes, allow_unregistered: bool) -> ir.Module:
 def _parse_mlir(source: bytes, allow_unregistered: bool, threads: bool = True) -> ir.Module:
     """MLIR text, bytecode or a portable artifact -> a verified ir.Module in a new context whose
     names and strings are valid UTF-8; ValueError with MLIR's diagnostics otherwise."""
+    if not source.startswith(BYTECODE_MAGIC):
+        check_nesting(source)
     ctx = make_context()
     ctx.allow_unregistered_dialects = allow_unregistered
     if not threads:
@@ -200,15 +209,55 @@ def _check_strings(module: ir.Module) -> None:
 
 
 def _check_attribute(attr) -> None:
-    if isinstance(attr, (ir.StringAttr, ir.FlatSymbolRefAttr, ir.SymbolRefAttr)):
-        attr.value
-    elif isinstance(attr, ir.ArrayAttr):
-        for a in attr:
-            _check_attribute(a)
-    elif isinstance(attr, ir.DictAttr):
-        for i in range(len(attr)):
-            _check_attribute(attr[i].attr)
+    stack = [attr]  # (iteratively: arrays nest up to MAX_BRACKETS deep)
+    while stack:
+        attr = stack.pop()
+        if isinstance(attr, (ir.StringAttr, ir.FlatSymbolRefAttr, ir.SymbolRefAttr)):
+            attr.value
+        elif isinstance(attr, ir.ArrayAttr):
+            stack.extend(attr)
+        elif isinstance(attr, ir.DictAttr):
+            stack.extend(attr[i].attr for i in range(len(attr)))
 
 
 def _is_portable(module: ir.Module) -> bool:
     return any(op.operation.name.startswith("vhlo.") for op in module.body.operations)
+
+
+# MLIR's strings (no line breaks; a backslash escapes the next character) and comments; brackets in
+# them do not nest. Text MLIR's lexer rejects is measured as if it were valid up to where it fails.
+_STRINGS_AND_COMMENTS = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|//[^\n]*')
+# a text that opens with a module op (after comments and alias definitions, one a line) has no
+# implicit module
+_EXPLICIT_MODULE = re.compile(rb'(?:\s+|//[^\n]*|[#!][^\n]*)*(?:module|"builtin\.module")\b')
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"{}[]()")
+_BRACE_STEP = np.zeros(256, np.int8)
+_BRACE_STEP[ord("{")], _BRACE_STEP[ord("}")] = 1, -1
+_BRACKET_STEP = _BRACE_STEP.copy()
+_BRACKET_STEP[[ord("["), ord("(")]], _BRACKET_STEP[[ord("]"), ord(")")]] = 1, -1
+
+
+def nesting_depth(text: bytes) -> tuple:
+    """(how deep braces nest, how deep {, [ and ( nest together) in MLIR ``text``, outside strings
+    and comments, counting the module's braces where the text leaves the module implicit (so a
+    module printed and parsed again measures the same): a scan of the brackets, without parsing."""
+    implicit = 0 if _EXPLICIT_MODULE.match(text) else 1
+    code = _STRINGS_AND_COMMENTS.sub(b"", text)
+    brackets = np.frombuffer(code.translate(None, _NOT_BRACKETS), np.uint8)
+    if brackets.size == 0:
+        return implicit, implicit
+    return (implicit + int(np.cumsum(_BRACE_STEP[brackets], dtype=np.int64).max(initial=0)),
+            implicit + int(np.cumsum(_BRACKET_STEP[brackets], dtype=np.int64).max(initial=0)))
+
+
+def check_nesting(text: bytes, what: str = "Module.parse") -> None:
+    """ValueError if ``text`` nests deeper than MLIR's parser (which recurses once per level and
+    overflows its stack at a few thousand) or hloforge's own walks take."""
+    braces, brackets = nesting_depth(text)
+    if braces > MAX_NESTING:
+        raise ValueError(f"{what}: the text nests regions (or attribute dictionaries) {braces} deep, counting "
+                         f"the braces {{ }} of the module (implicit or not) and its functions; hloforge accepts at "
+                         f"most {MAX_NESTING}")
+    if brackets > MAX_BRACKETS:
+        raise ValueError(f"{what}: the text nests brackets ({{, [ and ( together) {brackets} deep; hloforge "
+                         f"accepts at most {MAX_BRACKETS}")
