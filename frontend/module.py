@@ -5,13 +5,20 @@ import collections
 import os
 
 from hloforge.frontend import dtypes, shape_assertions
+from hloforge.frontend.calls import (
+    MAX_INLINED_CALLS, CallGraph, check_no_recursion, drop_dead_functions, function_name, inline_calls,
+    is_public)
 from hloforge.frontend.context import (
     func, ir, portable_target, refine_polymorphic, refine_shapes, serialize_portable, shape_dtype_of, stablehlo,
     tensor_type, write_bytecode)
 from hloforge.frontend.inspection import graph, save_graph, summary
-from hloforge.frontend.parsing import BYTECODE_MAGIC, diagnostics, parse_source
+from hloforge.frontend.parsing import BYTECODE_MAGIC, diagnostics, nesting_depth, parse_source
 
 __all__ = ["Module", "ShapeDtype", "BYTECODE_MAGIC", "diagnostics"]
+
+# How deep regions and calls may nest in what XLA compiles: its converter recurses once per level
+# on a worker thread whose stack overflows near 200 (185 calls, 204 regions on XLA:CPU, jaxlib 0.10.2).
+XLA_MAX_DEPTH = 128
 
 
 class ShapeDtype:
@@ -171,16 +178,19 @@ class Module:
         raise ValueError(f"module has no function @{self.entry}")
 
     def walk(self):
-        """Every op of the module body, nested regions included, in program order."""
-        def visit(op):
+        """Every op of the module body, nested regions included, in program order (iteratively:
+        any nesting depth)."""
+        stack = [iter(self.mlir.body.operations)]
+        while stack:
+            op = next(stack[-1], None)
+            if op is None:
+                stack.pop()
+                continue
+            op = op.operation
             yield op
-            for region in op.regions:
-                for block in region.blocks:
-                    for inner in block.operations:
-                        yield from visit(inner.operation)
-
-        for op in self.mlir.body.operations:
-            yield from visit(op.operation)
+            if len(op.regions):
+                stack.append(inner for region in op.regions for block in region.blocks
+                             for inner in block.operations)
 
     def op_counts(self) -> dict:
         """Op name -> number of occurrences in all functions (func.func and func.return included)."""
@@ -232,6 +242,7 @@ class Module:
         naming it: "main: result 0, dimension 1 is dynamic (?) after shape refinement".
         """
         ins, _ = self.signature
+        check_no_recursion(CallGraph(self.mlir), [self.entry], "refine")
         if arg_specs is not None:
             arg_specs = [ShapeDtype(*s) for s in arg_specs]
             if len(arg_specs) != len(ins):
@@ -280,14 +291,47 @@ class Module:
         raise ValueError(f"module has no function @{name}")
 
     def _code_for_compile(self) -> str:
-        if self.entry == "main":
-            return self.to_text(debug_info=True)
+        code = self.to_text(debug_info=True)
+        module = self._for_xla(code)
+        if module.entry == "main":
+            return code if module is self else module.to_text(debug_info=True)
         # XLA compiles @main: rename a different entry on a copy.
-        copy = self.clone()
+        copy = self.clone() if module is self else module
         f = copy.entry_function()
         with copy.context:
             f.attributes["sym_name"] = ir.StringAttr.get("main")
         return copy.to_text(debug_info=True)
+
+    def _for_xla(self, code: str) -> "Module":
+        """This module (printed: ``code``), or a copy whose calls are inlined where calls and regions
+        nest deeper than XLA takes (``XLA_MAX_DEPTH``); ValueError for a private entry function,
+        recursion, or regions nested too deep even without calls."""
+        _check_public_entry(self)
+        if not any(reference in code for reference in _REFERENCES):
+            # no function refers to another: the braces bound the nesting (module, function, a
+            # brace or more per region), at a fraction of a walk's cost
+            if nesting_depth(code.encode())[0] - 2 <= XLA_MAX_DEPTH:
+                return self
+        graph = CallGraph(self.mlir)
+        roots = [self.entry] + [name for name in graph.public() if name != self.entry]  # (XLA converts them all)
+        check_no_recursion(graph, roots, "compile")
+        if graph.deepest(roots)[0] <= XLA_MAX_DEPTH:
+            return self
+        copy = self.clone()
+        with copy.context:
+            done = inline_calls(copy.mlir, roots)
+        drop_dead_functions(copy.mlir)  # (the chain's functions: XLA would still read them)
+        if done.too_large:
+            name, copies = done.too_large[0]
+            raise ValueError(f"compile: calls nest deeper than XLA takes ({XLA_MAX_DEPTH} levels) in @{name}, and "
+                             f"inlining them would copy function bodies {copies} times (more than {MAX_INLINED_CALLS})")
+        depth, name = CallGraph(copy.mlir).deepest(roots)
+        if depth > XLA_MAX_DEPTH:
+            inlined = " once its calls are inlined" if done.count else ""
+            raise ValueError(f"compile: regions nest {depth} deep in @{name}{inlined}; XLA takes at most "
+                             f"{XLA_MAX_DEPTH} (its converter recurses once per region and overflows its stack "
+                             f"near 200)")
+        return copy
 
 
 def _specs(entry: str, what: str, types) -> list:
@@ -320,16 +364,38 @@ def _version(text: str) -> tuple:
 
 
 def _default_entry(module: ir.Module) -> str:
-    names = []
+    """@main (public or not: optimize() keeps it and compile() says why a private one cannot
+    compile), else the first public function."""
+    names, private = [], []
     for op in module.body.operations:
         if op.operation.name != "func.func":
             continue
-        name = ir.StringAttr(op.attributes["sym_name"]).value
-        vis = op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
+        name = function_name(op)
         if name == "main":
             return name
-        if vis is None or ir.StringAttr(vis).value == "public":
-            names.append(name)
+        (names if is_public(op) else private).append(name)
     if not names:
-        raise ValueError("module has no public function to use as the entry point")
+        raise ValueError("module has no public function to use as the entry point"
+                         + (f" (private: {_names(private)})" if private else ""))
     return names[0]
+
+
+# how the printed text refers to functions: calls, composites' decompositions, custom calls' computations
+_REFERENCES = ("call @", "decomposition = @", "called_computations = [")
+
+
+def _names(names, limit: int = 8) -> str:
+    shown = ", ".join(f"@{n}" for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _check_public_entry(module: Module) -> None:
+    """ValueError if the entry function is private: XLA compiles only a public @main."""
+    if is_public(module.entry_function()):
+        return
+    public, private = [], []
+    for f in module.functions():
+        (public if is_public(f) else private).append(function_name(f))
+    others = f"public: {_names(public)}" if public else "the module has no public function"
+    raise ValueError(f"compile: the entry function @{module.entry} is private, and XLA compiles only a public "
+                     f"@main ({others}; private: {_names(private)}): make @{module.entry} public (drop `private`)")
