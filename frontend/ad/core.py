@@ -129,11 +129,21 @@ CONTROL_FLOW = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
 
 
 def _nested(op):
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                yield inner.operation
-                yield from _nested(inner.operation)
+    """The ops nested in ``op``, in program order (iteratively: a recursive generator costs a
+    frame per level for every op it yields, and Python's recursion limit bounds the nesting)."""
+    stack = [_children(op)]
+    while stack:
+        inner = next(stack[-1], None)
+        if inner is None:
+            stack.pop()
+            continue
+        yield inner
+        if len(inner.regions):
+            stack.append(_children(inner))
+
+
+def _children(op):
+    return (inner.operation for region in op.regions for block in region.blocks for inner in block.operations)
 
 
 def captured_values(op) -> list:

@@ -1,14 +1,75 @@
 """Module.vjp and Module.jvp: differentiate any Module's entry function, parsed ones included."""
 from __future__ import annotations
 
+import contextlib
+import sys
+import threading
+
 from hloforge.frontend.ad import core
 from hloforge.frontend.ad._util import differentiable, zeros_like
+from hloforge.frontend.calls import MAX_INLINED_CALLS, CallGraph, check_no_recursion, inline_calls
 from hloforge.frontend.jit import trace
 from hloforge.frontend.module import Module
+from hloforge.frontend.parsing import MAX_NESTING
+
+# Re-emission recurses through calls and regions: calls nested deeper than this are inlined first
+# (on a copy), and each nested region takes Python frames (about 8; room for twice that is made).
+MAX_CALL_DEPTH = 32
+FRAMES_PER_LEVEL = 16
 
 
-def _entry(module):
-    return module.entry_function(), core.symbols_of(module.mlir)
+def _entry(module, what):
+    """(entry function, symbols, the module they live in, how deep regions and calls nest)."""
+    module = _without_deep_calls(module, what)
+    depth = CallGraph(module.mlir).depth(module.entry, calls_only=True)
+    if depth > MAX_NESTING:
+        raise ValueError(f"{what}: regions and calls nest {depth} deep in @{module.entry}; hloforge's AD takes "
+                         f"at most {MAX_NESTING} levels")
+    return module.entry_function(), core.symbols_of(module.mlir), module, depth
+
+
+def _without_deep_calls(module, what):
+    """``module``, or a copy with its calls inlined (those of custom rules excepted) when they nest
+    deeper than MAX_CALL_DEPTH; ValueError for recursion."""
+    graph = CallGraph(module.mlir)
+    check_no_recursion(graph, [module.entry], what)
+    if graph.call_depth(module.entry) <= MAX_CALL_DEPTH:
+        return module
+    copy = module.clone()
+    with copy.context:
+        done = inline_calls(copy.mlir, [copy.entry], lambda call, _: core.CUSTOM_ATTR not in call.attributes)
+    if done.too_large:
+        raise ValueError(f"{what}: calls nest deeper than {MAX_CALL_DEPTH} levels in @{module.entry}, and inlining "
+                         f"them would copy function bodies {done.too_large[0][1]} times (more than "
+                         f"{MAX_INLINED_CALLS})")
+    return copy
+
+
+_room_lock = threading.Lock()
+_room_users = [0, None]  # differentiations running, the recursion limit before the first one
+
+
+@contextlib.contextmanager
+def _recursion_room(levels: int):
+    """Python's recursion limit raised, while the block runs, enough for ``levels`` nested regions
+    (at most MAX_NESTING: a bounded amount of stack); restored when the last such block ends."""
+    frames, frame = 0, sys._getframe()
+    while frame is not None:
+        frames, frame = frames + 1, frame.f_back
+    need = frames + 200 + FRAMES_PER_LEVEL * levels
+    with _room_lock:
+        if _room_users[0] == 0:
+            _room_users[1] = sys.getrecursionlimit()
+        _room_users[0] += 1
+        if sys.getrecursionlimit() < need:
+            sys.setrecursionlimit(need)
+    try:
+        yield
+    finally:
+        with _room_lock:
+            _room_users[0] -= 1
+            if _room_users[0] == 0:
+                sys.setrecursionlimit(_room_users[1])
 
 
 def module_vjp(self, name: str = "main") -> Module:
@@ -16,12 +77,13 @@ def module_vjp(self, name: str = "main") -> Module:
     (outputs..., input cotangents...) of this module's entry function.
 
     Integer and bool inputs get zero cotangents of their own dtype; cotangents of integer and bool
-    outputs are ignored. Complex cotangents follow JAX (conj(df/dz) for a real loss).
+    outputs are ignored. Complex cotangents follow JAX (conj(df/dz) for a real loss). Calls are
+    differentiated through (deep chains are inlined first); recursive calls raise ValueError.
     Example:
       >>> m = hf.Module.parse(jax.jit(f).lower(x).as_text()); g = m.vjp()
     """
     ins, outs = self.signature
-    func_op, symbols = _entry(self)
+    func_op, symbols, source, depth = _entry(self, "Module.vjp")  # (source: keeps an inlined copy alive)
     n = len(ins)
 
     def body(*args):
@@ -35,14 +97,15 @@ def module_vjp(self, name: str = "main") -> Module:
         return tuple(results) + tuple(zeros_like(x) if grads.get(x.value) is None else grads[x.value]
                                       for x in primals)
 
-    return trace(body, *ins, *outs, name=name)
+    with _recursion_room(depth):
+        return trace(body, *ins, *outs, name=name)
 
 
 def module_jvp(self, name: str = "main") -> Module:
     """A new Module whose ``@name`` takes (primals..., tangents...) and returns (outputs...,
     output tangents...) of this module's entry function."""
     ins, outs = self.signature
-    func_op, symbols = _entry(self)
+    func_op, symbols, source, depth = _entry(self, "Module.jvp")  # (source: keeps an inlined copy alive)
     n = len(ins)
 
     def body(*args):
@@ -53,7 +116,8 @@ def module_jvp(self, name: str = "main") -> Module:
         return tuple(results) + tuple(zeros_like(r) if tans.get(r.value) is None else tans[r.value]
                                       for r in results)
 
-    return trace(body, *ins, *ins, name=name)
+    with _recursion_room(depth):
+        return trace(body, *ins, *ins, name=name)
 
 
 Module.vjp = module_vjp
