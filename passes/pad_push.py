@@ -395,6 +395,48 @@ def _fill_value(value):
     return None
 
 
+# ops whose operands after the first (every operand of dynamic_iota) are shapes, sizes or paddings
+SHAPE_CONSUMERS = ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_reshape", "stablehlo.dynamic_iota",
+                   "stablehlo.dynamic_pad", "stablehlo.real_dynamic_slice", "stablehlo.dynamic_gather",
+                   "stablehlo.dynamic_conv")
+
+
+def _is_small_int(value) -> bool:
+    """An integer (or index) tensor of rank 0 or 1: what a shape is computed in."""
+    t = value.type
+    if not isinstance(t, ir.RankedTensorType):
+        return False
+    return t.rank <= 1 and isinstance(t.element_type, (ir.IntegerType, ir.IndexType))
+
+
+def _feeds_a_shape(value, depth: int) -> bool:
+    for use in value.uses:
+        user = use.owner
+        if user.name in SHAPE_CONSUMERS and (use.operand_number > 0 or user.name == "stablehlo.dynamic_iota"):
+            return True
+        if depth and len(user.results) == 1 and _is_small_int(user.results[0]) and \
+                _feeds_a_shape(user.results[0], depth - 1):
+            return True
+    return False
+
+
+def _from_dimension_sizes(value, depth: int) -> bool:
+    op = producer(value)
+    if op is None:
+        return False
+    if op.name == "stablehlo.get_dimension_size":
+        return True
+    return bool(depth) and any(_is_small_int(v) and _from_dimension_sizes(v, depth - 1) for v in op.operands)
+
+
+def is_shape_computation(value, depth: int = 8) -> bool:
+    """``value``, a small integer tensor, feeds a shape operand of a dynamic op or is computed from
+    a ``get_dimension_size``. Such values are left to shape refinement, whose folds know
+    concatenates, reshapes, slices and integer arithmetic of dimension sizes but not pads: a pad
+    there leaves a dynamic op XLA cannot translate."""
+    return _is_small_int(value) and (_feeds_a_shape(value, depth) or _from_dimension_sizes(value, depth))
+
+
 def concatenate_of_pads(op, rewriter):
     """concatenate([pad(a, v, ...), v-block, slice(a'), ...], d) -> pad(concatenate(pieces), v, ...)
 
@@ -404,8 +446,11 @@ def concatenate_of_pads(op, rewriter):
     is a pad or a v block. Pads and slices with no other user are opened: v runs merge, neighbouring
     crops of one tensor merge (also with no v anywhere: concatenate([x[:k], x[k:]]) -> x), the runs
     at both ends become the outer pad's edges (a single remaining crop of x becomes pad(x, v) with
-    negative edges where no run meets it). Fires only when that leaves fewer ops.
+    negative edges where no run meets it). Fires only when that leaves fewer ops, and never on a
+    shape computation (``is_shape_computation``: those are left to shape refinement).
     """
+    if is_shape_computation(op.result):
+        return NO_MATCH
     d = ir.IntegerAttr(op.attributes["dimension"]).value
     rank = len(shape_of(op.result))
     pads = [p for p in (_single_use_pad(v) for v in op.operands) if p is not None and not paddings(p)[2][d]]
