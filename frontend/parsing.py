@@ -229,7 +229,7 @@ def _is_portable(module: ir.Module) -> bool:
 _STRINGS_AND_COMMENTS = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"|//[^\n]*')
 # a text that opens with a module op (after comments and alias definitions, one a line) has no
 # implicit module
-_EXPLICIT_MODULE = re.compile(rb'(?:\s+|//[^\n]*|[#!][^\n]*)*(?:module|"builtin\.module")\b')
+_EXPLICIT_MODULE = re.compile(rb'(?:\s|//[^\n]*|[#!][^\n]*)*(?:module|"builtin\.module")\b')
 _NOT_BRACKETS = bytes(c for c in range(256) if c not in b"{}[]()")
 _BRACE_STEP = np.zeros(256, np.int8)
 _BRACE_STEP[ord("{")], _BRACE_STEP[ord("}")] = 1, -1
