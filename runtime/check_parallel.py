@@ -36,7 +36,8 @@ def _first(module: Module):
 
 def _grid(op) -> list:
     """The programs attribute as [replica][partition] function names."""
-    rows = [[ir.FlatSymbolRefAttr(f).value for f in ir.ArrayAttr(row)] for row in ir.ArrayAttr(op.attributes["programs"])]
+    rows = [[ir.FlatSymbolRefAttr(f).value for f in ir.ArrayAttr(row)]
+            for row in ir.ArrayAttr(op.attributes["programs"])]
     if not rows or not rows[0] or any(len(r) != len(rows[0]) for r in rows):
         raise ValueError(f"{OP}: programs must be a non-empty grid of equal rows, got {rows}")
     return rows

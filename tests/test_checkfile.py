@@ -98,7 +98,8 @@ func.func private @hidden() {
     ("check.expect_almost_eq %a, %b, tolerance = 0.001 : f64 : tensor<2xf32>",
      '"check.expect_almost_eq"(%a, %b) {tolerance = 0.001 : f64} : (tensor<2xf32>, tensor<2xf32>) -> ()'),
     ("check.expect_close %a, %b, max_ulp_difference = 3, min_ulp_difference = 1 : tensor<f16>, tensor<f16>",
-     '"check.expect_close"(%a, %b) {max_ulp_difference = 3, min_ulp_difference = 1} : (tensor<f16>, tensor<f16>) -> ()'),
+     '"check.expect_close"(%a, %b) {max_ulp_difference = 3, min_ulp_difference = 1} : '
+     '(tensor<f16>, tensor<f16>) -> ()'),
     ('check.expect_serialized_eq %r#1,\n    probe_id = "p",\n    iter = 2 : tensor<i64>',
      '"check.expect_serialized_eq"(%r#1) {probe_id = "p", iteration = 2} : (tensor<i64>) -> ()\n\n'),
     ('%p = interpreter.probe %a, probe_id = "x/0" : tensor<3xi1>',
@@ -107,6 +108,9 @@ func.func private @hidden() {
      '%check.expected.0 = "stablehlo.constant"() {value = dense<[(1.0, 2.0),   (0x7FC00000, 1.0)]> : '
      'tensor<2xcomplex<f32>>} : () -> tensor<2xcomplex<f32>> "check.expect_almost_eq_const"(%a, %check.expected.0) '
      ': (tensor<2xcomplex<f32>>, tensor<2xcomplex<f32>>) -> ()\n\n'),
+    ('"check.expect_eq_const"(%a) <{value = dense<[1, 2]> : tensor<2xi4>}> {note} : (tensor<2xi4>) -> ()',
+     '%check.expected.0 = "stablehlo.constant"() {value = dense<[1, 2]> : tensor<2xi4>} : () -> tensor<2xi4> '
+     '"check.expect_eq_const"(%a, %check.expected.0) {note} : (tensor<2xi4>, tensor<2xi4>) -> ()'),
 ])
 def test_custom_syntax_becomes_the_generic_form(custom, generic):
     assert generic_check_ops("  " + custom) == "  " + generic
@@ -115,7 +119,8 @@ def test_custom_syntax_becomes_the_generic_form(custom, generic):
 def test_custom_syntax_that_cannot_be_read_names_its_line():
     with pytest.raises(ValueError, match=r"line 2: cannot read check.expect_eq: 2 operand\(s\) but 0 type\(s\)"):
         generic_check_ops("func.func @f() {\n  check.expect_eq %a, %b\n  func.return\n}")
-    with pytest.raises(ValueError, match=r"line 1: cannot read check.expect_eq_const: the constant 'dense<1>' has no type"):
+    with pytest.raises(ValueError, match=r"line 1: cannot read check.expect_eq_const: the constant 'dense<1>' has "
+                                         r"no type"):
         generic_check_ops("check.expect_eq_const %a, dense<1>\n")
 
 # ---------------------------------------------------------------- what the assertions mean
@@ -211,7 +216,8 @@ def test_compare_counts_ulps_as_the_interpreter():
   check.expect_eq %x, %x : tensor<2xi64>""", "stablehlo.infeed (line 3) talks to the host"),
     ("""  %a = stablehlo.constant dense<1> : tensor<i64>
   check.expect_eq %a, %a : tensor<i64>
-  %r:2 = "interpreter.run_parallel"(%a, %a) {programs = [[@p], [@q]]} : (tensor<i64>, tensor<i64>) -> (tensor<i64>, tensor<i64>)""",
+  %r:2 = "interpreter.run_parallel"(%a, %a) {programs = [[@p], [@q]]}
+    : (tensor<i64>, tensor<i64>) -> (tensor<i64>, tensor<i64>)""",
      "interpreter.run_parallel runs different programs (@p, @q) on different processes: hloforge runs one program"),
     ("""  %a = stablehlo.constant dense<1> : tensor<i64>
   check.expect_eq %a, %a : tensor<i64>
