@@ -207,11 +207,13 @@ def _run_function(module: Module, options: Options) -> str | None:
     """None when the entry function passes, else why not."""
     probes = _interpreter_identities(module)
     erase_assertions(module, keep=module.entry)
+    has_assertions = bool(_assertions(module.entry_function()))
     if len(module.entry_function().regions[0].blocks[0].arguments):
-        if _assertions(module.entry_function()):
+        if has_assertions:
             return f"@{module.entry} takes arguments; check files build their inputs from constants"
+        _refuse_host_transfers(module)
         return _run_with_inputs(module, options)
-    if not _assertions(module.entry_function()):
+    if not has_assertions:
         return "no check.* assertions found"
     _refuse_host_transfers(module)
     expand_run_parallel(module, options.device, erase_checks=erase_assertions)
@@ -220,6 +222,12 @@ def _run_function(module: Module, options: Options) -> str | None:
     failure = _failed_check(program, raw)
     if failure or not options.optimize:
         return failure
+    return _optimized_failure(module, program, raw, options)
+
+
+def _optimized_failure(module: Module, program: Program, raw: list, options: Options) -> str | None:
+    """None when the optimized function gives the same bits as ``raw`` (with ``finite_math``: passes
+    its assertions), else why not."""
     optimized = module.clone()
     try:
         report = optimized.optimize(finite_math=options.finite_math)
