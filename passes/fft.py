@@ -230,10 +230,46 @@ def _real_scale(s, x_type):
             lambda loc: emit("stablehlo.convert", [r], u_type, None, loc))
     elif (cx := producer(u, "stablehlo.complex")) is not None and _is_zero(cx.operands[1]):
         real = lambda loc: cx.operands[0]  # noqa: E731
+    elif _realness(u) is not None:
+        real = lambda loc: emit("stablehlo.real", [u], u_type, None, loc)  # noqa: E731
     else:
         return None
     return lambda loc: emit("stablehlo.broadcast_in_dim", [real(loc)], x_type,
                             {"broadcast_dimensions": attr.i64s(dims)}, loc)
+
+
+def _realness(value, depth: int = 8):
+    """"nonnegative" or "real" when complex ``value`` is computed from constants with imaginary part
+    0 by products, quotients, sums, square roots of nonnegative values and such reductions (jax's
+    ortho scale, ``1 / sqrt(reduce(mul, n))``, which constant folding leaves to XLA: its complex
+    sqrt and division are XLA's own), so its imaginary part is 0 however it is rounded; else None."""
+    if depth == 0:
+        return None
+    c = constant_value(value) if producer(value, "stablehlo.constant") is not None else None
+    if c is not None:
+        c = np.asarray(c)
+        if c.dtype.kind != "c" or (c.imag != 0).any() or not np.isfinite(c.real).all():
+            return None
+        return "nonnegative" if (c.real >= 0).all() else "real"
+    op = producer(value)
+    if op is None:
+        return None
+    parts = [_realness(v, depth - 1) for v in op.operands]
+    if any(p is None for p in parts):
+        return None
+    nonnegative = all(p == "nonnegative" for p in parts)
+    if op.name in ("stablehlo.multiply", "stablehlo.divide", "stablehlo.add", "stablehlo.broadcast_in_dim",
+                   "stablehlo.reshape") or (op.name == "stablehlo.reduce" and len(op.operands) == 2):
+        if op.name == "stablehlo.reduce":
+            body = list(op.regions[0].blocks[0].operations)
+            if len(body) != 2 or body[0].name not in ("stablehlo.multiply", "stablehlo.add"):
+                return None
+        return "nonnegative" if nonnegative else "real"
+    if op.name == "stablehlo.subtract":
+        return "real"
+    if op.name == "stablehlo.sqrt" and nonnegative:
+        return "nonnegative"
+    return None
 
 
 def _is_zero(value) -> bool:

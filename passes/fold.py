@@ -35,29 +35,86 @@ def _fold(op, rewriter):
 
     All-splat operands of an elementwise op are evaluated as 0-d arrays and give a splat of any
     size; a data-movement op of a splat is that splat. Otherwise the result has at most 1024
-    elements. Returns NO_MATCH when it declined."""
+    elements. Declines (returns NO_MATCH) where evaluate does, and where a user would be left
+    with constant operands only without folding too (``_users_fold``)."""
     if not _all_constant(op):
         return NO_MATCH
-    info = OPS[op.name]
-    params = params_of(op)
-    splats = [splat_value(v) for v in op.operands]
-    values = None
-    if all(s is not None for s in splats) and ("elementwise" in info.traits or _same_splats(info, splats)):
-        values = [splats[0]] if "movement" in info.traits else info.evaluate(*splats, **params)
-    else:
-        if any(math.prod(shape_of(r)) > MAX_FOLD for r in op.results):
-            return NO_MATCH
-        arrays = [constant_value(v, limit=READ_LIMIT) for v in op.operands]
-        if any(a is None for a in arrays):
-            return NO_MATCH
-        values = info.evaluate(*(np.asarray(a) for a in arrays), **params)
-    if values is None:
+    operands = [_constant_operand(v) for v in op.operands]
+    values = None if any(o is None for o in operands) else _evaluation(op, operands)
+    if values is None or not _users_fold(op, values, USER_DEPTH):
         return NO_MATCH
-    values = values if isinstance(values, (list, tuple)) else [values]
     with rewriter.ip:
-        outs = [constant(np.asarray(v), r.type, op.location) for v, r in zip(values, op.results)]
+        outs = [constant(v, r.type, op.location) for (v, _), r in zip(values, op.results)]
     rewriter.replace_op(op, outs)
     return None
+
+
+def _constant_operand(value):
+    """(array, splat) of a constant operand: its 0-d value if it is a splat; None if unreadable."""
+    s = splat_value(value)
+    if s is not None:
+        return s, True
+    a = constant_value(value, limit=READ_LIMIT)
+    return None if a is None else (np.asarray(a), False)
+
+
+def _evaluation(op, operands):
+    """``op``'s registry evaluation on ``operands`` [(array, splat)]: [(array, splat)] per result,
+    or None where evaluate declines (or the result would be a non-splat of over 1024 elements)."""
+    info = OPS[op.name]
+    if info.evaluate is None:
+        return None
+    params = params_of(op)
+    splats = [a for a, splat in operands if splat]
+    if len(splats) == len(operands) and ("elementwise" in info.traits or _same_splats(info, splats)):
+        values = [splats[0]] if "movement" in info.traits else info.evaluate(*splats, **params)
+        splat = True
+    else:
+        if any(math.prod(shape_of(r)) > MAX_FOLD for r in op.results):
+            return None
+        arrays = [np.broadcast_to(a, shape_of(v)) if splat else a for (a, splat), v in zip(operands, op.operands)]
+        values, splat = info.evaluate(*arrays, **params), False
+    if values is None:
+        return None
+    return [(np.asarray(v), splat) for v in (values if isinstance(values, (list, tuple)) else [values])]
+
+
+USER_DEPTH = 3  # how many users deep a fold checks that the constants it makes are folded further
+# ops XLA never folds (it runs them, or hloforge's constants only pass through): a constant there is harmless
+RUNTIME_OPS = {"stablehlo.custom_call", "stablehlo.while", "stablehlo.if", "stablehlo.case",
+               "stablehlo.optimization_barrier", "stablehlo.rng_bit_generator", "stablehlo.all_reduce",
+               "stablehlo.all_gather", "stablehlo.all_to_all", "stablehlo.reduce_scatter",
+               "stablehlo.collective_permute", "stablehlo.collective_broadcast"}
+
+
+def _users_fold(op, values, depth: int) -> bool:
+    """Every user that folding ``op`` into ``values`` leaves with constant operands only folds too,
+    ``depth`` users deep. XLA computes an op of constants with one of two constant folders: the
+    StableHLO folders it runs on import, for literal constant operands, or its HLO evaluator,
+    whose library functions (and signed zeros) round differently; a fold that gives such an op a
+    literal where there was a computation can switch the folder, and change the op's bits."""
+    known = list(zip(op.results, values))
+    for result in op.results:
+        for use in result.uses:
+            user = use.owner
+            info = OPS.get(getattr(user, "name", None))
+            if info is None or user.name in RUNTIME_OPS or "non_tensor" in info.traits:
+                continue
+            operands = []
+            for v in user.operands:
+                found = next((value for r, value in known if r == v), None)
+                if found is None:
+                    if producer(v, CONSTANT) is None:
+                        break  # (the user keeps a computed operand: XLA treats it as before)
+                    found = _constant_operand(v)
+                    if found is None:
+                        return False
+                operands.append(found)
+            else:
+                folded = _evaluation(user, operands)
+                if folded is None or (depth and not _users_fold(user, folded, depth - 1)):
+                    return False
+    return True
 
 
 def _same_splats(info, splats) -> bool:

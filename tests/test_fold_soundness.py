@@ -277,6 +277,34 @@ def test_folder_leaves_to_xla_what_it_could_compute_differently(why, fn):
     assert _folds(fn) == 0, why
 
 
+def _fired(fn, *specs) -> dict:
+    m = hf.trace(fn, *specs)
+    return dict(m.optimize().fired)
+
+
+def test_a_constant_feeding_an_op_left_to_xla_is_left_to_xla_too():
+    # XLA folds sin(broadcast(c)) with its HLO evaluator, sin(c) with the StableHLO folders it runs on
+    # import when c is a literal: folding the broadcast would switch folders and change sin's bits
+    row = np.float32([0.3, 1.7, -2.2])
+    fired = _fired(lambda: ops.sin(ops.broadcast_in_dim(_c(row), (2, 3), (1,))))
+    assert fired.get("broadcast_of_constant", 0) == 0
+    fired = _fired(lambda: ops.sin(ops.real(_c(np.complex64([1 + 2j, 3 - 1j])))))
+    assert fired.get("elementwise_of_constants", 0) == 0
+    fired = _fired(lambda: ops.divide(ops.broadcast_in_dim(_c(row), (2, 3), (1,)), _c(np.full((2, 3), 3, np.float32))))
+    assert fired.get("broadcast_of_constant", 0) == 0  # (XLA computes broadcast(c) / 3 as broadcast(c) * (1/3))
+
+
+def test_a_constant_feeding_folded_or_computed_ops_folds():
+    row = np.float32([0.3, 1.7, -2.2])
+    fired = _fired(lambda: ops.sin(ops.add(ops.broadcast_in_dim(_c(row), (2, 3), (1,)), _c(np.ones((2, 3), np.float32)))))
+    assert fired.get("broadcast_of_constant", 0) == 0  # (add folds, but then sin would get a new literal)
+    fired = _fired(lambda: ops.add(ops.broadcast_in_dim(_c(row), (2, 3), (1,)), _c(np.ones((2, 3), np.float32))))
+    assert fired["broadcast_of_constant"] == 1 and fired["elementwise_of_constants"] == 1
+    fired = _fired(lambda x: ops.sin(ops.add(x, ops.broadcast_in_dim(_c(row), (2, 3), (1,)))),
+                   hf.ShapeDtype((2, 3), np.float32))
+    assert fired["broadcast_of_constant"] == 1  # (the add keeps its argument: XLA computes it as before)
+
+
 # ---------------------------------------------------------------- reduce_precision (StableHLO's interpreter tests)
 
 def _f64(*bits):
