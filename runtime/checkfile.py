@@ -33,10 +33,13 @@ from hloforge.runtime.check_parallel import OP as RUN_PARALLEL, expand_run_paral
 from hloforge.runtime.check_syntax import generic_check_ops, split_pieces
 from hloforge.runtime.check_values import Check, compare, first_bit_difference, hex_bits
 from hloforge.runtime.check_values import _ulp_distance  # noqa: F401  (importable from here, as before)
+from hloforge.runtime.files import read_regular_file
 from hloforge.runtime.unsupported import quantized_use
 
 __all__ = ["Check", "CheckResult", "check_file", "run_check_file", "instrument", "compare",
            "generic_check_ops", "DYNAMIC_SIZE"]
+
+MAX_CHECK_FILE_BYTES = 2 << 30  # as the other CLI inputs
 
 # op name (the check dialect's) or custom-call target -> (kind, defaults)
 _DIALECT = {
@@ -131,10 +134,11 @@ def check_file(path, optimize: bool = False, device=None, finite_math: bool = Fa
     """One CheckResult per test function of the file at ``path`` (or one for a file that cannot be read)."""
     path = str(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_regular_file(path, MAX_CHECK_FILE_BYTES)
+    except ValueError as e:  # (a FIFO, a device, a directory, too large: one line, never a hang)
+        return [CheckResult(path, False, str(e))]
     except OSError as e:
-        return [CheckResult(path, False, f"cannot read: {e.strerror}")]
+        return [CheckResult(path, False, f"cannot read: {e.strerror or e}")]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -363,3 +363,12 @@ def test_out_of_memory_is_an_execution_error_on_every_path():
         assert line.startswith(f"{name} ExecutionError: main: execution failed: RESOURCE_EXHAUSTED: Out of memory"
                                if name.startswith("big") else
                                f"{name} ExecutionError: temp: execution failed: RESOURCE_EXHAUSTED: Out of memory"), line
+
+
+def test_check_refuses_a_fifo_instead_of_hanging(tmp_path):
+    fifo = tmp_path / "pipe.mlir"
+    os.mkfifo(fifo)
+    result = subprocess.run([sys.executable, "-m", "hloforge.runtime.cli", "check", str(fifo)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[0] == f"FAIL {fifo}: {fifo} is not a regular file (a FIFO)"
