@@ -1,9 +1,11 @@
 """Constant folding: ops over constants become constants, and constant scales merge.
 
-Values come from each op's registry entry (``OpInfo.evaluate``: StableHLO semantics in numpy, as
-XLA computes them on this backend); an op it declines (implementation-defined results, flushed
-subnormals, ...) is left alone. Results of at most 1024 elements are materialized, splats of any
-size.
+Values come from each op's registry entry (``OpInfo.evaluate``: StableHLO semantics in numpy, bit
+for bit what XLA computes on this backend, in its kernels and in its own constant folders); an op
+it declines (library functions, implementation-defined results, flushed subnormals, NaN results,
+...) is left alone, and so is a fold whose constant would feed an op left to XLA (``_users_fold``).
+Results of at most 1024 elements are materialized, splats of any size. Folding changes no bit of a
+result; the scale patterns below reassociate floats only under finite math.
 """
 from __future__ import annotations
 
@@ -150,9 +152,12 @@ OTHER_ROOTS = tuple(n for n in _EVALUATED if n not in _NAMED | set(ELEMENTWISE_R
 
 elementwise_of_constants = _folding(
     "elementwise_of_constants", "f(c1, ...) -> constant f(c1, ...)",
-    "f is an elementwise unary or binary op, every operand is a constant, and the op's evaluate "
-    "gives the backend's result for every element (not for integer division by 0 or MIN / -1, "
-    "max/min of +0 and -0, subnormals, complex special values).")
+    "f is an elementwise unary or binary op with a registry evaluate (integer, bitwise and IEEE-exact "
+    "float ops: no library function such as exp or sin, no complex multiply, divide, abs or sqrt), "
+    "every operand is a constant, evaluate gives the backend's bits for every element (not for "
+    "integer division by 0 or MIN / -1, float division by other than a power of two, max/min of +0 "
+    "and -0, sign(-0), subnormals, NaN results, complex special values), and every user left with "
+    "constant operands only folds too.")
 compare_of_constants = _folding(
     "compare_of_constants", "compare(c1, c2, direction) -> constant bool",
     "both operands constants; compare_type absent or the dtype's natural one (not TOTALORDER); "
@@ -163,7 +168,8 @@ convert_of_constant = _folding(
     "truncation; NaN -> bool is not folded.")
 broadcast_of_constant = _folding(
     "broadcast_of_constant", "broadcast_in_dim(c, dims) -> constant",
-    "c is a constant (a splat gives a splat of any size).")
+    "c is a constant (a splat gives a splat of any size) and every user left with constant operands "
+    "only folds too (XLA never folds a broadcast: it would see the user differently).")
 reshape_of_constant = _folding(
     "reshape_of_constant", "reshape(c) -> constant", "c is a constant (a splat gives a splat of any size).")
 transpose_of_constant = _folding(
@@ -171,13 +177,16 @@ transpose_of_constant = _folding(
 reduce_of_constant = _folding(
     "reduce_of_constant", "reduce(c, init, dims, body=f) -> constant",
     "one input; c and init constants (c up to 2**20 elements); the body applies one of add, "
-    "multiply, maximum, minimum, and, or to its two arguments; 16-bit floats only when at most "
-    "one element is reduced per result.")
+    "multiply, maximum, minimum, and, or to its two arguments and init is its identity (XLA may "
+    "leave it out); float sums and products only where every partial result is exact in any order "
+    "and no sum is zero.")
 op_of_constants = _folding(
     "op_of_constants", "op(c1, ...) -> constant op(c1, ...)",
     "any other op with a registry evaluate (select, clamp, slice, concatenate, reverse, "
     "dynamic_slice, dot_general, sort, ...) whose operands are all constants, whose result has at "
-    "most 1024 elements (splats of any size for data movement), and which evaluate does not decline.")
+    "most 1024 elements (splats of any size for data movement), which evaluate does not decline "
+    "(float dots only where every product and partial sum is exact), and whose users left with "
+    "constant operands only fold too.")
 
 
 @needs_operand(CONSTANT)

@@ -63,9 +63,10 @@ def sum_is_exact(terms: np.ndarray, axis, dtype) -> bool:
     low = np.full(terms.shape, np.inf)
     nonzero = terms != 0
     low[nonzero] = significands(terms[nonzero])[0]
-    grain = np.exp2(low.min(axis=axis))  # every term of a sum is a multiple of its grain
-    bound = np.abs(terms).sum(axis=axis) * (1 + 2.0 ** -40)
-    exact = (grain >= smallest_normal(dtype)) & (bound <= np.minimum(grain * 2.0 ** bits, largest))
+    with np.errstate(over="ignore"):  # (an all-zero sum has an infinite grain; huge sums overflow)
+        grain = np.exp2(low.min(axis=axis))  # every term of a sum is a multiple of its grain
+        bound = np.abs(terms).sum(axis=axis) * (1 + 2.0 ** -40)
+        exact = (grain >= smallest_normal(dtype)) & (bound <= np.minimum(grain * 2.0 ** bits, largest))
     return bool(((bound == 0) | exact).all())
 
 

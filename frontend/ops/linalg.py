@@ -110,10 +110,12 @@ def _dot_is_exact(spec: str, a: np.ndarray, b: np.ndarray, dtype) -> bool:
         return True  # (every product is zero: the zero results decline)
     (a_low, a_bits), (b_low, b_bits) = ev.significands(a_nonzero), ev.significands(b_nonzero)
     bits, largest = ev.FLOAT_FORMATS[dtype.name]
-    grain = 2.0 ** int(a_low.min() + b_low.min())  # every product is a multiple of grain
-    bound = float(np.einsum(spec, np.abs(a), np.abs(b)).max()) * (1 + 2.0 ** -40)
+    with np.errstate(over="ignore"):
+        grain = np.exp2(float(a_low.min() + b_low.min()))  # every product is a multiple of grain
+        bound = float(np.einsum(spec, np.abs(a), np.abs(b)).max()) * (1 + 2.0 ** -40)
+        largest_product = np.abs(a_nonzero).max() * np.abs(b_nonzero).max()
     return bool(a_bits.max() + b_bits.max() <= bits and grain >= ev.smallest_normal(dtype)
-                and np.abs(a_nonzero).max() * np.abs(b_nonzero).max() <= largest
+                and largest_product <= largest
                 and bound <= min(grain * 2.0 ** bits, largest))
 
 
