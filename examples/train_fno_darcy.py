@@ -82,31 +82,16 @@ def split(config, a, u):
 
 class Trainer(train_fno_1d.Trainer):
     """The 1-D example's trainer (checkpoints, --resume, the epoch loop) with the FNO-2D and its plots."""
+    metric = staticmethod(relative_l2)
 
     def __init__(self, config, out_dir):
-        self.config, self.out_dir = config, out_dir
-        self.model = hf.nn.FNO(n_dims=2, modes=config["modes"], width=config["width"],
-                               n_layers=config["layers"], in_channels=3, padding=config["padding"])
-        schedule = optax.exponential_decay(config["lr"], transition_steps=config["decay_every"] * (
-            config["train"] // config["batch"]), decay_rate=0.5, staircase=True)
-        self.optimizer = optax.adam(schedule)
-        update, apply = hf.from_jax(self.optimizer.update), hf.from_jax(optax.apply_updates)
+        super().__init__(config, out_dir)
         model = self.model
-
-        def loss_fn(params, x, y):
-            return relative_l2(model(x, params)[:, 0], y)
-
-        def step(params, state, x, y):
-            loss, grads = hf.value_and_grad(loss_fn)(params, x, y)
-            # (jax's convention, which hf.grad follows: the gradient of a real loss in a complex
-            # weight is the conjugate of the descent direction; optax expects the direction)
-            grads = tree_util.tree_map(lambda g: hnp.conj(g) if g.dtype.kind == "c" else g, grads)
-            updates, state = update(grads, state, params)
-            return apply(params, updates), state, loss
-
-        self.step = hf.jit(step)
-        self.evaluate = hf.jit(lambda params, x, y: relative_l2(model(x, params)[:, 0], y))
         self.predict = hf.jit(lambda params, x: model(x, params)[:, 0])
+
+    def build_model(self, config):
+        return hf.nn.FNO(n_dims=2, modes=config["modes"], width=config["width"], n_layers=config["layers"],
+                         in_channels=3, padding=config["padding"])
 
     def op_counts(self, state, x, y):
         """{op: (before optimize(), after)} for the FFTs and dots of the training step's module."""
