@@ -88,11 +88,11 @@ def test_conv_evaluate_agrees_with_xla():
                                     for i, (_, _, _, p) in enumerate(modules)])(*[a for _, x, w, _ in modules for a in (x, w)])
         for (name, x, w, p), g in zip(modules, got):
             want = conv_evaluate(x, w, **p)
-            assert want is not None, name
-            if dtype == np.int32:
+            if dtype == np.int32:  # (exact: always evaluated)
+                assert want is not None, name
                 np.testing.assert_array_equal(np.asarray(g), want, err_msg=name)
-            else:
-                np.testing.assert_allclose(np.asarray(g), want, rtol=1e-12, atol=1e-12, err_msg=name)
+            elif want is not None:  # (float sums whose partial results round are left to XLA)
+                np.testing.assert_array_equal(np.asarray(g), want, err_msg=name)
 
 
 def test_window_reversal_flips_the_kernel_and_precision_pairs():
