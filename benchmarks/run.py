@@ -249,6 +249,7 @@ def main(argv=None) -> int:
     parser.add_argument("--dispatch-only", action="store_true", help="only the dispatch rows")
     parser.add_argument("--only", default=None, help="comma-separated case names (e.g. vgg11,burgers200)")
     args = parser.parse_args(argv)
+    hf.config.cache_dir = None  # (compile and first-call rows measure XLA's compiles, not the persistent cache)
     repeats = 3 if args.quick else 7
     results = {}
     only = None if args.only is None else set(args.only.split(","))

@@ -9,8 +9,9 @@ runs raw and optimized, and every output is compared byte for byte (NaN payloads
 `hloforge check` binds them. A file that changed runs once more with only its calls inlined, to tell a
 change of the passes from one XLA makes because it compiles a call differently from its inlined body
 (``check_file``). Prints one line per file that changed, failed to run or failed only after optimize,
-and a summary; with --fired, the patterns that fired in the changed files. Set HLOFORGE_CACHE_DIR to
-keep the executables between runs (a cold run of the whole testdata takes about 6 minutes here).
+and a summary; with --fired, the patterns that fired in the changed files. The persistent executable cache
+(on by default) keeps the executables between runs (a cold run of the whole testdata takes about 6 minutes
+here; HLOFORGE_CACHE_DIR='' for a cold run).
 """
 from __future__ import annotations
 

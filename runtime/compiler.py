@@ -101,7 +101,7 @@ def load_or_compile(code, devs, name="main", module=None, shardy=None):
     _refuse_python_callbacks(code, name)
     devs = tuple(devs)
     shardy = pjrt.use_shardy() if shardy is None and len(devs) > 1 else shardy
-    key = cache.fingerprint(code, pjrt.environment(devs), shardy)
+    key = cache.fingerprint(code, pjrt.environment(devs), shardy, cache.KEY_VERSION)
     loaded = cache.MEMORY.get(key)
     if loaded is not None:
         cache.count("memory_hits")
@@ -147,7 +147,7 @@ def _load_or_compile_locked(key, code, devs, name, module, shardy):
     cache.count("compiles")
     cache.MEMORY.put(key, loaded)
     if directory:
-        cache.disk_store(directory, key, pjrt.serialize(loaded))
+        cache.disk_store(directory, key, pjrt.serialize(loaded), config.cache_max_bytes)
     return loaded, seconds, "compiled"
 
 

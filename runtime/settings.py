@@ -7,7 +7,11 @@ setting             environment variable      meaning
 ==================  ========================  =========================================
 ``device``          ``HLOFORGE_DEVICE``       default device kind: "cpu" (default) or "gpu"
 ``cache_size``      ``HLOFORGE_CACHE_SIZE``   executables kept in memory (LRU; default 256; 0 = none)
-``cache_dir``       ``HLOFORGE_CACHE_DIR``    persistent executable cache directory (default: none)
+``cache_dir``       ``HLOFORGE_CACHE_DIR``    persistent executable cache directory (default:
+                                              ``$XDG_CACHE_HOME/hloforge``, else ``~/.cache/hloforge``;
+                                              "" or None = no disk cache)
+``cache_max_bytes`` ``HLOFORGE_CACHE_MAX_BYTES`` the most the directory's entries add up to (LRU;
+                                              default 1 GiB; bytes, or with K/M/G/T: "512M")
 ``local_ffts``      ``HLOFORGE_LOCAL_FFTS``   sharded compiles keep batch-sharded FFTs local
                                               (default on; "0" turns it off; docs/runtime.md)
 ``log``             ``HLOFORGE_LOG``          XLA's C++ log lines shown: "error" (default: quiet),
@@ -20,17 +24,28 @@ setting             environment variable      meaning
 from __future__ import annotations
 
 import os
+import re
 
 from hloforge.runtime import cache, pjrt
 
 _DEVICE_KINDS = ("cpu", "gpu")
 _COST_MODEL_NAMES = ("cpu", "gpu", "keep-ffts")  # (passes.spectral.COST_MODELS, which runtime cannot import)
+_SIZE = re.compile(r"\s*(\d+)\s*(?:([kmgt])(?:i?b)?|b)?\s*", re.IGNORECASE)
+_UNITS = {None: 0, "k": 10, "m": 20, "g": 30, "t": 40}
+
+
+def parse_size(text: str) -> int:
+    """Bytes from "1073741824", "512M", "1G", "1GiB" (binary units); ValueError otherwise."""
+    match = _SIZE.fullmatch(text)
+    if match is None:
+        raise ValueError(f"expected a size in bytes such as 1073741824, 512M or 1G, got {text!r}")
+    return int(match.group(1)) << _UNITS[match.group(2) and match.group(2).lower()]
 
 
 class Config:
     """hloforge's runtime settings; change them as attributes: ``hf.config.cache_size = 64``."""
 
-    __slots__ = ("_device", "_cache_size", "_cache_dir", "_local_ffts", "_log", "_cost_model")
+    __slots__ = ("_device", "_cache_size", "_cache_dir", "_cache_max_bytes", "_local_ffts", "_log", "_cost_model")
 
     def __init__(self, environ=None):
         env = os.environ if environ is None else environ
@@ -44,7 +59,13 @@ class Config:
             self.cache_size = 256 if size in (None, "") else int(size)
         except ValueError:
             raise ValueError(f"HLOFORGE_CACHE_SIZE must be an integer >= 0, got {size!r}") from None
-        self.cache_dir = env.get("HLOFORGE_CACHE_DIR") or None
+        directory = env.get("HLOFORGE_CACHE_DIR")
+        self.cache_dir = cache.default_directory(env) if directory is None else directory
+        limit = env.get("HLOFORGE_CACHE_MAX_BYTES")
+        try:
+            self.cache_max_bytes = cache.DEFAULT_MAX_BYTES if limit in (None, "") else parse_size(limit)
+        except ValueError as e:
+            raise ValueError(f"HLOFORGE_CACHE_MAX_BYTES: {e}") from None
         self.local_ffts = env.get("HLOFORGE_LOCAL_FFTS", "1").strip().lower() not in ("0", "false", "no", "off")
         log = (env.get("HLOFORGE_LOG") or "error").strip().lower()
         try:
@@ -79,14 +100,26 @@ class Config:
 
     @property
     def cache_dir(self) -> str | None:
-        """Directory of serialized executables shared between processes, or None (no disk cache)."""
+        """Directory of serialized executables shared between processes (by default
+        ``$XDG_CACHE_HOME/hloforge``, else ``~/.cache/hloforge``), or None: no disk cache ("" too)."""
         return self._cache_dir
 
     @cache_dir.setter
     def cache_dir(self, value):
         if value is not None and not isinstance(value, (str, os.PathLike)):
             raise TypeError(f"config.cache_dir must be a path or None, got {type(value).__name__} {value!r}")
-        self._cache_dir = None if value is None else os.fspath(value)
+        self._cache_dir = None if value is None else (os.fspath(value) or None)
+
+    @property
+    def cache_max_bytes(self) -> int:
+        """The most bytes the entries of ``cache_dir`` add up to; the least recently used go first."""
+        return self._cache_max_bytes
+
+    @cache_max_bytes.setter
+    def cache_max_bytes(self, value):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"config.cache_max_bytes must be an integer >= 0, got {value!r}")
+        self._cache_max_bytes = value
 
     @property
     def local_ffts(self) -> bool:
@@ -130,7 +163,7 @@ class Config:
 
     def __repr__(self):
         return (f"Config(device={self.device!r}, cache_size={self.cache_size}, cache_dir={self.cache_dir!r}, "
-                f"local_ffts={self.local_ffts}, log={self.log!r}, cost_model={self.cost_model!r})")
+                f"cache_max_bytes={self.cache_max_bytes}, local_ffts={self.local_ffts}, log={self.log!r}, cost_model={self.cost_model!r})")
 
 
 _GLOBAL = [None]

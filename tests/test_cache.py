@@ -1,5 +1,7 @@
-"""Executable caches: memory hits, LRU eviction, the persistent directory across processes,
-corrupt entries, compile errors with source locations, execution errors, and no leaks."""
+"""Executable caches: memory hits, LRU eviction, the persistent directory across processes (on by
+default, size-bounded, shared by concurrent writers, read-only or unusable directories), corrupt
+entries, compile errors with source locations, execution errors, and no leaks."""
+import errno
 import glob
 import gc
 import json
@@ -7,12 +9,16 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
+import warnings
 
 import numpy as np
 import pytest
 
 import hloforge as hf
 from hloforge.runtime import cache, pjrt
+from hloforge.runtime.cli.main import main
+from hloforge.runtime.settings import Config
 from helpers import assert_close
 
 
@@ -21,6 +27,7 @@ def fresh(monkeypatch):
     """An empty memory cache and zeroed counters; the old size and directory come back after."""
     monkeypatch.setattr(hf.config, "cache_size", hf.config.cache_size)
     monkeypatch.setattr(hf.config, "cache_dir", None)
+    monkeypatch.setattr(hf.config, "cache_max_bytes", hf.config.cache_max_bytes)
     cache.clear()
     cache.reset_stats()
     yield
@@ -113,7 +120,8 @@ def test_unwritable_cache_dir_still_compiles(fresh, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
     hf.config.cache_dir = str(blocker / "sub")  # cannot be created
-    assert _module().compile().source == "compiled"
+    with pytest.warns(RuntimeWarning, match=r"sub: cannot create the directory \(Not a directory\)"):
+        assert _module().compile().source == "compiled"
 
 
 def test_compile_error_names_module_and_op_location(fresh):
@@ -183,3 +191,245 @@ def test_no_leak_over_many_compile_and_run_cycles(fresh):
     executables, arrays = counts[-1]
     assert executables <= counts[0][0] and executables <= baseline + 8 + 4
     assert arrays <= counts[0][1] + 2
+
+
+# ---------------------------------------------------------------- the persistent cache: default, bound, sharing
+
+
+def _python(code, *args, env=None, timeout=120):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _home_env(home, **extra):
+    """The environment of a user whose home is ``home``, with hloforge's cache settings unset."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HLOFORGE_CACHE", "XDG_CACHE_HOME"))}
+    return dict(env, HOME=str(home), **extra)
+
+
+def test_the_default_directory_is_the_users_cache_directory():
+    assert Config({"HOME": "/home/u"}).cache_dir == "/home/u/.cache/hloforge"
+    assert Config({"HOME": "/home/u", "XDG_CACHE_HOME": "/var/cache/u"}).cache_dir == "/var/cache/u/hloforge"
+    assert Config({"HOME": "/home/u", "XDG_CACHE_HOME": "rel"}).cache_dir == "/home/u/.cache/hloforge"  # (XDG: ignored)
+    assert Config({"HOME": "/home/u", "HLOFORGE_CACHE_DIR": "/c"}).cache_dir == "/c"
+    assert Config({"HOME": "/home/u", "HLOFORGE_CACHE_DIR": ""}).cache_dir is None  # the off switch
+    c = Config({"HOME": "/home/u"})
+    c.cache_dir = ""
+    assert c.cache_dir is None
+
+
+def test_the_size_bound_reads_the_environment_and_validates():
+    assert Config({}).cache_max_bytes == cache.DEFAULT_MAX_BYTES == 1 << 30
+    for text, expected in (("4096", 4096), ("512M", 512 << 20), ("2g", 2 << 30), ("1GiB", 1 << 30), ("64 KB", 64 << 10),
+                           ("0", 0)):
+        assert Config({"HLOFORGE_CACHE_MAX_BYTES": text}).cache_max_bytes == expected, text
+    with pytest.raises(ValueError, match=r"HLOFORGE_CACHE_MAX_BYTES: expected a size in bytes such as 1073741824, "
+                                         r"512M or 1G, got 'lots'"):
+        Config({"HLOFORGE_CACHE_MAX_BYTES": "lots"})
+    with pytest.raises(ValueError, match=r"config.cache_max_bytes must be an integer >= 0, got -1"):
+        Config({}).cache_max_bytes = -1
+    with pytest.raises(ValueError, match=r"config.cache_max_bytes must be an integer >= 0, got '1G'"):
+        Config({}).cache_max_bytes = "1G"
+
+
+_FIRST_CALL = """
+    import json
+    import numpy as np
+    import hloforge as hf
+    from hloforge.runtime import cache
+    f = hf.jit(lambda x: hf.numpy.sin(x) * 2.0 + 1.0)
+    y = np.asarray(f(np.arange(3, dtype=np.float32)))
+    print(json.dumps({"dir": hf.config.cache_dir, "stats": cache.stats(), "y": y.tolist()}))
+"""
+
+
+def test_the_cache_is_on_by_default_and_a_second_process_does_not_compile(tmp_path):
+    env = _home_env(tmp_path)
+    runs = []
+    for _ in range(2):
+        out = _python(_FIRST_CALL, env=env)
+        assert out.returncode == 0, out.stderr[-3000:]
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert runs[0]["dir"] == str(tmp_path / ".cache" / "hloforge")
+    assert runs[0]["stats"]["compiles"] == 1 and runs[0]["stats"]["disk_writes"] == 1
+    assert runs[1]["stats"]["compiles"] == 0 and runs[1]["stats"]["disk_hits"] == 1
+    assert runs[0]["y"] == runs[1]["y"]
+    assert os.stat(tmp_path / ".cache" / "hloforge").st_mode & 0o077 == 0
+
+
+def test_the_off_switch_writes_nothing(tmp_path):
+    out = _python(_FIRST_CALL, env=_home_env(tmp_path, HLOFORGE_CACHE_DIR=""))
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["dir"] is None and result["stats"]["disk_writes"] == 0 and result["stats"]["compiles"] == 1
+    assert not (tmp_path / ".cache").exists()
+
+
+def _entry_paths(directory):
+    return sorted(glob.glob(os.path.join(str(directory), "*.hfx")))
+
+
+def _age(path, seconds):
+    """Make ``path`` look last used ``seconds`` ago (mtime is the entry's last use)."""
+    when = time.time() - seconds
+    os.utime(path, (when, when))
+
+
+def _compile_new_entry(directory, i):
+    """Compile module ``i``; the path of the entry that appeared."""
+    before = set(_entry_paths(directory))
+    assert _module(i).compile().source == "compiled"
+    (path,) = set(_entry_paths(directory)) - before
+    return path
+
+
+def test_the_directory_is_bounded_and_the_least_recently_used_entry_goes(fresh, tmp_path):
+    hf.config.cache_dir = str(tmp_path)
+    zero, one = (_compile_new_entry(tmp_path, i) for i in range(2))
+    sizes = [os.path.getsize(p) for p in (zero, one)]
+    hf.config.cache_max_bytes = sum(sizes) + min(sizes) // 2  # room for two entries, not three
+    _age(zero, 300)
+    _age(one, 200)
+    cache.clear()
+    assert _module(0).compile().source == "disk"  # a hit marks module 0 as just used
+    assert os.path.getmtime(zero) > time.time() - 60
+    two = _compile_new_entry(tmp_path, 2)
+    assert os.path.exists(zero) and os.path.exists(two) and not os.path.exists(one)  # 1: least recently used
+    assert len(_entry_paths(tmp_path)) == 2 and cache.stats()["disk_evictions"] == 1
+    assert sum(os.path.getsize(p) for p in _entry_paths(tmp_path)) <= hf.config.cache_max_bytes
+
+
+def test_an_entry_larger_than_the_bound_is_not_written(fresh, tmp_path):
+    hf.config.cache_dir = str(tmp_path)
+    hf.config.cache_max_bytes = 1024  # (an entry is a few KiB)
+    assert _module().compile().source == "compiled"
+    assert _entry_paths(tmp_path) == [] and cache.stats()["disk_writes"] == 0
+
+
+def test_eviction_leaves_other_files_and_removes_stale_temp_files(fresh, tmp_path):
+    hf.config.cache_dir = str(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine")
+    stale, fresh_temp = tmp_path / ".tmp-dead.hfx", tmp_path / ".tmp-writing.hfx"
+    stale.write_bytes(b"x" * 100)
+    fresh_temp.write_bytes(b"x" * 100)
+    _age(stale, 2 * 3600)
+    _module(0).compile()
+    hf.config.cache_max_bytes = 0
+    cache.evict(str(tmp_path), 0)
+    assert _entry_paths(tmp_path) == []
+    assert (tmp_path / "notes.txt").read_text() == "mine" and fresh_temp.exists() and not stale.exists()
+
+
+def test_an_unusable_directory_warns_once_and_keeps_executables_in_memory(fresh, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    hf.config.cache_dir = str(blocker)  # a file where the directory should be
+    with pytest.warns(RuntimeWarning, match=r"hf.config.cache_dir .*file: cannot create the directory \(File exists\); "
+                                            r"compiled executables are kept in memory only"):
+        assert _module(0).compile().source == "compiled"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (one warning per directory and process)
+        assert _module(1).compile().source == "compiled"
+        assert _module(0).compile().source == "memory"
+
+
+def test_a_read_only_directory_serves_its_entries_and_warns_once_on_writes(fresh, tmp_path, monkeypatch):
+    hf.config.cache_dir = str(tmp_path)
+    _module(0).compile()
+    cache.clear()
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(cache.tempfile, "mkstemp", read_only)  # (chmod cannot stop root from writing)
+    assert _module(0).compile().source == "disk"
+    with pytest.warns(RuntimeWarning, match=r"cannot write to the directory \(Read-only file system\); compiled "
+                                            r"executables are kept in memory only"):
+        assert _module(1).compile().source == "compiled"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _module(2).compile().source == "compiled"
+    assert len(_entry_paths(tmp_path)) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes read-only directories")
+def test_a_chmod_read_only_directory(fresh, tmp_path):
+    hf.config.cache_dir = str(tmp_path / "c")
+    _module(0).compile()
+    cache.clear()
+    os.chmod(tmp_path / "c", 0o500)
+    try:
+        assert _module(0).compile().source == "disk"
+        with pytest.warns(RuntimeWarning, match=r"cannot write to the directory \(Permission denied\)"):
+            assert _module(1).compile().source == "compiled"
+    finally:
+        os.chmod(tmp_path / "c", 0o700)
+
+
+def test_another_jaxlib_version_misses_the_cache(fresh, tmp_path, monkeypatch):
+    hf.config.cache_dir = str(tmp_path)
+    _module().compile()
+    cache.clear()
+    with monkeypatch.context() as patch:
+        patch.setattr(pjrt.jaxlib, "__version__", "0.0.1")
+        assert _module().compile().source == "compiled"  # (a new key: the old entry is never looked up)
+    assert len(_entry_paths(tmp_path)) == 2
+    cache.clear()
+    assert _module().compile().source == "disk"
+
+
+_WRITER = """
+    import json, sys
+    import numpy as np
+    import hloforge as hf
+    from hloforge.runtime import cache
+    hf.config.cache_dir, hf.config.cache_max_bytes = sys.argv[1], int(sys.argv[2])
+    x = np.arange(3, dtype=np.float32)
+    bad = []
+    for round in range(int(sys.argv[3])):
+        i = round % 6
+        cache.clear()  # (every round goes to the directory: a load, or a compile, a write and an eviction)
+        exe = hf.trace(lambda a: a * 2.0 + float(i), hf.ShapeDtype((3,), np.float32)).compile()
+        if np.asarray(exe(x)).tolist() != (x * 2 + i).tolist():
+            bad.append(round)
+    print(json.dumps({"stats": cache.stats(), "bad": bad}))
+"""
+
+
+def test_concurrent_writers_share_a_bounded_directory(tmp_path):
+    """Two processes, the same six modules, a bound of about three entries: every round reads,
+    writes or evicts while the other process does too. No reader sees a partial entry."""
+    bound = 3 * 8 << 10  # (an entry is about 5-8 KiB)
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(_WRITER), str(tmp_path), str(bound), "40"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=240)
+        assert p.returncode == 0, err[-3000:]
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    for r in results:
+        assert r["bad"] == [] and r["stats"]["disk_errors"] == 0, r
+        assert r["stats"]["compiles"] + r["stats"]["disk_hits"] == 40, r
+    assert sum(r["stats"]["disk_evictions"] for r in results) > 0 and sum(r["stats"]["disk_hits"] for r in results) > 0
+    assert sum(os.path.getsize(p) for p in _entry_paths(tmp_path)) <= bound
+    assert not glob.glob(str(tmp_path / ".tmp-*"))
+
+
+def test_cli_cache_shows_and_clears(fresh, tmp_path, capsys):
+    hf.config.cache_dir = str(tmp_path)
+    for i in range(2):
+        _module(i).compile()
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["cache", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert f"location: {tmp_path} (in use)" in out and "entries:  2" in out
+    assert "of at most 1.0 GiB" in out and out.count(".hfx") == 2
+    assert main(["cache", "clear"]) == 0
+    assert capsys.readouterr().out.startswith(f"cleared {tmp_path}: 2 entries, ")
+    assert _entry_paths(tmp_path) == [] and (tmp_path / "notes.txt").exists()  # (only hloforge's files)
+    hf.config.cache_dir = None
+    assert main(["cache"]) == 0
+    assert capsys.readouterr().out.startswith("the persistent executable cache is off")
+    hf.config.cache_dir = str(tmp_path / "new")
+    assert main(["cache"]) == 0
+    assert "(not created yet; the first compile creates it)" in capsys.readouterr().out

@@ -75,8 +75,8 @@ def test_config_reads_the_environment_and_validates():
     c = Config({"HLOFORGE_DEVICE": "gpu", "HLOFORGE_CACHE_SIZE": "7", "HLOFORGE_CACHE_DIR": "/tmp/x",
                 "HLOFORGE_LOCAL_FFTS": "0"})
     assert (c.device, c.cache_size, c.cache_dir, c.local_ffts) == ("gpu", 7, "/tmp/x", False)
-    d = Config({})
-    assert (d.device, d.cache_dir, d.local_ffts) == ("cpu", None, True)
+    d = Config({"HOME": "/home/u"})
+    assert (d.device, d.cache_dir, d.local_ffts) == ("cpu", "/home/u/.cache/hloforge", True)  # (on by default)
     with pytest.raises(ValueError, match=r"config.device must be one of \('cpu', 'gpu'\), got 'tpu'"):
         d.device = "tpu"
     with pytest.raises(ValueError, match=r"HLOFORGE_DEVICE must be one of \('cpu', 'gpu'\), got 'tpu'"):

@@ -9,7 +9,7 @@ import argparse
 import sys
 import traceback
 
-from hloforge.runtime.cli import commands
+from hloforge.runtime.cli import cache_command, commands
 from hloforge.runtime.settings import config
 
 
@@ -121,6 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS",
                    help="a file still running after this long fails (default 600)")
     p.add_argument("--device", default="cpu", choices=("cpu", "gpu"), help="device (default cpu)")
+
+    p = _add(sub, "cache", cache_command.run, "show or clear the persistent executable cache",
+             "Show where the persistent executable cache is (HLOFORGE_CACHE_DIR, default $XDG_CACHE_HOME/hloforge "
+             "or ~/.cache/hloforge), how many entries it holds and their size; 'clear' deletes the entries (only "
+             "hloforge's own .hfx files).")
+    p.add_argument("action", nargs="?", default="show", choices=("show", "clear"),
+                   help="show (default) or clear")
+    p.add_argument("--list", action="store_true", help="also list the entries, most recently used first")
     return parser
 
 

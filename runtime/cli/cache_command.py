@@ -1,0 +1,62 @@
+"""``hloforge cache``: where the persistent executable cache is, how full, and ``clear`` to empty it."""
+from __future__ import annotations
+
+import os
+import time
+
+from hloforge.runtime import cache
+from hloforge.runtime.settings import config
+
+_OFF = ("the persistent executable cache is off (HLOFORGE_CACHE_DIR is empty or hf.config.cache_dir is None); "
+        "unset HLOFORGE_CACHE_DIR to use the default directory")
+
+
+def human_bytes(n: int) -> str:
+    """1536 -> "1.5 KiB"; under 1 KiB in bytes."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _when(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+def _state(directory: str) -> str:
+    if not os.path.exists(directory):
+        return "not created yet; the first compile creates it"
+    if not os.path.isdir(directory):
+        return "not a directory: compiled executables are kept in memory only"
+    reason = cache._untrusted_because(os.stat(directory))
+    if reason is not None:
+        return f"not used: it {reason} (the entries are native code)"
+    if not os.access(directory, os.W_OK):
+        return "read-only: entries are read, new ones are kept in memory only"
+    return "in use"
+
+
+def show(directory: str, list_entries: bool) -> None:
+    usage = cache.usage(directory)
+    print(f"location: {directory} ({_state(directory)})")
+    print(f"entries:  {usage['entries']}")
+    print(f"size:     {human_bytes(usage['bytes'])} of at most {human_bytes(config.cache_max_bytes)} "
+          f"(HLOFORGE_CACHE_MAX_BYTES; least recently used entries go first)")
+    if usage["entries"]:
+        print(f"last use: {_when(usage['newest'])} (newest), {_when(usage['oldest'])} (oldest)")
+    if list_entries:
+        for path, size, used in reversed(cache.entries(directory)):
+            print(f"  {os.path.basename(path)}  {human_bytes(size):>10}  {_when(used)}")
+
+
+def run(args) -> int:
+    directory = config.cache_dir
+    if directory is None:
+        print(_OFF)
+        return 0
+    if args.action == "clear":
+        deleted, freed = cache.disk_clear(directory)
+        print(f"cleared {directory}: {deleted} entr{'y' if deleted == 1 else 'ies'}, {human_bytes(freed)}")
+        return 0
+    show(directory, args.list)
+    return 0
