@@ -1,28 +1,121 @@
-"""hloforge: build, rewrite and run StableHLO programs from Python."""
-import sys as _sys
+"""hloforge: build, rewrite and run StableHLO programs from Python.
 
-from hloforge.frontend import lax, nn, numpy, ops, random
-from hloforge.frontend.ad import custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
-from hloforge.frontend.dtypes import bfloat16
-from hloforge.frontend.from_jax import from_jax
-from hloforge.frontend.jit import Jitted, jit, trace
-from hloforge.frontend.lax.autodiff import stop_gradient
-from hloforge.frontend.module import Module, ShapeDtype
-from hloforge.frontend.tracing import Tensor
-from hloforge.passes import PassReport
-from hloforge.runtime import (
-    CompileError, DeviceNotFoundError, DynamicExecutable, Executable, ExecutionError, Mesh, NamedSharding,
-    ShardedExecutable, config, devices)
-from hloforge.runtime import PartitionSpec as P
+``import hloforge`` loads only ``hf.config`` (and jax's runtime, which it configures); every other
+public name, and the ``hloforge.numpy`` / ``ops`` / ``nn`` / ``lax`` / ``random`` namespaces, load
+on first use (PEP 562). ``python -X importtime -c "import hloforge"`` shows what is left.
+"""
+import importlib as _importlib
+import importlib.abc as _abc
+import importlib.util as _util
+import sys as _sys
 
 __version__ = "0.1.0"
 
-# `import hloforge.numpy` / `hloforge.numpy.fft` / `hloforge.numpy.linalg` / `hloforge.ops` / `hloforge.nn`
-# / `hloforge.lax` / `hloforge.lax.linalg` / `hloforge.random` work like the attributes above (and never
-# load a second copy of a module).
-for _name, _mod in (("numpy", numpy), ("numpy.fft", numpy.fft), ("numpy.linalg", numpy.linalg), ("ops", ops),
-                    ("nn", nn), ("lax", lax), ("lax.linalg", lax.linalg), ("random", random)):
-    _sys.modules[f"{__name__}.{_name}"] = _mod
+from hloforge.runtime.settings import config  # noqa: E402  (XLA's log level is set before any backend starts)
+
+# public name -> (module, attribute)
+_NAMES = {
+    **{name: ("hloforge.frontend.jit", name) for name in ("jit", "trace", "Jitted")},
+    "from_jax": ("hloforge.frontend.from_jax", "from_jax"),
+    "Module": ("hloforge.frontend.module", "Module"),
+    "ShapeDtype": ("hloforge.frontend.module", "ShapeDtype"),
+    "Tensor": ("hloforge.frontend.tracing", "Tensor"),
+    "PassReport": ("hloforge.passes.report", "PassReport"),
+    "Executable": ("hloforge.runtime.executable", "Executable"),
+    "ShardedExecutable": ("hloforge.runtime.sharded", "ShardedExecutable"),
+    "DynamicExecutable": ("hloforge.runtime.dynamic", "DynamicExecutable"),
+    **{name: ("hloforge.runtime.pjrt", name) for name in (
+        "devices", "Mesh", "NamedSharding", "DeviceNotFoundError", "CompileError", "ExecutionError")},
+    "P": ("hloforge.runtime.pjrt", "PartitionSpec"),
+    **{name: ("hloforge.frontend.ad", name) for name in (
+        "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp")},
+    "stop_gradient": ("hloforge.frontend.lax.autodiff", "stop_gradient"),
+    "bfloat16": ("hloforge.frontend.dtypes", "bfloat16"),
+}
+# `hloforge.numpy` etc. are these modules: as attributes, and for `import hloforge.numpy` (never a
+# second copy of a module)
+_SUBMODULES = {
+    "numpy": "hloforge.frontend.numpy", "numpy.fft": "hloforge.frontend.numpy.fft",
+    "numpy.linalg": "hloforge.frontend.numpy.linalg", "ops": "hloforge.frontend.ops", "nn": "hloforge.frontend.nn",
+    "lax": "hloforge.frontend.lax", "lax.linalg": "hloforge.frontend.lax.linalg", "random": "hloforge.frontend.random",
+}
+# What a program that touches any of the names above needs although that name's module may not
+# import it: Tensor's operators (attached by hloforge.numpy), Module.optimize and Module.compile
+# (attached by the passes and the runtime, the layers above the core). Module.vjp and Module.jvp,
+# attached by the AD package, load it (and its rules) on their first call.
+_COMPLETE = ("hloforge.frontend.numpy", "hloforge.runtime.compiler")
+_completed = []
+
+
+def _complete() -> None:
+    if not _completed:
+        for name in _COMPLETE:
+            _importlib.import_module(name)
+        _defer_ad(_sys.modules["hloforge.frontend.module"].Module)
+        _completed.append(True)
+
+
+def _defer_ad(module_class) -> None:
+    for name in ("vjp", "jvp"):
+        if name not in module_class.__dict__:  # (the AD package is not loaded yet)
+            setattr(module_class, name, _load_ad_then(name, module_class))
+
+
+def _load_ad_then(name: str, module_class):
+    def method(self, *args, **kwargs):
+        _importlib.import_module("hloforge.frontend.ad")  # (replaces this method with the real one)
+        real = module_class.__dict__[name]
+        if real is method:
+            raise RuntimeError(f"hloforge.frontend.ad did not define Module.{name}")
+        return real(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"Module.{name}: loads hloforge's AD (hf.grad's package) on the first call, then runs it."
+    return method
+
+
+def _submodule(name: str):
+    _complete()
+    return _importlib.import_module(_SUBMODULES[name])
+
+
+def __getattr__(name):
+    if name in _NAMES:
+        module, attribute = _NAMES[name]
+        if not module.startswith("hloforge.runtime.pjrt"):
+            _complete()
+        value = getattr(_importlib.import_module(module), attribute)
+    elif name in _SUBMODULES:
+        value = _submodule(name)
+    else:
+        raise AttributeError(f"module 'hloforge' has no attribute {name!r}")
+    globals()[name] = value  # (the next access is a plain attribute)
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Aliases(_abc.MetaPathFinder, _abc.Loader):
+    """``import hloforge.numpy`` (and the other ``_SUBMODULES``) imports the real module and binds it
+    under the public name too."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        short = fullname[len(__name__) + 1:] if fullname.startswith(__name__ + ".") else None
+        return _util.spec_from_loader(fullname, self) if short in _SUBMODULES else None
+
+    def create_module(self, spec):
+        module = _submodule(spec.name[len(__name__) + 1:])
+        spec.loader_state = module.__spec__
+        return module
+
+    def exec_module(self, module):
+        # (the import system set __spec__ to the alias's spec: the module keeps its own)
+        module.__spec__ = module.__spec__.loader_state
+
+
+_sys.meta_path.insert(0, _Aliases())
 
 __all__ = ["jit", "trace", "Jitted", "from_jax", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
            "ShardedExecutable", "DynamicExecutable", "devices", "config", "Mesh", "NamedSharding", "P",

@@ -1,9 +1,16 @@
 """The package's import graph: no cycles, at module level or inside functions, and the core layer
-imports neither passes nor runtime."""
+imports neither passes nor runtime; a plain `import hloforge` loads only the settings, and every
+public name still resolves."""
 from __future__ import annotations
 
 import ast
+import json
 import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE_DIRS = ("frontend", "passes", "runtime")
@@ -92,3 +99,94 @@ def test_core_does_not_reach_up_into_passes_or_runtime():
 
 def test_the_cycle_finder_finds_cycles():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# ---------------------------------------------------------------- laziness (issue 29)
+
+_PLAIN_IMPORT = """
+    import json, sys
+    import hloforge
+    print(json.dumps(sorted(m for m in sys.modules if m.startswith("hloforge"))))
+"""
+
+# what a plain `import hloforge` must not load: they come with the first use of a name that needs them
+_LAZY = ("hloforge.passes", "hloforge.runtime.cli", "hloforge.runtime.compiler", "hloforge.frontend.ad",
+         "hloforge.frontend.lax.linalg", "hloforge.frontend.numpy", "hloforge.frontend.nn", "hloforge.frontend.random",
+         "hloforge.frontend.ops")
+
+
+def _python(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_a_plain_import_loads_only_the_settings():
+    loaded = json.loads(_python(_PLAIN_IMPORT))
+    assert "hloforge.runtime.settings" in loaded
+    eager = [m for m in loaded if m.startswith(_LAZY)]
+    assert eager == [], f"import hloforge loaded {eager}"
+
+
+_EVERY_NAME = """
+    import json, sys
+    import hloforge as hf
+    import hloforge.numpy, hloforge.numpy.fft, hloforge.numpy.linalg, hloforge.ops, hloforge.nn, hloforge.lax
+    import hloforge.lax.linalg, hloforge.random
+    from hloforge.frontend.jit import jit
+    from hloforge.frontend import ad, lax, nn, numpy, ops, random
+    from hloforge.runtime import pjrt
+    assert hf.jit is jit and hf.grad is ad.grad and hf.P is pjrt.PartitionSpec and hf.config is hf.runtime.config
+    for public, real in (("numpy", numpy), ("numpy.fft", numpy.fft), ("numpy.linalg", numpy.linalg), ("ops", ops),
+                         ("nn", nn), ("lax", lax), ("lax.linalg", lax.linalg), ("random", random)):
+        assert sys.modules["hloforge." + public] is real, public  # (one copy of each module)
+        assert real.__spec__.name == real.__name__, public
+    assert hloforge.numpy is hf.numpy and hloforge.lax.linalg is lax.linalg
+    missing = [n for n in hf.__all__ if not hasattr(hf, n)]
+    for namespace in (hf.lax, hf.numpy.fft, hf.numpy.linalg, hf.nn, hf.ops, hf.random, hf.runtime):
+        missing += [f"{namespace.__name__}.{n}" for n in namespace.__all__ if not hasattr(namespace, n)]
+    assert set(hf.__all__) <= set(dir(hf)) and set(hf.lax.__all__) <= set(dir(hf.lax))
+    files = {}
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if name.startswith("hloforge") and path:
+            files.setdefault(path, set()).add(id(module))
+    copies = sorted(p for p, ids in files.items() if len(ids) > 1)
+    print(json.dumps({"missing": missing, "copies": copies}))
+"""
+
+
+def test_every_public_name_resolves_and_no_module_loads_twice():
+    assert json.loads(_python(_EVERY_NAME)) == {"missing": [], "copies": []}
+
+
+_FIRST_USE = """
+    import json, sys
+    import numpy as np
+    import hloforge as hf
+    m = hf.trace(lambda x: x * x + 1.0, hf.ShapeDtype((3,), np.float32))  # (Tensor operators: hloforge.numpy)
+    m.optimize()
+    before = "hloforge.frontend.ad" in sys.modules
+    grads = m.vjp()  # (loads the AD package on the first call)
+    y = np.asarray(m.compile()(np.arange(3, dtype=np.float32))).tolist()
+    print(json.dumps({"ad_before": before, "ad_after": "hloforge.frontend.ad" in sys.modules,
+                      "real_vjp": hf.Module.vjp.__module__, "vjp": type(grads).__name__, "y": y}))
+"""
+
+
+def test_the_first_use_of_a_name_brings_what_programs_need():
+    result = json.loads(_python(_FIRST_USE))
+    assert result == {"ad_before": False, "ad_after": True, "real_vjp": "hloforge.frontend.ad.module_ad",
+                      "vjp": "Module", "y": [1.0, 2.0, 5.0]}
+
+
+def test_unknown_names_raise_attribute_errors():
+    import hloforge as hf
+    with pytest.raises(AttributeError, match="module 'hloforge' has no attribute 'nonesuch'"):
+        hf.nonesuch
+    with pytest.raises(AttributeError, match="module 'hloforge.lax' has no attribute 'nonesuch'"):
+        hf.lax.nonesuch
+    with pytest.raises(AttributeError, match="module 'hloforge.numpy' has no attribute 'nonesuch'"):
+        hf.numpy.nonesuch
+    with pytest.raises(ModuleNotFoundError, match="No module named 'hloforge.nonesuch'"):
+        import hloforge.nonesuch  # noqa: F401

@@ -3,7 +3,12 @@
 Functions follow numpy 2 semantics (broadcasting, NEP 50 promotion with weak
 Python scalars, floor division and modulo). ``hloforge.numpy.fft`` and
 ``hloforge.numpy.pad`` carry the FFT and padding families.
+
+``hloforge.numpy.fft`` and ``hloforge.numpy.linalg`` load on first use (PEP 562): the linear-algebra
+tables are not imported with the rest.
 """
+import importlib as _importlib
+
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_to
 from hloforge.frontend.numpy._creation import (
     arange, full, full_like, ones, ones_like, zeros, zeros_like)
@@ -26,7 +31,6 @@ e = 2.718281828459045
 inf = float("inf")
 nan = float("nan")
 newaxis = None
-from hloforge.frontend.numpy import fft, linalg  # noqa: E402
 from hloforge.frontend.numpy._pad import pad  # noqa: E402
 from hloforge.frontend.numpy import _tensor_methods  # noqa: F401,E402
 from hloforge.frontend.numpy._ufuncs import (  # noqa: E402
@@ -70,3 +74,17 @@ from hloforge.frontend.numpy._extras import (  # noqa: E402
 from hloforge.frontend.numpy._setops import (  # noqa: E402
     argwhere, compress, extract, flatnonzero, intersect1d, nonzero, setdiff1d, setxor1d, union1d, unique,
     unique_all, unique_counts, unique_inverse, unique_values)
+
+_SUBMODULES = ("fft", "linalg")
+
+
+def __getattr__(name):
+    if name not in _SUBMODULES:
+        raise AttributeError(f"module 'hloforge.numpy' has no attribute {name!r}")
+    value = _importlib.import_module(f"{__name__}.{name}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SUBMODULES))
