@@ -1,4 +1,5 @@
-"""Compile-path guards: integer divide/remainder by a zero XLA would fold, empty concatenate operands.
+"""Compile-path guards: integer divide/remainder by a zero XLA would fold, empty concatenate operands,
+converts of complex values to real types.
 
 XLA:CPU's constant folder kills the process (SIGFPE) on an integer ``divide`` or
 ``remainder`` whose operands it can fold and whose divisor holds a 0, and its algebraic
@@ -11,7 +12,8 @@ that no divisor XLA can fold holds a 0, and produce exactly those run-time value
 lanes, so results are unchanged. ``guard_for_xla`` applies the family on the compile path
 (``Module.compile``, ``hloforge run``), so an unoptimized module cannot crash XLA either, with
 pad-push's ``empty_concatenate_operands`` (XLA:CPU aborts the process on a slice reaching into
-an empty concatenate operand).
+an empty concatenate operand) and ``convert_of_complex`` (XLA:CPU segfaults compiling the
+convert of a complex splat constant to a real type, a literal or one it folds).
 """
 from __future__ import annotations
 
@@ -173,12 +175,44 @@ def division_by_folded_divisor(op, rewriter):
     return None
 
 
+def convert_of_complex(op, rewriter):
+    """convert(x) -> convert(real(x)), or real(x) when its type is the result's  (x complex, the result real)
+
+    Preconditions: x has a complex element type and the result a real one (float, integer or
+    bool). A complex number converts to a real type through its real part, in StableHLO and in
+    XLA (its kernels and its folders), so the values are the same; the real part of a complex
+    splat, and its convert, do not crash XLA:CPU's compiler.
+    """
+    x = op.operands[0]
+    if not _complex_to_real(op):
+        return NO_MATCH
+    shape = list(ir.RankedTensorType(x.type).shape)
+    part = ir.ComplexType(ir.RankedTensorType(x.type).element_type).element_type
+    target = ir.RankedTensorType(op.result.type).element_type
+    with rewriter.ip:
+        out = emit("stablehlo.real", [x], ir.RankedTensorType.get(shape, part), None, op.location)
+        if part != target:
+            out = emit("stablehlo.convert", [out], op.result.type, None, op.location)
+    rewriter.replace_op(op, [out])
+    return None
+
+
+def _complex_to_real(op) -> bool:
+    try:
+        source = ir.RankedTensorType(op.operands[0].type).element_type
+        target = ir.RankedTensorType(op.result.type).element_type
+    except ValueError:  # (unranked)
+        return False
+    return source.typeid == ir.ComplexType.static_typeid and target.typeid != ir.ComplexType.static_typeid
+
+
 PATTERNS = {
     "divide_by_constant_zero": (stablehlo.DivOp, divide_by_constant_zero),
     "remainder_by_constant_zero": (stablehlo.RemOp, remainder_by_constant_zero),
     "division_by_folded_divisor": ((stablehlo.DivOp, stablehlo.RemOp), division_by_folded_divisor),
 }
-_COMPILE_PATH = {**PATTERNS, "empty_concatenate_operands": (stablehlo.ConcatenateOp, empty_concatenate_operands)}
+_COMPILE_PATH = {**PATTERNS, "empty_concatenate_operands": (stablehlo.ConcatenateOp, empty_concatenate_operands),
+                 "convert_of_complex": (stablehlo.ConvertOp, convert_of_complex)}
 
 
 def _needs_guard(op) -> bool:
@@ -210,11 +244,14 @@ def guard_divisions(module):
 
 def guard_for_xla(module):
     """``module`` itself, or a copy with the guards applied when one of its ops could kill the
-    process in XLA:CPU: this family's divisions, and concatenates with an empty operand (pad-push's
-    ``empty_concatenate_operands``). The compile path runs this."""
+    process in XLA:CPU: this family's divisions, concatenates with an empty operand (pad-push's
+    ``empty_concatenate_operands``) and converts of complex values to real types
+    (``convert_of_complex``). The compile path runs this."""
     def needs(op):
         if op.name == "stablehlo.concatenate":
             return _empty_concatenate(op)
+        if op.name == "stablehlo.convert":
+            return _complex_to_real(op)
         return op.name in _ROOTS and _needs_guard(op)
     return _guarded(module, _COMPILE_PATH, needs)
 

@@ -194,3 +194,59 @@ def test_integer_reciprocal_of_zero_follows_numpy(dtype):
     want = _numpy(np.reciprocal, x)
     np.testing.assert_array_equal(np.asarray(hf.jit(hnp.reciprocal)(x)), want)
     np.testing.assert_array_equal(np.asarray(hf.jit(lambda: hnp.reciprocal(x))()), want)  # (a constant 0)
+
+
+# ---------------------------------------------------------------- convert of complex to real
+
+_COMPLEX_SPLATS = """
+import json
+import numpy as np
+import hloforge as hf
+from hloforge import ops
+
+results = {}
+for name, make in [("splat", lambda: ops.constant(np.full(3, 1.5 + 2j, np.complex64))),
+                   ("0-d", lambda: ops.constant(np.array(-2.5 + 1j, np.complex128))),
+                   ("broadcast", lambda: ops.broadcast_in_dim(ops.constant(np.array(3 - 1j, np.complex64)), (2,), ()))]:
+    for dtype in ["float32", "float16", "int32", "bool"]:
+        m = hf.trace(lambda: ops.convert(make(), np.dtype(dtype)))
+        results[f"{name} {dtype}"] = np.asarray(m.compile()()).tolist()
+print(json.dumps(results))
+"""
+
+
+def test_convert_of_a_complex_splat_to_real_never_crashes():
+    # (XLA:CPU segfaults compiling these unguarded: a literal splat, a 0-d one, and one XLA folds)
+    out = subprocess.run([sys.executable, "-c", _COMPLEX_SPLATS], capture_output=True, text=True, timeout=180,
+                         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="1"))
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    results = json.loads(out.stdout.strip().splitlines()[-1])
+    assert results["splat float32"] == results["splat float16"] == [1.5] * 3
+    assert results["splat int32"] == [1] * 3 and results["splat bool"] == [True] * 3
+    assert results["0-d float32"] == -2.5 and results["0-d int32"] == -2 and results["0-d bool"] is True
+    assert results["broadcast float16"] == [3.0, 3.0] and results["broadcast bool"] == [True, True]
+
+
+COMPLEX_VALUES = np.array([1 + 2j, 1j, 0, -0.0 + 0j, np.nan + 0j, complex(0, np.nan), 2.7 - 3j, -1.5 + 1j],
+                          np.complex64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32, np.uint8, np.bool_])
+def test_convert_of_complex_keeps_xla_runtime_values(dtype):
+    runtime = hf.trace(lambda x: ops.convert(x, dtype), hf.ShapeDtype((8,), np.complex64))
+    want = np.asarray(runtime.compile()(COMPLEX_VALUES))
+    assert guards.guard_for_xla(runtime) is not runtime  # (rewritten wherever the operand comes from)
+    folded = hf.trace(lambda: ops.convert(ops.constant(COMPLEX_VALUES), dtype))
+    guarded = guards.guard_for_xla(folded)
+    assert "stablehlo.real" in guarded.text and "stablehlo.real" not in folded.text
+    np.testing.assert_array_equal(np.asarray(folded.compile()()), want)
+    if np.dtype(dtype).kind in "fb":  # (numpy's NaN or negative -> unsigned is undefined; XLA's saturates)
+        np.testing.assert_array_equal(want, COMPLEX_VALUES.real.astype(dtype))
+
+
+def test_convert_guard_leaves_real_and_complex_results_alone():
+    for fn, spec in [(lambda x: ops.convert(x, np.complex128), hf.ShapeDtype((3,), np.complex64)),
+                     (lambda x: ops.convert(x, np.complex64), hf.ShapeDtype((3,), np.float32)),
+                     (lambda x: ops.convert(x, np.int32), hf.ShapeDtype((3,), np.float32))]:
+        m = hf.trace(fn, spec)
+        assert guards.guard_for_xla(m) is m
