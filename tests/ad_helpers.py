@@ -25,28 +25,39 @@ def close(actual, expected, rtol=None):
 
 
 def random_like(tree, seed=1):
+    """Random values of the shapes and dtypes of ``tree``'s leaves (arrays or jax.ShapeDtypeStruct)."""
     rng = np.random.default_rng(seed)
 
     def one(x):
-        x = np.asarray(x)
-        if x.dtype.kind == "c":
-            return (rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)).astype(x.dtype)
-        if x.dtype.kind == "f":
-            return rng.standard_normal(x.shape).astype(x.dtype)
-        return np.zeros(x.shape, x.dtype)
+        shape, dtype = (x.shape, np.dtype(x.dtype)) if hasattr(x, "dtype") else (np.shape(x), np.asarray(x).dtype)
+        if dtype.kind == "c":
+            return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+        if dtype.kind == "f":
+            return rng.standard_normal(shape).astype(dtype)
+        return np.zeros(shape, dtype)
     return tree_util.tree_map(one, tree)
+
+
+def jax_reference(jax_fn, primals, cts, tangents):
+    """(output, vjp of cts, jvp of tangents) of ``jax_fn`` in f64, in one jax.jit: jax's eager
+    dispatch compiles every primitive of the backward pass on its own, which cost most of the AD
+    tests' time."""
+    jax_tangents = tuple(t if np.asarray(t).dtype.kind in "fc" else np.zeros(np.shape(t), jax.dtypes.float0)
+                         for t in tangents)
+
+    def both(primals, cts, tangents):
+        out, pullback = jax.vjp(jax_fn, *primals)
+        return out, pullback(cts), jax.jvp(jax_fn, primals, tangents)[1]
+    with jax.enable_x64(True):
+        return jax.jit(both)(primals, cts, jax_tangents)
 
 
 def check_against_jax(hf_fn, jax_fn, *primals, rtol=None, seed=1):
     """hf.vjp and hf.jvp of hf_fn against jax.vjp and jax.jvp of jax_fn, random (co)tangents."""
     with jax.enable_x64(True):
-        out, jax_vjp = jax.vjp(jax_fn, *primals)
-        cts = random_like(out, seed)
-        tangents = random_like(primals, seed + 1)
-        want_ct = jax_vjp(cts)
-        jax_tangents = tuple(t if np.asarray(t).dtype.kind in "fc" else np.zeros(np.shape(t), jax.dtypes.float0)
-                             for t in tangents)
-        want_out, want_t = jax.jvp(jax_fn, primals, jax_tangents)
+        cts = random_like(jax.eval_shape(jax_fn, *primals), seed)
+    tangents = random_like(primals, seed + 1)
+    want_out, want_ct, want_t = jax_reference(jax_fn, primals, cts, tangents)
     got_out, hf_vjp = hf.vjp(hf_fn, *primals)
     close(got_out, want_out, rtol)
     close(hf_vjp(cts), want_ct, rtol)
