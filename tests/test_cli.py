@@ -1,5 +1,8 @@
-"""The hloforge command line, run as a user runs it: through subprocess, checking exit codes."""
+"""The hloforge command line, run as a user runs it: through subprocess, checking exit codes.
+Error paths after the first run in this process (``in_process``): the same ``main`` with its output
+captured, without paying for another interpreter and jax import each."""
 import json
+import types
 import os
 import subprocess
 import sys
@@ -19,6 +22,17 @@ def cli(*args):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="1")
     return subprocess.run([sys.executable, "-m", "hloforge.runtime.cli.main", *map(str, args)],
                           capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.fixture
+def in_process(capsys):
+    """Runs ``hloforge ARGS`` through ``main`` here; returns what ``cli`` returns."""
+    def run(*args):
+        capsys.readouterr()
+        code = main([str(a) for a in args])
+        out = capsys.readouterr()
+        return types.SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err)
+    return run
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +66,7 @@ def test_help_on_every_command():
         assert exit_info.value.code == 0
 
 
-def test_run_with_args_and_random_inputs(module_file, tmp_path):
+def test_run_with_args_and_random_inputs(module_file, tmp_path, in_process):
     x, w = np.ones((4, 8), np.float32), np.full((8, 3), 0.1, np.float32)
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "w.npy", w)
@@ -61,21 +75,21 @@ def test_run_with_args_and_random_inputs(module_file, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "output 0: float32[4, 3]" in result.stdout
     np.testing.assert_allclose(np.load(tmp_path / "out" / "output_0.npy"), np.tanh(x @ w), rtol=1e-6)
-    random_run = cli("run", module_file, "--random-inputs", "--seed", 3)
+    random_run = in_process("run", module_file, "--random-inputs", "--seed", 3)
     assert random_run.returncode == 0 and "output 0: float32[4, 3]" in random_run.stdout
 
 
-def test_run_bad_inputs(module_file, tmp_path):
+def test_run_bad_inputs(module_file, tmp_path, in_process):
     np.save(tmp_path / "bad.npy", np.ones((2, 2), np.float32))
     _assert_one_line_error(cli("run", module_file, "--arg", tmp_path / "bad.npy", "--arg", tmp_path / "bad.npy"),
                            r"argument 0: expected float32[4, 8], got float32[2, 2]")
-    _assert_one_line_error(cli("run", module_file), "pass --arg FILE.npy for each, or --random-inputs")
-    _assert_one_line_error(cli("run", tmp_path / "missing.mlir"), "no such file")
+    _assert_one_line_error(in_process("run", module_file), "pass --arg FILE.npy for each, or --random-inputs")
+    _assert_one_line_error(in_process("run", tmp_path / "missing.mlir"), "no such file")
     (tmp_path / "broken.mlir").write_text("func.func @main( {")
-    _assert_one_line_error(cli("inspect", tmp_path / "broken.mlir"), "invalid MLIR")
+    _assert_one_line_error(in_process("inspect", tmp_path / "broken.mlir"), "invalid MLIR")
 
 
-def test_inspect_graph_convert(module_file, tmp_path):
+def test_inspect_graph_convert(module_file, tmp_path, in_process):
     result = cli("inspect", module_file, "--json")
     assert result.returncode == 0, result.stderr
     info = json.loads(result.stdout)
@@ -83,12 +97,12 @@ def test_inspect_graph_convert(module_file, tmp_path):
     assert info["inputs"][0] == {"shape": [4, 8], "dtype": "float32"}
     assert cli("graph", module_file, "-o", tmp_path / "g.dot").returncode == 0
     assert (tmp_path / "g.dot").read_text().startswith("digraph")
-    assert cli("convert", module_file, "-o", tmp_path / "m.mlirbc", "--portable", "week4").returncode == 0
+    assert in_process("convert", module_file, "-o", tmp_path / "m.mlirbc", "--portable", "week4").returncode == 0
     assert hf.Module.load(tmp_path / "m.mlirbc").op_counts()["stablehlo.tanh"] == 1
-    _assert_one_line_error(cli("convert", module_file, "-o", tmp_path / "m.txt"), "unknown output extension")
+    _assert_one_line_error(in_process("convert", module_file, "-o", tmp_path / "m.txt"), "unknown output extension")
 
 
-def test_check_exit_codes():
+def test_check_exit_codes(in_process):
     good = [os.path.join(DATA, f) for f in sorted(os.listdir(DATA)) if "wrong" not in f]
     result = cli("check", *good)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -96,13 +110,13 @@ def test_check_exit_codes():
     assert all(line.startswith("PASS ") and "::" in line for line in lines[:-1])  # (one line per test function)
     assert {line[5:].split("::")[0] for line in lines[:-1]} == set(good)
     assert lines[-1] == f"{len(lines) - 1} passed, 0 failed"
-    failing = cli("check", os.path.join(DATA, "wrong_expected.mlir"), good[0])
+    failing = in_process("check", os.path.join(DATA, "wrong_expected.mlir"), good[0])
     assert failing.returncode == 1
     assert failing.stdout.splitlines()[0].startswith("FAIL ")
     assert failing.stdout.splitlines()[-1] == "1 passed, 1 failed"
 
 
-def test_opt_pipeline_stats_and_dump(tmp_path):
+def test_opt_pipeline_stats_and_dump(tmp_path, in_process):
     path = tmp_path / "rt.mlir"
     hf.trace(lambda x: hnp.fft.irfftn(hnp.fft.rfftn(x), s=x.shape), hf.ShapeDtype((4, 6), np.float32)).save(path)
     result = cli("opt", path, "--stats", "--dump-dir", tmp_path / "dumps", "-o", tmp_path / "out.mlir")
@@ -110,9 +124,9 @@ def test_opt_pipeline_stats_and_dump(tmp_path):
     assert "irfft_of_rfft" in result.stdout and "PassReport" in result.stdout
     assert hf.Module.load(tmp_path / "out.mlir").op_counts().get("stablehlo.fft", 0) == 0
     assert os.listdir(tmp_path / "dumps")
-    single = cli("opt", path, "-p", "pattern:irfft_of_rfft")
+    single = in_process("opt", path, "-p", "pattern:irfft_of_rfft")
     assert single.returncode == 0 and "stablehlo.fft" not in single.stdout
-    _assert_one_line_error(cli("opt", path, "-p", "no-such-pass"), "no-such-pass")
+    _assert_one_line_error(in_process("opt", path, "-p", "no-such-pass"), "no-such-pass")
 
 
 def test_check_with_optimize_keeps_results():
@@ -226,7 +240,7 @@ def _quiet_env():
     return env
 
 
-def test_quiet_by_default_and_verbose_on_request(module_file):
+def test_quiet_by_default_and_verbose_on_request(module_file, in_process):
     run = [sys.executable, "-m", "hloforge.runtime.cli", "run", str(module_file), "--random-inputs"]
     quiet = subprocess.run(run, capture_output=True, text=True, env=_quiet_env(), timeout=120)
     assert quiet.returncode == 0
@@ -236,8 +250,7 @@ def test_quiet_by_default_and_verbose_on_request(module_file):
     logged = subprocess.run(run, capture_output=True, text=True, env=dict(_quiet_env(), HLOFORGE_LOG="info"),
                             timeout=120)
     assert "pjrt_client.cc" in logged.stderr, logged.stderr
-    failing = subprocess.run(run[:4] + ["/nonexistent.mlir"], capture_output=True, text=True,
-                             env=_quiet_env(), timeout=120)
+    failing = in_process("run", "/nonexistent.mlir")
     assert failing.returncode == 2 and failing.stderr == "hloforge run: error: no such file: /nonexistent.mlir\n"
 
 
