@@ -228,7 +228,7 @@ class Inlined:
         self.count, self.too_large = 0, []
 
 
-def inline_calls(module: ir.Module, roots, can_inline=None) -> Inlined:
+def inline_calls(module: ir.Module, roots, can_inline=None, guard=None) -> Inlined:
     """Inline the calls of the functions ``roots`` (names), top-down: each call becomes a copy of
     its callee's body, whose own calls are inlined in turn, so the work is the size of the result
     (a chain of n functions: n copies; a function called twice is copied twice).
@@ -236,6 +236,9 @@ def inline_calls(module: ir.Module, roots, can_inline=None) -> Inlined:
     Calls to a function on a call cycle or without a body, and calls ``can_inline(call op, callee
     op)`` refuses, stay; their callees, and composites' decompositions, are inlined into as well.
     Functions that nothing inlines into are left as they are (symbol-dce drops the dead ones).
+    ``guard(call op, values)``, if given, sees each call's operands before its callee is copied and
+    the copy's results after, at an insertion point before the call, and returns the values to use
+    instead (the optimizer keeps constants that cross a call opaque to XLA with it).
     """
     graph = CallGraph(module)
     cyclic = graph.cyclic(list(graph.functions))
@@ -261,7 +264,7 @@ def inline_calls(module: ir.Module, roots, can_inline=None) -> Inlined:
             if not site.inline:
                 worklist.append(site.callee)
                 continue
-            new_sites = _inline_site(site, graph.functions[site.callee], scratch)
+            new_sites = _inline_site(site, graph.functions[site.callee], scratch, guard)
             for new in new_sites:
                 new.inline = _inlinable(new, graph, cyclic, can_inline)
             pending.extend(new_sites)
@@ -275,14 +278,21 @@ def _inlinable(site, graph, cyclic, can_inline) -> bool:
             and (can_inline is None or can_inline(site.op, callee)))
 
 
-def _inline_site(site, callee, scratch) -> list:
+def _inline_site(site, callee, scratch, guard=None) -> list:
     """Replace the call ``site.op`` by a copy of ``callee``'s body; the sites in that copy."""
     call = site.op
+    operands = list(call.operands)
+    if guard is not None:
+        with ir.InsertionPoint(call), call.location:
+            operands = guard(call, operands)
     with ir.InsertionPoint(scratch.body), call.location:
-        results = inline_call(callee, list(call.operands))
+        results = inline_call(callee, operands)
     copied = [op.operation for op in scratch.body.operations]  # (cloned apart, to know which ops are new)
     for op in copied:
         op.move_before(call)
+    if guard is not None:
+        with ir.InsertionPoint(call), call.location:
+            results = guard(call, results)
     for old, new in zip(call.results, results):
         old.replace_all_uses_with(new)
     call.erase()

@@ -5,7 +5,9 @@ for bit what XLA computes on this backend, in its kernels and in its own constan
 it declines (library functions, implementation-defined results, flushed subnormals, NaN results,
 ...) is left alone, and so is a fold whose constant would feed an op left to XLA (``_users_fold``).
 Results of at most 1024 elements are materialized, splats of any size. Folding changes no bit of a
-result; the scale patterns below reassociate floats only under finite math.
+result; the scale patterns below reassociate floats only under finite math. The call boundaries
+``inline`` leaves where a constant crossed a call go where the constants they expose fold exactly
+(``call_boundary_of_constant``).
 """
 from __future__ import annotations
 
@@ -13,10 +15,11 @@ import math
 
 import numpy as np
 
+from hloforge.frontend.context import ir
 from hloforge.frontend.registry import OPS, names
 from hloforge.passes._ir import (
-    MAX_FOLD, NO_MATCH, constant, constant_value, emit, evaluate, finite_math, needs_operand, params_of, producer,
-    shape_of, splat_value)
+    MAX_FOLD, NO_MATCH, constant, constant_value, emit, evaluate, finite_math, needs_operand,
+    params_of, producer, shape_of, splat_value)
 
 CONSTANT = "stablehlo.constant"
 READ_LIMIT = 1 << 20  # largest non-splat operand a fold reads
@@ -189,6 +192,215 @@ op_of_constants = _folding(
     "constant operands only fold too.")
 
 
+BOUNDARY = "hloforge.call_boundary"  # on inline's calls of identity functions that keep constants behind a call
+BOUNDARY_FUNCTION = "hloforge_call_boundary"  # (their name; SymbolTable.insert makes each one unique)
+FOLLOW_LIMIT = 256  # ops a dropped call boundary may reach before call_boundary_of_constant gives up
+# ops whose results XLA's import folders never see as constants (XLA runs them, or folds them only
+# after it has inlined calls)
+OPAQUE = frozenset({
+    "func.call", "stablehlo.optimization_barrier", "stablehlo.custom_call", "stablehlo.rng",
+    "stablehlo.rng_bit_generator", "stablehlo.infeed", "stablehlo.recv", "stablehlo.all_reduce",
+    "stablehlo.all_gather", "stablehlo.all_to_all", "stablehlo.reduce_scatter",
+    "stablehlo.collective_permute", "stablehlo.collective_broadcast"})
+# users that take a constant operand as the same bits whether XLA sees it as a literal or not
+_TAKES_ANY_CONSTANT = frozenset({"func.return", "func.call", "stablehlo.optimization_barrier"})
+# users that may not, even next to an operand XLA computes at run time (XLA removes some custom calls,
+# as Sharding, and then folds their users; loops and branches move constants into their bodies)
+_NOT_BESIDE_VALUES = frozenset({"stablehlo.custom_call", "stablehlo.while", "stablehlo.if", "stablehlo.case"})
+
+
+@needs_operand(CONSTANT)
+def call_boundary_of_constant(op, rewriter):
+    """call @identity(c) -> c  (the call boundaries inline puts where a constant crosses a call)
+
+    Preconditions: the call carries ``hloforge.call_boundary`` and its operand is a constant;
+    every op that would be left with constant operands only is one evaluate computes (XLA then
+    folds it to the same bits, whichever folder it uses), and so on as far as those constants
+    reach (at most 256 ops); every other op they reach has an operand XLA computes at run time
+    (it compiles such an op the same way whether its other operand is a literal or comes through
+    a call; not a custom call, loop or branch) or is ``func.return``, a call or a barrier.
+    Boundaries of constants that meet in one op go together or not at all. Their identity
+    functions go too.
+    """
+    group = _boundary_group(op)
+    if group is None:
+        return NO_MATCH
+    for boundary in group:
+        identity = _function(boundary, ir.FlatSymbolRefAttr(boundary.attributes["callee"]).value)
+        rewriter.replace_op(boundary, [boundary.operands[0]])
+        if identity is not None:
+            rewriter.erase_op(identity)
+    return None
+
+
+def drop_boundaries(calls) -> None:
+    """Drop the call boundaries among ``calls`` [(ir.Operation, its callee's name)], just made by
+    inline, that call_boundary_of_constant would drop, outside the greedy driver."""
+    dropped = set()  # (by callee: each boundary calls a function of its own)
+    for call, name in calls:
+        if name in dropped:
+            continue
+        for boundary in _boundary_group(call) or ():
+            callee = ir.FlatSymbolRefAttr(boundary.attributes["callee"]).value
+            dropped.add(callee)
+            identity = _function(boundary, callee)
+            boundary.results[0].replace_all_uses_with(boundary.operands[0])
+            boundary.operation.erase()
+            if identity is not None:
+                identity.erase()
+
+
+def _boundary_of_constant(op):
+    """(array, splat) of the constant behind ``op`` if it is a call boundary of one, else None."""
+    if getattr(op, "name", None) != "func.call" or BOUNDARY not in op.attributes or len(op.operands) != 1:
+        return None
+    if producer(op.operands[0], CONSTANT) is None:
+        return None
+    return _constant_operand(op.operands[0])
+
+
+def _function(op, name: str):
+    """The func.func ``name`` of the module around ``op``, if it is one of inline's identities."""
+    if not name.startswith(BOUNDARY_FUNCTION):
+        return None
+    module = op.operation
+    while module.name != "builtin.module":
+        module = module.parent
+    for f in module.regions[0].blocks[0].operations:
+        if f.operation.name == "func.func" and ir.StringAttr(f.attributes["sym_name"]).value == name:
+            return f.operation
+    return None
+
+
+def _boundary_group(first):
+    """The call boundaries of constants to drop with ``first``, or None: XLA computes the same bits
+    once their results are literals (the preconditions of call_boundary_of_constant). Values flow
+    from the boundaries through every op whose operands become known; an op left waiting for an
+    operand computed from other boundaries of constants takes those into the group."""
+    value = _boundary_of_constant(first)
+    if value is None:
+        return None
+    group, known, work, waiting, budget = [], {}, [], {}, [FOLLOW_LIMIT]
+
+    def join(boundary, value):
+        group.append(boundary)
+        known[boundary.results[0]] = value
+        work.append(boundary.results[0])
+
+    join(first, value)
+    while work:
+        while work:
+            for use in list(work.pop().uses):
+                user = use.owner
+                if user.name in _TAKES_ANY_CONSTANT:
+                    continue
+                budget[0] -= 1
+                info = OPS.get(user.name)
+                if budget[0] < 0 or info is None or "non_tensor" in info.traits or not len(user.results):
+                    return None
+                outcome = _flow(user, known, work)
+                if outcome is False:
+                    return None
+                if outcome is None:
+                    waiting[user.operation] = user
+        for key, user in list(waiting.items()):
+            if all(r in known for r in user.results):
+                del waiting[key]
+                continue
+            found = [b for v in user.operands if _known_or_constant(v, known) is None
+                     for b in _boundaries_behind(v, known, budget)]
+            for boundary, value in found:
+                if boundary.results[0] not in known:
+                    join(boundary, value)
+            if work:
+                break  # (flow again; this op may now compute)
+    for user in waiting.values():  # (each one keeps an operand that is not known)
+        if all(r in known for r in user.results):
+            continue
+        if user.name in _NOT_BESIDE_VALUES:
+            return None
+        if not any(_computed_at_run_time(v, budget) for v in user.operands if _known_or_constant(v, known) is None):
+            return None  # (computed from constants: XLA folds it, and evaluate declined or cannot tell)
+    return group
+
+
+def _flow(user, known, work):
+    """Evaluate ``user`` once its operands are known or literal: True when it did (its results are
+    known now), None when an operand is still computed, False when XLA could fold it differently."""
+    if all(r in known for r in user.results):
+        return True
+    operands = [_known_or_constant(v, known) for v in user.operands]
+    if any(o is _UNREADABLE for o in operands):
+        return False
+    if any(o is None for o in operands):
+        return None
+    folded = _evaluation(user, operands)
+    if folded is None:
+        return False
+    for result, v in zip(user.results, folded):
+        known[result] = v
+        work.append(result)
+    return True
+
+
+def _boundaries_behind(value, known, budget) -> list:
+    """[(boundary, its constant)] when ``value`` is computed from literals and boundaries of
+    constants only (each boundary once), else []."""
+    found, stack, seen = [], [value], set()
+    while stack:
+        v = stack.pop()
+        if v in known or producer(v, CONSTANT) is not None:
+            continue
+        op = v.owner
+        if isinstance(op, ir.Block):
+            return []
+        if op.operation in seen:
+            continue
+        seen.add(op.operation)
+        budget[0] -= 1
+        if budget[0] < 0:
+            return []
+        behind = _boundary_of_constant(op)
+        if behind is not None:
+            found.append((op, behind))
+        elif op.name in OPAQUE or OPS.get(op.name) is None:
+            return []  # (a call, a barrier, a custom call: XLA's import folders do not see through it)
+        else:
+            stack.extend(op.operands)
+    return found
+
+
+_UNREADABLE = object()
+
+
+def _known_or_constant(v, known):
+    """(array, splat) of a constant ``v`` (``known`` or a literal), _UNREADABLE, or None for a computed value."""
+    if v in known:
+        return known[v]
+    if producer(v, CONSTANT) is None:
+        return None
+    found = _constant_operand(v)
+    return _UNREADABLE if found is None else found
+
+
+def _computed_at_run_time(value, budget) -> bool:
+    """Whether ``value`` depends on a block argument or an op XLA runs (OPAQUE), so that XLA cannot
+    fold what it feeds; False too when that takes more than ``budget`` looks."""
+    stack, seen = [value], set()
+    while stack:
+        owner = stack.pop().owner
+        if isinstance(owner, ir.Block) or owner.name in OPAQUE:
+            return True
+        if owner.operation in seen:
+            continue
+        seen.add(owner.operation)
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        stack.extend(owner.operands)
+    return False
+
+
 @needs_operand(CONSTANT)
 def multiply_by_one(op, rewriter):
     """x * 1 -> x  (and 1 * x -> x)
@@ -237,6 +449,7 @@ PATTERNS = {
     "elementwise_of_constants": (ELEMENTWISE_ROOTS, elementwise_of_constants),
     **{name: (roots, globals()[name]) for name, roots in _BY_NAME.items()},
     "op_of_constants": (OTHER_ROOTS, op_of_constants),
+    "call_boundary_of_constant": (("func.call",), call_boundary_of_constant),
     "multiply_by_one": (("stablehlo.multiply",), multiply_by_one),
     "multiply_of_multiply": (("stablehlo.multiply",), multiply_of_multiply),
 }

@@ -1,6 +1,7 @@
 """Pad canonicalization: remove, merge, fold and push ``stablehlo.pad`` towards the arguments.
 
-Every pattern is exact: the rewritten IR computes the same values bit for bit.
+Every pattern is exact: the rewritten IR computes the same values bit for bit (``unary_of_pad`` of a
+function XLA may round differently when it folds it only under finite math).
 """
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import numpy as np
 
 from hloforge.frontend.attributes import i64s
 from hloforge.frontend.context import ir
-from hloforge.frontend.registry import names
+from hloforge.frontend.registry import OPS, names
 from hloforge.passes._ir import (
-    MAX_FOLD, NO_MATCH, broadcast_scalar, evaluate, constant, constant_value, dtype_of, element_type, emit, has_one_use,
-    ints, needs_operand, producer, shape_of, splat_value, tensor)
+    MAX_FOLD, NO_MATCH, broadcast_scalar, evaluate, constant, constant_value, dtype_of, element_type, emit, finite_math,
+    has_one_use, ints, needs_operand, params_of, producer, shape_of, splat_value, tensor)
 
 PAD = "stablehlo.pad"
 
@@ -223,13 +224,18 @@ def _slice_through_pad(shape, low, high, start, limit, strides):
 def unary_of_pad(op, rewriter):
     """f(pad(x, v, low, high, interior)) -> pad(f(x), f(v), low, high, interior)
 
-    Preconditions: f is an elementwise unary op (or convert) and the pad has no other user.
+    Preconditions: f is an elementwise unary op (or convert) and the pad has no other user;
+    without finite math, v is a constant whose f(v) evaluate computes. (XLA computed f(v) with
+    its kernels, and now folds f(v) or runs it on one element: for library functions such as
+    tanh or exp that can round differently, so under finite math only.)
     """
     pad = producer(op.operands[0], PAD)
     if pad is None or not has_one_use(pad.result):
         return NO_MATCH
     element = element_type(op.result)
     x, v = pad.operands
+    if not unary_keeps_bits(op, v):
+        return NO_MATCH
     attrs = {name: op.attributes[name] for name in op.attributes}
     low, high, interior = paddings(pad)
     with rewriter.ip:
@@ -237,6 +243,16 @@ def unary_of_pad(op, rewriter):
         fv = emit(op.name, [v], tensor([], element), attrs, op.location)
         out = emit_pad(fx, fv, low, high, interior, op.result.type, op.location)
     rewriter.replace_op(op, [out])
+
+
+def unary_keeps_bits(op, v) -> bool:
+    """Whether the unary ``op`` may move onto the padding value ``v``: under finite math, or when
+    ``v`` is a constant on which the registry evaluates ``op`` (bit for bit what XLA computes)."""
+    if finite_math():
+        return True
+    value = splat_value(v)
+    info = OPS[op.name]
+    return value is not None and info.evaluate is not None and info.evaluate(value, **params_of(op)) is not None
 
 
 def _window_of(pad):

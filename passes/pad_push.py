@@ -22,7 +22,7 @@ from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
     NO_MATCH, broadcast_scalar, constant, dtype_of, element_type, emit, finite_math, has_one_use, ints,
     needs_operand, producer, shape_of, splat_value, tensor)
-from hloforge.passes.pad import emit_pad, emit_slice, paddings, same_value, scalar_constant
+from hloforge.passes.pad import emit_pad, emit_slice, paddings, same_value, scalar_constant, unary_keeps_bits
 
 PAD = "stablehlo.pad"
 
@@ -683,10 +683,13 @@ def unary_of_shared_pad(op, rewriter):
     """f(pad(x, v, low, high, interior)) -> pad(f(x), f(v), low, high, interior), for a pad with several users
 
     Preconditions: f is an elementwise unary op (or convert) and so is every other user of the
-    pad (each gets its own pad, and the shared one goes away; one user is unary_of_pad's case).
+    pad (each gets its own pad, and the shared one goes away; one user is unary_of_pad's case);
+    f(v) as in unary_of_pad.
     """
     pad = producer(op.operands[0], PAD)
     if pad is None or has_one_use(pad.result) or any(u.owner.name not in UNARY_OPS for u in pad.result.uses):
+        return NO_MATCH
+    if not all(unary_keeps_bits(u.owner, pad.operands[1]) for u in pad.result.uses):
         return NO_MATCH
     element = element_type(op.result)
     x, v = pad.operands
