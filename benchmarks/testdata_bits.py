@@ -25,11 +25,11 @@ import time
 import numpy as np
 
 import hloforge as hf
-from hloforge.runtime import checkfile
+from hloforge.runtime import check_quant, checkfile
 
 
 def _load(path: pathlib.Path):
-    text = path.read_text()
+    text = check_quant.lower_quantized(path.read_text())  # (per-tensor quantized programs, as hloforge check)
     return hf.Module.parse(checkfile.generic_check_ops(text), allow_unregistered=True)
 
 

@@ -30,6 +30,7 @@ import numpy as np
 from hloforge.frontend.context import ir, shape_dtype_of
 from hloforge.frontend.module import Module
 from hloforge.runtime.check_parallel import OP as RUN_PARALLEL, expand_run_parallel
+from hloforge.runtime.check_quant import QuantizedUnsupported, lower_quantized
 from hloforge.runtime.check_syntax import generic_check_ops, split_pieces
 from hloforge.runtime.check_values import Check, compare, first_bit_difference, hex_bits
 from hloforge.runtime.check_values import _ulp_distance  # noqa: F401  (importable from here, as before)
@@ -181,7 +182,13 @@ def test_functions(module: Module) -> list:
 def _check_piece(path: str, piece, options: Options) -> list:
     try:
         # (entry: test_functions chooses; a piece of private functions only is still a module)
-        module = Module.parse(generic_check_ops(piece.text), entry="main", allow_unregistered=True)
+        module = Module.parse(generic_check_ops(lower_quantized(piece.text)), entry="main", allow_unregistered=True)
+    except QuantizedUnsupported as e:
+        reason = f"quantized program not lowered: {e}"
+        names = ["main"] if re.search(r"func\.func\s+(?:public\s+)?@main\b", piece.text) else \
+            _TEST_FUNCTION.findall(piece.text)
+        return [CheckResult(path, False, reason, name) for name in names] or \
+            [CheckResult(path, False, reason, line=piece.line)]
     except ValueError as e:
         reason = quantized_use(piece.text) or _first_line(e)
         names = ["main"] if re.search(r"func\.func\s+(?:public\s+)?@main\b", piece.text) else \
