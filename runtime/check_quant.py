@@ -1,9 +1,9 @@
-"""Per-tensor uniform quantized programs as integer and float math, before MLIR parses them.
+"""Uniform quantized programs as integer and float math, before MLIR parses them.
 
 jaxlib 0.10.2's MLIR has no quant dialect, so ``!quant.uniform`` types do not parse. StableHLO's
 interpreter runs quantized programs by lowering them first (``stablehlo-legalize-quant-to-math``);
 ``lower_quantized`` does that lowering on the text, op for op as that pass does, for per-tensor
-types with f32 expressed types:
+and per-axis types with f32 expressed types:
 
 - ``uniform_quantize`` of f32: ``round_nearest_even(clamp(min, x / scale + zp, max))`` converted to
   the storage type; of a quantized value (requantize): ``x * (s1 / s2) + (z2 - z1 * s1 / s2)`` in
@@ -15,8 +15,8 @@ types with f32 expressed types:
   divide, exponential, floor, log, multiply, negate, sign, sine, sqrt, subtract, tanh, ...);
 - data movement (gather, reshape, transpose, concatenate, slice, ...): the same op on the storage type.
 
-Anything else that meets a quantized type (per-axis types, dot_general and convolution, whose pass
-computes them in integer arithmetic with zero-point corrections, not done here) raises
+Anything else that meets a quantized type (dot_general and convolution, which the pass computes in
+integer arithmetic with zero-point corrections, not done here; per-axis add, max and min) raises
 ``QuantizedUnsupported`` with one line.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ import re
 import numpy as np
 
 _QUANT = re.compile(r"!quant\.uniform<(?P<storage>[iu]\d+)(?:<(?P<min>-?\d+):(?P<max>-?\d+)>)?:(?P<expressed>\w+)"
-                    r"(?P<axis>:\d+)?,\s*(?P<params>[^<>]*?)>")
+                    r"(?P<axis>:\d+)?,\s*(?P<params>\{[^{}]*\}|[^<>{}]*?)>")
 _TENSOR = re.compile(r"tensor<(?P<shape>(?:[\d?]+x)*)(?P<element>!quant\.uniform<[^<>]*(?:<[^<>]*>[^<>]*)?>)>")
 _OP_LINE = re.compile(r"^(?P<indent>\s*)(?P<result>%[\w$.\-]+) = (?P<op>\"?[\w.]+\"?)(?P<rest>.*)$")
 _SSA = re.compile(r"%[\w$.\-#]+")
@@ -50,12 +50,11 @@ class QuantizedUnsupported(ValueError):
 
 
 class Quant:
-    """One per-tensor ``!quant.uniform`` type: storage (MLIR name), its range, scale, zero point."""
+    """One ``!quant.uniform`` type: storage (MLIR name) and its range, scales and zero points (one
+    each per tensor, or one per slice along ``axis``)."""
 
     def __init__(self, found: re.Match):
         text = found.group(0)
-        if found.group("axis"):
-            raise QuantizedUnsupported(f"{text} is quantized per axis: only per-tensor quantized types are lowered")
         if found.group("expressed") != "f32":
             raise QuantizedUnsupported(f"{text} expresses {found.group('expressed')}: only f32 is lowered")
         storage = found.group("storage")
@@ -65,9 +64,21 @@ class Quant:
         self.min = int(found.group("min")) if found.group("min") else low
         self.max = int(found.group("max")) if found.group("max") else high
         self.bits = bits
-        scale, _, zero = found.group("params").partition(":")
-        self.scale, self.zero = float(scale), int(zero or 0)
-        self.key = (self.storage, self.min, self.max, self.scale, self.zero)
+        self.axis = int(found.group("axis")[1:]) if found.group("axis") else None
+        params = found.group("params").strip()
+        entries = params.strip("{}").split(",") if self.axis is not None else [params]
+        pairs = [entry.strip().partition(":") for entry in entries]
+        self.scales = tuple(float(scale) for scale, _, _ in pairs)
+        self.zeros = tuple(int(zero or 0) for _, _, zero in pairs)
+        self.key = (self.storage, self.min, self.max, self.axis, self.scales, self.zeros)
+
+    @property
+    def scale(self) -> float:
+        return self.scales[0]
+
+    @property
+    def zero(self) -> int:
+        return self.zeros[0]
 
     def __eq__(self, other):
         return isinstance(other, Quant) and self.key == other.key
@@ -106,6 +117,8 @@ def _lower_line(line: str, names) -> list:
     operands, operand_types, result_type = _signature(found)
     indent, result = found.group("indent"), found.group("result")
     if op in ("stablehlo.maximum", "stablehlo.minimum") and _same_quant(operand_types + [result_type]):
+        if _quant_of(result_type).axis is not None:
+            raise QuantizedUnsupported(f"{op} of per-axis quantized values is not lowered")
         return [_storage_types(line)]  # (the pass's ConvertGenericOp; other parameters go through f32)
     emit = _Emitter(indent, names)
     if op == "stablehlo.uniform_quantize":
@@ -232,6 +245,13 @@ def _float_types(text: str) -> str:
     return _TENSOR.sub(lambda m: f"tensor<{m.group('shape')}f32>", text)
 
 
+def _per_channel(q: Quant, channels: int) -> tuple:
+    """(scales, zero points) of ``q``, one per channel (a per-tensor type's repeated)."""
+    if q.axis is None:
+        return [q.scale] * channels, [q.zero] * channels
+    return list(q.scales), list(q.zeros)
+
+
 def _f32(value: float) -> str:
     return repr(float(np.float32(value)))  # (the shortest text that parses back to this f32)
 
@@ -253,12 +273,21 @@ class _Emitter:
             return scalar
         return self.op(f"stablehlo.broadcast_in_dim {scalar}, dims = [] : (tensor<{element}>) -> tensor<{shape}{element}>")
 
+    def params(self, values, element: str, shape: str, axis) -> str:
+        """``values`` (texts) as a tensor<{shape}{element}>: one value, or one per slice along ``axis``."""
+        if axis is None:
+            return self.splat(values[0], element, shape)
+        vector = f"tensor<{len(values)}x{element}>"
+        constant = self.op(f"stablehlo.constant dense<[{', '.join(values)}]> : {vector}")
+        return self.op(f"stablehlo.broadcast_in_dim {constant}, dims = [{axis}] : ({vector}) -> tensor<{shape}{element}>")
+
     def quantize(self, x: str, x_type: str, q: Quant, shape: str, name: str) -> str:
         if not re.fullmatch(r"tensor<(?:[\d?]+x)*f32>", x_type.strip()):
             raise QuantizedUnsupported(f"uniform_quantize of {x_type}: only f32 values are lowered")
         f = f"tensor<{shape}f32>"
-        divided = self.op(f"stablehlo.divide {x}, {self.splat(_f32(q.scale), 'f32', shape)} : {f}")
-        shifted = self.op(f"stablehlo.add {divided}, {self.splat(_f32(q.zero), 'f32', shape)} : {f}")
+        scales = self.params([_f32(v) for v in q.scales], "f32", shape, q.axis)
+        divided = self.op(f"stablehlo.divide {x}, {scales} : {f}")
+        shifted = self.op(f"stablehlo.add {divided}, {self.params([_f32(v) for v in q.zeros], 'f32', shape, q.axis)} : {f}")
         return self._round_into(shifted, q, shape, q.storage, name, clamp=True)
 
     def _round_into(self, value: str, q: Quant, shape: str, storage: str, name: str, clamp: bool) -> str:
@@ -276,23 +305,33 @@ class _Emitter:
         if source == target:
             return self.op(f"stablehlo.convert {x} : (tensor<{shape}{source.storage}>) -> tensor<{shape}{storage}>",
                            name)
+        if source.axis is not None and target.axis is not None and source.axis != target.axis:
+            raise QuantizedUnsupported("requantizing along another axis is not lowered (the pass refuses it too)")
         f = f"tensor<{shape}f32>"
         value = self.op(f"stablehlo.convert {x} : (tensor<{shape}{source.storage}>) -> {f}")
-        merged = source.scale / target.scale
-        value = self.op(f"stablehlo.multiply {value}, {self.splat(_f32(merged), 'f32', shape)} : {f}")
-        shift = target.zero - source.zero * merged
-        if shift != 0:
-            value = self.op(f"stablehlo.add {value}, {self.splat(_f32(shift), 'f32', shape)} : {f}")
+        axis = target.axis if target.axis is not None else source.axis
+        channels = max(len(source.scales), len(target.scales))
+        scale_in, zero_in = _per_channel(source, channels)
+        scale_out, zero_out = _per_channel(target, channels)
+        merged = [a / b for a, b in zip(scale_in, scale_out)]
+        shift = [zo - zi * m for zo, zi, m in zip(zero_out, zero_in, merged)]
+        value = self.op(f"stablehlo.multiply {value}, {self.params([_f32(v) for v in merged], 'f32', shape, axis)} : {f}")
+        if any(v != 0 for v in shift):
+            value = self.op(f"stablehlo.add {value}, {self.params([_f32(v) for v in shift], 'f32', shape, axis)} : {f}")
         return self._round_into(value, target, shape, storage, name, clamp=int(storage.lstrip("ui")) < 32)
 
     def dequantize(self, q_value: str, q: Quant, shape: str, name: str | None = None) -> str:
         i32, f = f"tensor<{shape}i32>", f"tensor<{shape}f32>"
         wide = self.op(f"stablehlo.convert {q_value} : (tensor<{shape}{q.storage}>) -> {i32}")
-        centered = self.op(f"stablehlo.subtract {wide}, {self.splat(str(q.zero), 'i32', shape)} : {i32}")
+        zeros = self.params([str(v) for v in q.zeros], "i32", shape, q.axis)
+        centered = self.op(f"stablehlo.subtract {wide}, {zeros} : {i32}")
         values = self.op(f"stablehlo.convert {centered} : ({i32}) -> {f}")
-        return self.op(f"stablehlo.multiply {values}, {self.splat(_f32(q.scale), 'f32', shape)} : {f}", name)
+        scales = self.params([_f32(v) for v in q.scales], "f32", shape, q.axis)
+        return self.op(f"stablehlo.multiply {values}, {scales} : {f}", name)
 
     def quantized_add(self, operands, quants, result: Quant, shape: str, name: str) -> str:
+        if any(q.axis is not None for q in quants + [result]):
+            raise QuantizedUnsupported("stablehlo.add of per-axis quantized values is not lowered")
         i32 = f"tensor<{shape}i32>"
         lhs, rhs = (self.requantize(x, q, result, shape, "i32") for x, q in zip(operands, quants))
         total = self.op(f"stablehlo.add {lhs}, {rhs} : {i32}")

@@ -12,6 +12,7 @@ from hloforge.runtime.check_quant import QuantizedUnsupported, lower_quantized
 Q1 = "!quant.uniform<i8:f32, 0.0039215482917486456:-128>"
 Q2 = "!quant.uniform<i8:f32, 0.0029866351800806384:-128>"
 Q3 = "!quant.uniform<i8:f32, 0.05:3>"
+PER_AXIS = "!quant.uniform<i8:f32:0, {0.1:-30,0.5:-20}>"
 X = np.array([-1.7, -0.51, -0.0, 0.2, 0.49803925, 0.5, 0.99, 1.3], np.float32)
 
 
@@ -98,14 +99,31 @@ def test_data_movement_runs_on_the_storage_type():
     np.testing.assert_array_equal(got, dequantize(quantize(X.reshape(2, 4), s, -128), s, -128).T)
 
 
+def test_per_axis_types_quantize_and_requantize_slice_by_slice():
+    """StableHLO's interpreter tests (quantized_ops.mlir): scales and zero points along axis 0."""
+    text = f"""func.func @main(%x: tensor<2xf32>) -> (tensor<2xi8>, tensor<2xi8>, tensor<2xf32>) {{
+  %0 = "stablehlo.uniform_quantize"(%x) : (tensor<2xf32>) -> tensor<2x{PER_AXIS}>
+  %1 = "stablehlo.bitcast_convert"(%0) : (tensor<2x{PER_AXIS}>) -> tensor<2xi8>
+  %2 = "stablehlo.uniform_quantize"(%0) : (tensor<2x{PER_AXIS}>) -> tensor<2x!quant.uniform<i8:f32:0, {{0.1:-20,0.2:-30}}>>
+  %3 = "stablehlo.bitcast_convert"(%2) : (tensor<2x!quant.uniform<i8:f32:0, {{0.1:-20,0.2:-30}}>>) -> tensor<2xi8>
+  %4 = "stablehlo.uniform_dequantize"(%0) : (tensor<2x{PER_AXIS}>) -> tensor<2xf32>
+  return %1, %3, %4 : tensor<2xi8>, tensor<2xi8>, tensor<2xf32>
+}}"""
+    quantized, requantized, dequantized = run(text, np.array([4.0, 15.0], np.float32))
+    np.testing.assert_array_equal(quantized, [10, 10])
+    np.testing.assert_array_equal(requantized, [20, 45])
+    np.testing.assert_allclose(dequantized, [4.0, 15.0], rtol=1e-6)
+
+
 def test_text_without_quantized_types_is_left_alone():
     text = _program("  return %x : tensor<8xf32>")
     assert lower_quantized(text) is text
 
 
 @pytest.mark.parametrize("body, match", [
-    (f"%0 = stablehlo.uniform_quantize %x : (tensor<8xf32>) -> tensor<8x!quant.uniform<i8:f32:0, {{0.1:-30}}>>",
-     r"line 2: !quant\.uniform<i8:f32:0, \{0\.1:-30\}> is quantized per axis: only per-tensor"),
+    (f"%0 = stablehlo.uniform_quantize %x : (tensor<8xf32>) -> tensor<8x{PER_AXIS}>\n"
+     f"  %1 = stablehlo.add %0, %0 : (tensor<8x{PER_AXIS}>, tensor<8x{PER_AXIS}>) -> tensor<8x{PER_AXIS}>",
+     r"line 3: stablehlo\.add of per-axis quantized values is not lowered"),
     (f"%0 = stablehlo.uniform_quantize %x : (tensor<8xf32>) -> tensor<8x{Q1}>\n"
      f"  %1 = stablehlo.dot_general %0, %0, contracting_dims = [0] x [0] : (tensor<8x{Q1}>, tensor<8x{Q1}>) -> "
      f"tensor<!quant.uniform<i32:f32, 1.5e-05>>",
