@@ -115,6 +115,7 @@ class _Aliases(_abc.MetaPathFinder, _abc.Loader):
         module.__spec__ = module.__spec__.loader_state
 
 
+_sys.meta_path[:] = [f for f in _sys.meta_path if type(f).__qualname__ != "_Aliases"]  # (importlib.reload)
 _sys.meta_path.insert(0, _Aliases())
 
 __all__ = ["jit", "trace", "Jitted", "from_jax", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
