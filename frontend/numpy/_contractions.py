@@ -156,13 +156,25 @@ def einsum(subscripts, *operands):
     b, tb = _sum_unused(b, tb, ta + out)
     if current_builder("einsum").spmd:
         (a, ta), (b, tb) = _lead_as_batch((a, ta), (b, tb), out)
-    if out and out[-1] in ta and out[-1] not in tb:
-        # dot_general puts rhs's free dims last: give rhs the output's minor dim, so the result
-        # needs no transpose of the minor dims (what XLA:CPU pays for)
-        (a, ta), (b, tb) = (b, tb), (a, ta)
-    batch = [c for c in ta if c in tb and c in out]
-    contract = [c for c in ta if c in tb and c not in out]
+    (a, ta), (b, tb) = _dot_operand_order((a, ta), (b, tb), out)
+    batch = [c for c in out if c in ta and c in tb]
+    contract = sorted(c for c in ta if c in tb and c not in out)
     res = _bool_safe_dot(a, b, [ta.index(c) for c in batch], [tb.index(c) for c in batch],
                          [ta.index(c) for c in contract], [tb.index(c) for c in contract])
     rt = "".join(batch) + "".join(c for c in ta if c not in tb) + "".join(c for c in tb if c not in ta)
     return transpose(res, [rt.index(c) for c in out])
+
+
+def _dot_operand_order(first, second, out):
+    """The (lhs, rhs) order jax's einsum gives dot_general (batch letters in output order, contracted
+    letters sorted, as there): the operands as written when the dot's (batch, lhs free, rhs free)
+    result is already the output, else swapped. Besides sparing a transpose of the minor dims in the
+    common cases (``'bi...,io->bo...'`` yields (o, b, ...), whose transpose moves whole rows), this
+    gives XLA:CPU jax's operand layouts: for the FNO's ``'bixy,ioxy->boxy'`` the spectrum becomes the
+    rhs, laid out (x, y, i, b), whose transposes LLVM compiles in about half the time of the
+    (x, y, b, i) lhs layout (docs/benchmarks.md, startup)."""
+    (_, ta), (_, tb) = first, second
+    shared = set(ta) & set(tb)
+    written = ("".join(c for c in out if c in shared) + "".join(c for c in ta if c not in shared)
+               + "".join(c for c in tb if c not in shared))
+    return (first, second) if written == out else (second, first)
