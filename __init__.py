@@ -101,12 +101,16 @@ class _Aliases(_abc.MetaPathFinder, _abc.Loader):
     """``import hloforge.numpy`` (and the other ``_SUBMODULES``) imports the real module and binds it
     under the public name too."""
 
+    def __init__(self, package: str):
+        self.package = package  # (pytest may import this file a second time under another name)
+
     def find_spec(self, fullname, path=None, target=None):
-        short = fullname[len(__name__) + 1:] if fullname.startswith(__name__ + ".") else None
+        prefix = self.package + "."
+        short = fullname[len(prefix):] if fullname.startswith(prefix) else None
         return _util.spec_from_loader(fullname, self) if short in _SUBMODULES else None
 
     def create_module(self, spec):
-        module = _submodule(spec.name[len(__name__) + 1:])
+        module = _submodule(spec.name[len(self.package) + 1:])
         spec.loader_state = module.__spec__
         return module
 
@@ -115,8 +119,9 @@ class _Aliases(_abc.MetaPathFinder, _abc.Loader):
         module.__spec__ = module.__spec__.loader_state
 
 
-_sys.meta_path[:] = [f for f in _sys.meta_path if type(f).__qualname__ != "_Aliases"]  # (importlib.reload)
-_sys.meta_path.insert(0, _Aliases())
+_sys.meta_path[:] = [f for f in _sys.meta_path  # (importlib.reload: one finder per package name)
+                     if type(f).__qualname__ != "_Aliases" or getattr(f, "package", None) != __name__]
+_sys.meta_path.insert(0, _Aliases(__name__))
 
 __all__ = ["jit", "trace", "Jitted", "from_jax", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
            "ShardedExecutable", "DynamicExecutable", "devices", "config", "Mesh", "NamedSharding", "P",

@@ -190,3 +190,20 @@ def test_unknown_names_raise_attribute_errors():
         hf.numpy.nonesuch
     with pytest.raises(ModuleNotFoundError, match="No module named 'hloforge.nonesuch'"):
         import hloforge.nonesuch  # noqa: F401
+
+
+_SECOND_COPY = """
+    import importlib, importlib.util, sys
+    import hloforge as hf
+    # pytest imports the repository root's __init__.py once more as a package named after its folder
+    spec = importlib.util.spec_from_file_location("copy_of_hloforge", hf.__file__,
+                                                  submodule_search_locations=[])
+    copy = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = copy
+    spec.loader.exec_module(copy)
+    print(importlib.import_module("hloforge.ops") is hf.ops, importlib.import_module("hloforge.numpy") is hf.numpy)
+"""
+
+
+def test_a_second_copy_of_the_package_file_keeps_the_public_submodule_imports():
+    assert _python(_SECOND_COPY).split() == ["True", "True"]
