@@ -42,6 +42,12 @@ def parse_size(text: str) -> int:
     return int(match.group(1)) << _UNITS[match.group(2) and match.group(2).lower()]
 
 
+def _count(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"config.{name} must be an integer >= 0, got {value!r}")
+    return value
+
+
 class Config:
     """hloforge's runtime settings; change them as attributes: ``hf.config.cache_size = 64``."""
 
@@ -92,9 +98,7 @@ class Config:
 
     @cache_size.setter
     def cache_size(self, value):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"config.cache_size must be an integer >= 0, got {value!r}")
-        self._cache_size = value
+        self._cache_size = _count("cache_size", value)
         if self is _GLOBAL[0]:
             cache.MEMORY.resize(value)  # (a smaller size evicts now)
 
@@ -117,9 +121,7 @@ class Config:
 
     @cache_max_bytes.setter
     def cache_max_bytes(self, value):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"config.cache_max_bytes must be an integer >= 0, got {value!r}")
-        self._cache_max_bytes = value
+        self._cache_max_bytes = _count("cache_max_bytes", value)
 
     @property
     def local_ffts(self) -> bool:

@@ -41,6 +41,13 @@ def boundaries(module) -> int:
     return module.text.count("{hloforge.call_boundary}")
 
 
+def inlined_copy(module):
+    """A copy of ``module`` after the inline pass alone."""
+    copy = module.clone()
+    copy.optimize("inline")
+    return copy
+
+
 @pytest.mark.parametrize("op", ["tanh", "sine", "cosine", "tan", "logistic"])
 def test_library_functions_of_a_constant_behind_a_call_keep_their_bits(op):
     # (XLA folds tanh of a literal with its import folders, and of a constant behind a call with its
@@ -50,8 +57,7 @@ def test_library_functions_of_a_constant_behind_a_call_keep_their_bits(op):
     plain = m.clone()
     inline_calls(plain.mlir, ["main"])  # (inlining without call boundaries)
     assert bits(plain) != raw
-    inlined = m.clone()
-    inlined.optimize("inline")
+    inlined = inlined_copy(m)
     assert bits(inlined) == raw and boundaries(inlined) == 1
     report = m.optimize()
     assert report.fired["call_of_function"] == 1 and report.fired["call_boundary_of_constant"] == 0
@@ -95,8 +101,7 @@ def test_boundaries_that_meet_go_together():
     m = hf.Module.parse(text)
     x = np.arange(4, dtype=np.float32)
     raw = bits(m, x)
-    inlined = m.clone()
-    inlined.optimize("inline")
+    inlined = inlined_copy(m)
     assert boundaries(inlined) == 0
     report = m.optimize()
     assert report.fired["binary_of_pads"] == 1 and boundaries(m) == 0 and m.op_counts()["func.func"] == 1
@@ -168,8 +173,7 @@ def test_fold_drops_a_boundary_once_its_constant_is_a_literal():
     m = hf.Module.parse(text)
     x = np.arange(4, dtype=np.float32)
     raw = bits(m, x)
-    inlined = m.clone()
-    inlined.optimize("inline")
+    inlined = inlined_copy(m)
     assert boundaries(inlined) == 1
     report = m.optimize()
     assert report.fired["call_boundary_of_constant"] == 1
