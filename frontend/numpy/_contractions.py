@@ -171,8 +171,8 @@ def _dot_operand_order(first, second, out):
     result is already the output, else swapped. Besides sparing a transpose of the minor dims in the
     common cases (``'bi...,io->bo...'`` yields (o, b, ...), whose transpose moves whole rows), this
     gives XLA:CPU jax's operand layouts: for the FNO's ``'bixy,ioxy->boxy'`` the spectrum becomes the
-    rhs, laid out (x, y, i, b), whose transposes LLVM compiles in about half the time of the
-    (x, y, b, i) lhs layout (docs/benchmarks.md, startup)."""
+    rhs, laid out (x, y, i, b), and with ``cost_model="keep-ffts"`` XLA builds exactly jax's kernels
+    (docs/benchmarks.md, startup)."""
     (_, ta), (_, tb) = first, second
     shared = set(ta) & set(tb)
     written = ("".join(c for c in out if c in shared) + "".join(c for c in ta if c not in shared)
