@@ -30,6 +30,7 @@ _NAMES = {
     **{name: ("hloforge.frontend.ad", name) for name in (
         "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp")},
     "stop_gradient": ("hloforge.frontend.lax.autodiff", "stop_gradient"),
+    "vmap": ("hloforge.frontend.batching", "vmap"),
     "bfloat16": ("hloforge.frontend.dtypes", "bfloat16"),
 }
 # `hloforge.numpy` etc. are these modules: as attributes, and for `import hloforge.numpy` (never a
@@ -126,5 +127,5 @@ _sys.meta_path.insert(0, _Aliases(__name__))
 __all__ = ["jit", "trace", "Jitted", "from_jax", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
            "ShardedExecutable", "DynamicExecutable", "devices", "config", "Mesh", "NamedSharding", "P",
            "DeviceNotFoundError", "CompileError", "ExecutionError", "grad", "value_and_grad", "vjp", "jvp",
-           "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp", "stop_gradient", "numpy", "ops", "nn", "lax",
+           "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp", "stop_gradient", "vmap", "numpy", "ops", "nn", "lax",
            "random", "bfloat16", "__version__"]

@@ -10,7 +10,9 @@ An entry holds everything about one op, in the op family's module (``frontend/op
   ``reemit(op, operands)`` (``builder(*operands, **decode(op))``) builds the same op;
 - ``evaluate(*arrays, **params)``: the op on numpy arrays, or None where the result would differ
   from what XLA computes on this backend (constant folding folds only what it evaluates);
-- ``jvp``, ``vjp``: derivative rules (filled in by the AD work).
+- ``rules``: the transformation rules by kind (``RULE_KINDS``: ``jvp``, ``vjp``, ``batch``; room
+  for more, e.g. a per-platform lowering), set with ``def_rule`` by the modules that mirror the op
+  families (``frontend/ad/``, ``frontend/batching/``) and read with ``rule_of``.
 
 Builders convert their operands to Tensors and call ``bind(name, operands, **params)``, which
 normalizes the parameters once, applies the rule, encodes the attributes, traces region bodies
@@ -96,13 +98,22 @@ class OpInfo:
     rule: Callable                          # rule(*operand_specs, **params) -> [(shape, dtype), ...]
     decode: Callable                        # decode(op) -> builder keyword arguments
     evaluate: Optional[Callable] = None     # evaluate(*arrays, **params) -> array(s) or None
-    jvp: Optional[Callable] = None          # forward-mode rule (the AD work)
-    vjp: Optional[Callable] = None          # reverse-mode rule (the AD work)
     params: Callable = _no_params           # normalize(**params) -> canonical params (validated)
     attributes: Callable = _no_attributes   # canonical params -> {MLIR attribute name: Attribute}
     regions: Callable = _no_regions         # (operand specs, **params) -> [Region]
     arrange: Callable = _positional         # flat operand list -> the builder's positional arguments
     traits: frozenset = frozenset()         # "elementwise", "unary", "binary", "reducer", ...
+    rules: dict = dataclasses.field(default_factory=dict)  # kind ("jvp", "vjp", "batch", ...) -> rule
+
+    jvp = property(lambda self: self.rules.get("jvp"), lambda self, f: self._set("jvp", f))
+    vjp = property(lambda self: self.rules.get("vjp"), lambda self, f: self._set("vjp", f))
+    batch = property(lambda self: self.rules.get("batch"), lambda self, f: self._set("batch", f))
+
+    def _set(self, kind, rule):
+        if rule is None:
+            self.rules.pop(kind, None)
+        else:
+            self.rules[kind] = rule
 
     def abstract(self, *operand_specs, **params) -> list:
         """The rule on canonical params: [Spec] of the results."""
@@ -119,6 +130,42 @@ class OpInfo:
 
 
 OPS: dict[str, OpInfo] = {}
+# The rule kinds every registered op has (tests/test_registry_rules.py): jvp and vjp (frontend/ad/),
+# batch (frontend/batching/). A linear op's vjp is its transpose (frontend/ad/_util.deflinear).
+RULE_KINDS = ("jvp", "vjp", "batch")
+
+
+def def_rule(kind: str, *names: str):
+    """Decorator: ``fn`` is the ``kind`` rule of each op in ``names`` (``OpInfo.rules[kind]``).
+
+    Example:
+      >>> @def_rule("batch", "stablehlo.negate")
+      ... def _negate_batch(size, ins, dims): ...
+    """
+    if not names:
+        raise TypeError(f"hloforge.frontend.registry.def_rule({kind!r}): name at least one op")
+    unknown = [n for n in names if n not in OPS]
+    if unknown:
+        raise ValueError(f"hloforge.frontend.registry.def_rule({kind!r}): no registered op {unknown}")
+
+    def wrap(fn):
+        for n in names:
+            OPS[n].rules[kind] = fn
+        return fn
+    return wrap
+
+
+def rule_of(name: str, kind: str, what: str = "hloforge") -> Callable:
+    """The ``kind`` rule of op ``name``; NotImplementedError naming both when there is none."""
+    info = OPS.get(name)
+    if info is None:
+        raise NotImplementedError(f"{what}: {name} has no registry entry (known ops: {len(OPS)}; see "
+                                  f"hloforge.frontend.registry.OPS)")
+    rule = info.rules.get(kind)
+    if rule is None:
+        raise NotImplementedError(f"{what}: no {kind} rule for {name}; add one with "
+                                  f"hloforge.frontend.registry.def_rule({kind!r}, {name!r})")
+    return rule
 _INT64_MAX = (1 << 63) - 1
 
 
@@ -136,7 +183,7 @@ def register(name: str, *, rule, decode=None, evaluate=None, params=None, attrib
 
         public_rule.__name__ = public_rule.__qualname__ = f"{builder.__name__}_rule"
         public_rule.__doc__ = rule.__doc__
-        info = OpInfo(name, builder, public_rule, decode or (lambda op: {}), evaluate, None, None,
+        info = OpInfo(name, builder, public_rule, decode or (lambda op: {}), evaluate,
                       normalize, attributes or _no_attributes, regions or _no_regions,
                       arrange or _positional, frozenset(traits))
         info._rule = rule

@@ -1,0 +1,81 @@
+"""The batching sweep: each op of a tape (``frontend/ad/core``: ops in program order with their
+operand and result Tensors) re-emitted over batched operands by its ``batch`` rule.
+
+``env`` maps an ``ir.Value`` of the per-example program to ``(Tensor, batch dimension)``. A value
+that is not in it is unbatched and used as it is (it depends on no batched input: a closed-over
+value, a constant, or an op whose operands are all unbatched). Ops whose operands are all
+unbatched are left as they are.
+"""
+from __future__ import annotations
+
+from hloforge.frontend.ad.core import Entry, _located
+from hloforge.frontend.registry import Spec, rule_of
+
+WHAT = "hloforge.vmap"
+
+
+def batch_tape(tape, env: dict, size: int) -> dict:
+    """Batch every op of ``tape`` that reads a batched value; returns ``env`` extended."""
+    for e in tape:
+        if e.sub is not None:  # an inlined call: its copy's ops are on the sub-tape
+            sub_outs, sub_tape = e.sub
+            batch_tape(sub_tape, env, size)
+            for o, s in zip(e.outs, sub_outs):
+                if s.value in env:
+                    env[o.value] = env[s.value]
+            continue
+        dims = [env[x.value][1] if x.value in env else None for x in e.ins]
+        if all(d is None for d in dims):
+            continue
+        ins = [env[x.value][0] if d is not None else x for x, d in zip(e.ins, dims)]
+        outs, out_dims = batch_entry(e, size, ins, dims)
+        for o, t, d in zip(e.outs, outs, out_dims):
+            env[o.value] = (t, d)
+    return env
+
+
+def batch_entry(e: Entry, size: int, ins, dims) -> tuple:
+    """The batch rule of one tape entry, its results checked against the per-example results."""
+    custom = getattr(e.info, "custom_batch", None)
+    if custom is not None:
+        outs, out_dims = custom(e, size, ins, dims)
+    else:
+        rule = rule_of(e.name, "batch", WHAT)
+        with _located(e.op):
+            outs, out_dims = rule(size, ins, dims, **e.params)
+    return _checked(e, list(outs), list(out_dims), size)
+
+
+def _checked(e, outs, out_dims, size) -> tuple:
+    if len(outs) != len(e.outs) or len(out_dims) != len(e.outs):
+        raise RuntimeError(f"{WHAT}: the batch rule of {e.name} returned {len(outs)} values and "
+                           f"{len(out_dims)} dimensions for {len(e.outs)} results")
+    for i, (o, d, x) in enumerate(zip(outs, out_dims, e.outs)):
+        want = Spec.of(x)
+        if d is None:
+            ok = Spec.of(o) == want
+        else:
+            got = Spec.of(o)
+            ok = (isinstance(got, Spec) and 0 <= d < len(got.shape) and got.shape[d] == size
+                  and got.shape[:d] + got.shape[d + 1:] == want.shape and got.dtype == want.dtype)
+        if not ok:
+            raise RuntimeError(f"{WHAT}: the batch rule of {e.name} returned {o} (batch dimension {d}) for "
+                               f"result {i} of type {x} and batch size {size}")
+    return outs, out_dims
+
+
+def erase_dead(operations) -> None:
+    """Erase the ops of ``operations`` (in program order) whose results nothing uses, last first:
+    the per-example copy a vmap traced to learn the program."""
+    for op in reversed(list(operations)):
+        op = op.operation
+        if op.name in ("func.return", "stablehlo.return"):
+            continue
+        if all(_unused(r) for r in op.results):
+            op.erase()
+
+
+def _unused(value) -> bool:
+    for _ in value.uses:
+        return False
+    return True
