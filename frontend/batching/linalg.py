@@ -1,0 +1,2 @@
+"""Batching rules of ``frontend/ops/linalg.py`` (see frontend/batching/core.py for the rule signature)."""
+from __future__ import annotations
