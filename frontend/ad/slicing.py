@@ -1,18 +1,20 @@
-"""Derivative rules of the indexing ops: gather, scatter and dynamic_update_slice (JAX's rules:
-gather's transpose is a scatter-add, scatter's are gathers of the cotangent, with index operands
-getting no cotangent)."""
+"""Derivative rules of the indexing ops (frontend/ops/slicing.py): gather, scatter and
+dynamic_update_slice (JAX's rules: gather's transpose is a scatter-add, scatter's are gathers of
+the cotangent, with index operands getting no cotangent)."""
 from __future__ import annotations
 
 import numpy as np
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import add_any, full, instantiate, needs, set_rules, zeros_like
+from hloforge.frontend.ad._util import add_any, full, instantiate, needs, zeros_like
+from hloforge.frontend.registry import def_rule
 
 _I32 = np.dtype(np.int32)
 
 
 # ---------------------------------------------------------------- gather, scatter, dynamic_update_slice
 
+@def_rule("jvp", "stablehlo.gather")
 def _gather_jvp(ins, outs, ts, **params):
     return [ops.gather(ts[0], ins[1], **params)]
 
@@ -27,6 +29,7 @@ def _clamped_starts(indices, index_vector_dim, start_index_map, limits):
     return ops.clamp(full(0, indices.shape, indices.dtype), indices, top)
 
 
+@def_rule("vjp", "stablehlo.gather")
 def _gather_vjp(ins, outs, cts, offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim, slice_sizes,
                 operand_batching_dims, start_indices_batching_dims, indices_are_sorted):
     """Scatter-add the cotangent back, at the start indices clamped as gather clamps them
@@ -38,9 +41,6 @@ def _gather_vjp(ins, outs, cts, offset_dims, collapsed_slice_dims, start_index_m
                      index_vector_dim, "add", input_batching_dims=operand_batching_dims,
                      scatter_indices_batching_dims=start_indices_batching_dims, indices_are_sorted=indices_are_sorted)
     return [ct, None]
-
-
-set_rules("stablehlo.gather", _gather_jvp, _gather_vjp)
 
 
 def _scatter_dims(x, updates, update_window_dims, inserted_window_dims, input_batching_dims):
@@ -122,6 +122,7 @@ def _unique_only(p, what):
                                   "updates is only implemented for unique_indices=True (as in jax)")
 
 
+@def_rule("jvp", "stablehlo.scatter")
 def _scatter_jvp(ins, outs, ts, computation, **p):
     kind = _scatter_kind(computation)
     x, indices, updates = ins
@@ -145,6 +146,7 @@ def _scatter_jvp(ins, outs, ts, computation, **p):
     return [ops.divide(num, count)]
 
 
+@def_rule("vjp", "stablehlo.scatter")
 def _scatter_vjp(ins, outs, cts, computation, **p):
     kind = _scatter_kind(computation)
     x, indices, updates = ins
@@ -177,14 +179,13 @@ def _scatter_vjp(ins, outs, cts, computation, **p):
     return [ct_x, None, ct_u]
 
 
-set_rules("stablehlo.scatter", _scatter_jvp, _scatter_vjp)
-
-
+@def_rule("jvp", "stablehlo.dynamic_update_slice")
 def _dus_jvp(ins, outs, ts):
     x, update, starts = ins[0], ins[1], ins[2:]
     return [ops.dynamic_update_slice(instantiate(ts[0], x), instantiate(ts[1], update), starts)]
 
 
+@def_rule("vjp", "stablehlo.dynamic_update_slice")
 def _dus_vjp(ins, outs, cts):
     """The operand gets the cotangent with the written window zeroed, the update the window
     (dynamic_slice clamps the starts as dynamic_update_slice does)."""
@@ -193,6 +194,3 @@ def _dus_vjp(ins, outs, cts):
     ct_x = ops.dynamic_update_slice(c, zeros_like(update), starts) if needs(0) else None
     ct_u = ops.dynamic_slice(c, starts, update.shape) if needs(1) else None
     return [ct_x, ct_u] + [None] * len(starts)
-
-
-set_rules("stablehlo.dynamic_update_slice", _dus_jvp, _dus_vjp)

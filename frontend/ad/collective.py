@@ -1,9 +1,11 @@
-"""Derivative rules of the collectives: linear in their operands (all_reduce with a sum is its
-own transpose, all_gather's is a reduce_scatter, ...) or without tangents."""
+"""Derivative rules of the collectives (frontend/ops/collective.py): linear in their operands
+(all_reduce with a sum is its own transpose, all_gather's is a reduce_scatter, ...) or without
+tangents."""
 from __future__ import annotations
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import full, set_rules, zeros_like
+from hloforge.frontend.ad._util import full, zeros_like
+from hloforge.frontend.registry import def_rule
 
 
 # ---------------------------------------------------------------- collectives (linear, or no tangents)
@@ -32,18 +34,21 @@ def _all_reduce(values, computation, **p):
     return list(ops.all_reduce(list(values), computation="add", **p))
 
 
-set_rules("stablehlo.all_reduce", _per_operand(_all_reduce), _per_operand(_all_reduce))  # the sum is its own transpose
+def_rule("jvp", "stablehlo.all_reduce")(_per_operand(_all_reduce))
+def_rule("vjp", "stablehlo.all_reduce")(_per_operand(_all_reduce))  # the sum is its own transpose
 
-set_rules("stablehlo.all_gather",
-     _per_operand(lambda vs, **p: list(ops.all_gather(list(vs), **p))),
-     _per_operand(lambda vs, all_gather_dim, **p: [ops.reduce_scatter(v, all_gather_dim, **p) for v in vs]))
+def_rule("jvp", "stablehlo.all_gather")(_per_operand(lambda vs, **p: list(ops.all_gather(list(vs), **p))))
+def_rule("vjp", "stablehlo.all_gather")(
+    _per_operand(lambda vs, all_gather_dim, **p: [ops.reduce_scatter(v, all_gather_dim, **p) for v in vs]))
 
 
+@def_rule("jvp", "stablehlo.reduce_scatter")
 def _reduce_scatter_jvp(ins, outs, ts, computation, **p):
     _sum_only("stablehlo.reduce_scatter", computation)
     return [ops.reduce_scatter(ts[0], computation="add", **p)]
 
 
+@def_rule("vjp", "stablehlo.reduce_scatter")
 def _reduce_scatter_vjp(ins, outs, cts, scatter_dimension, computation, replica_groups, channel_handle,
                         use_global_device_ids):
     _sum_only("stablehlo.reduce_scatter", computation)
@@ -51,23 +56,21 @@ def _reduce_scatter_vjp(ins, outs, cts, scatter_dimension, computation, replica_
                            use_global_device_ids=use_global_device_ids)]
 
 
-set_rules("stablehlo.reduce_scatter", _reduce_scatter_jvp, _reduce_scatter_vjp)
-
-
 def _all_to_all_t(vs, split_dimension, concat_dimension, **p):
     """The inverse all_to_all: split where the forward one concatenated and vice versa."""
     return list(ops.all_to_all(list(vs), concat_dimension, split_dimension, **p))
 
 
-set_rules("stablehlo.all_to_all", _per_operand(lambda vs, **p: list(ops.all_to_all(list(vs), **p))),
-     _per_operand(_all_to_all_t))
+def_rule("jvp", "stablehlo.all_to_all")(_per_operand(lambda vs, **p: list(ops.all_to_all(list(vs), **p))))
+def_rule("vjp", "stablehlo.all_to_all")(_per_operand(_all_to_all_t))
 
-set_rules("stablehlo.collective_permute",
-     lambda ins, outs, ts, **p: [ops.collective_permute(ts[0], **p)],
-     lambda ins, outs, cts, source_target_pairs, channel_handle: [ops.collective_permute(
-         cts[0], [(t, s) for s, t in source_target_pairs], channel_handle=channel_handle)])
+def_rule("jvp", "stablehlo.collective_permute")(lambda ins, outs, ts, **p: [ops.collective_permute(ts[0], **p)])
+def_rule("vjp", "stablehlo.collective_permute")(
+    lambda ins, outs, cts, source_target_pairs, channel_handle: [ops.collective_permute(
+        cts[0], [(t, s) for s, t in source_target_pairs], channel_handle=channel_handle)])
 
 
+@def_rule("vjp", "stablehlo.collective_broadcast")
 def _broadcast_vjp(ins, outs, cts, replica_groups, channel_handle):
     """Each group's source gets the sum of the group's cotangents, the other members zero."""
     total = ops.all_reduce(cts[0], replica_groups, channel_handle=channel_handle)
@@ -79,8 +82,8 @@ def _broadcast_vjp(ins, outs, cts, replica_groups, channel_handle):
     return [ops.select(ops.broadcast_in_dim(is_source, total.shape, ()), total, zeros_like(total))]
 
 
-set_rules("stablehlo.collective_broadcast", lambda ins, outs, ts, **p: [ops.collective_broadcast(ts[0], **p)],
-     _broadcast_vjp)
+def_rule("jvp", "stablehlo.collective_broadcast")(lambda ins, outs, ts, **p: [ops.collective_broadcast(ts[0], **p)])
 
-for _name in ("stablehlo.partition_id", "stablehlo.replica_id"):  # integer results: no tangents
-    set_rules(_name, lambda ins, outs, ts: [None], lambda ins, outs, cts: [])
+# integer results: no tangents
+def_rule("jvp", "stablehlo.partition_id", "stablehlo.replica_id")(lambda ins, outs, ts: [None])
+def_rule("vjp", "stablehlo.partition_id", "stablehlo.replica_id")(lambda ins, outs, cts: [])

@@ -16,8 +16,7 @@ import numpy as np
 
 from hloforge.frontend import ops
 from hloforge.frontend.ad._util import conj
-from hloforge.frontend.registry import OPS
-
+from hloforge.frontend.registry import def_rule
 
 
 def _irfft_cotangents(t) -> dict:
@@ -39,10 +38,12 @@ def _mask(n_bins, length, shape, dtype, scale=1.0, invert=False):
     return ops.broadcast_in_dim(c, shape, (len(shape) - 1,))
 
 
+@def_rule("jvp", "stablehlo.fft")
 def _jvp(ins, outs, ts, fft_type, fft_length):
     return [ops.fft(ts[0], fft_type, fft_length)]
 
 
+@def_rule("vjp", "stablehlo.fft")
 def _vjp(ins, outs, cts, fft_type, fft_length):
     c = cts[0]
     n = math.prod(fft_length)
@@ -59,7 +60,3 @@ def _vjp(ins, outs, cts, fft_type, fft_length):
         return [ops.fft(known[0], "IRFFT", fft_length)]
     weighted = ops.multiply(conj(c), _mask(c.shape[-1], fft_length[-1], c.shape, c.dtype, n, invert=True))
     return [ops.fft(weighted, "IRFFT", fft_length)]
-
-
-OPS["stablehlo.fft"].jvp = _jvp
-OPS["stablehlo.fft"].vjp = _vjp
