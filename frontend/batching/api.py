@@ -1,50 +1,58 @@
-"""hf.vmap (jax.vmap's signature and semantics), on IR.
+"""hf.vmap (jax.vmap's signature, semantics and error messages), on IR.
 
-The function is traced once, per example, into the current block (over the first example of
-each batched argument); then every op that reads a batched value is re-emitted by its registry
-``batch`` rule (``core.batch_tape``), and the per-example copy is erased. Called on numpy or jax
-arrays, the same transformation is compiled with hf.jit once per argument signature and run.
+The function is traced once, per example, into the current block, over placeholders of one
+example's shape; then every op that reads a batched value is re-emitted by its registry ``batch``
+rule (``core.batch_tape``), and the per-example copy is erased (``batch_traced``, which
+Module.vmap shares). Called on numpy or jax arrays, the same transformation is compiled with
+hf.jit once per argument signature (Python scalars are part of the signature, so they stay weakly
+typed inside, as in jax) and run.
 """
 from __future__ import annotations
 
+import collections
 import functools
-import operator
+import inspect
 
 import numpy as np
 from jax import tree_util
 
-from hloforge.frontend import ops
+from hloforge.frontend import dtypes, ops
 from hloforge.frontend.ad.core import tape_of_block
 from hloforge.frontend.batching import _util
 from hloforge.frontend.batching.core import batch_tape, erase_dead
 from hloforge.frontend.jit import jit
-from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
+from hloforge.frontend.tracing import Tensor, as_tensor, current_builder, is_tracing
+
+MAX_SCALAR_SIGNATURES = 64  # compiled programs kept per vmapped function for distinct Python scalars
 
 
-def _name(fn) -> str:
-    return getattr(fn, "__name__", None) or type(fn).__name__
+# ---------------------------------------------------------------- axes specifications
+
+def _check_in_axes(in_axes):
+    if not (in_axes is None or type(in_axes) in (int, tuple)):
+        raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
+                        f"arguments passed to the function, but got {in_axes}.")
+    if not all(type(a) is int for a in tree_util.tree_leaves(in_axes)):
+        raise TypeError("vmap in_axes must be an int, None, or (nested) container with those types as leaves, "
+                        f"but got {in_axes}.")
 
 
-def _is_axis(a) -> bool:
-    return a is None or (isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)))
+def _check_out_axes(out_axes):
+    if not all(type(a) is int for a in tree_util.tree_leaves(out_axes)):
+        raise TypeError("vmap out_axes must be an int, None, or (nested) container with those types as leaves, "
+                        f"but got {out_axes}.")
 
 
-def _check_axes_spec(axes, what, which):
-    leaves = tree_util.tree_leaves(axes, is_leaf=lambda a: a is None)
-    if not all(_is_axis(a) for a in leaves):
-        raise ValueError(f"{what}: {which} must be an int, None, or (nested) container with those types as "
-                         f"leaves, but got {axes!r}.")
-
-
-def _broadcast_prefix(prefix, tree, what, which) -> list:
-    """One axis per leaf of ``tree`` from an axes ``prefix`` (jax's tree-prefix rule)."""
+def flatten_axes(which, prefix, tree) -> list:
+    """One axis (int or None) per leaf of ``tree`` from the axes tree ``prefix`` (jax's tree-prefix
+    rule: an axis stands for every leaf of the subtree at its place)."""
     axes = []
     try:
         tree_util.tree_map(lambda a, sub: axes.extend([a] * len(tree_util.tree_leaves(sub))), prefix, tree,
                            is_leaf=lambda a: a is None)
     except ValueError:
-        raise ValueError(f"{what}: {which} specification must be a tree prefix of the corresponding value, got "
-                         f"specification {prefix!r} for value tree {tree_util.tree_structure(tree)}.") from None
+        raise ValueError(f"vmap {which} specification must be a tree prefix of the corresponding value; got "
+                         f"specification {prefix!r} for the value tree {tree_util.tree_structure(tree)}") from None
     return axes
 
 
@@ -52,64 +60,101 @@ def _leaf_shape(leaf) -> tuple:
     return tuple(leaf.shape) if hasattr(leaf, "shape") else np.shape(leaf)
 
 
-def _in_axes_per_leaf(in_axes, args, kwargs, what) -> list:
-    if isinstance(in_axes, list):  # (jax: a list is a leaf container too, but the top level is a tuple)
-        in_axes = tuple(in_axes)
-    if not isinstance(in_axes, tuple) or len(in_axes) != len(args):
-        if isinstance(in_axes, tuple):
-            raise ValueError(f"{what}: in_axes specification must be a tree prefix of the corresponding value, "
-                             f"got specification {in_axes!r} for value tree "
-                             f"{tree_util.tree_structure(args)}.")
-        in_axes = (in_axes,) * len(args)
-    axes = _broadcast_prefix(in_axes, args, what, "in_axes")
-    return axes + [0] * len(tree_util.tree_leaves(kwargs))
+def normalized_axis(axis, leaf) -> int:
+    """``axis`` of an argument leaf made nonnegative, or jax's ValueError when the leaf's rank is too low."""
+    shape = _leaf_shape(leaf)
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(f"vmap was requested to map its argument along axis {axis}, which implies that its rank "
+                         f"should be at least {axis + 1 if axis >= 0 else -axis}, but is only {len(shape)} (its "
+                         f"shape is {shape})")
+    return axis % len(shape)
 
 
-def _normalized_axis(axis, shape, what, i, leaf):
-    rank = len(shape)
-    if not -rank <= axis < max(rank, 1) or rank == 0:
-        raise ValueError(f"{what}: vmap was requested to map its argument along axis {axis}, which implies that "
-                         f"its rank should be at least {axis + 1 if axis >= 0 else -axis}, but is only {rank} "
-                         f"(its shape is {shape}) (argument leaf {i}: {leaf!r})")
+def out_axis(axis, rank) -> int:
+    """An out axis made nonnegative for a batched result of ``rank`` (numpy's AxisError wording, as jax)."""
+    if not -rank <= axis < rank:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {rank}")
     return axis % rank
 
 
-def _size(leaves, axes, axis_size, what) -> int:
-    sizes = {}
-    for i, (leaf, a) in enumerate(zip(leaves, axes)):
-        if a is not None:
-            sizes.setdefault(_leaf_shape(leaf)[a], []).append((i, a, leaf))
-    if axis_size is not None:
-        axis_size = operator.index(axis_size)
-        if axis_size < 0:
-            raise ValueError(f"{what}: axis_size must be a nonnegative int, got {axis_size}")
-        sizes.setdefault(axis_size, []).append(("axis_size", None, axis_size))
-    if not sizes:
-        raise ValueError(f"{what}: vmap must have at least one non-None value in in_axes, or an axis_size "
-                         f"(got in_axes leaves {axes})")
-    if len(sizes) > 1:
-        lines = [f"  * {len(v)} axes had size {s}: " + ", ".join(
-                    "axis_size" if i == "axis_size" else f"axis {a} of argument leaf {i} of shape {_leaf_shape(x)}"
-                    for i, a, x in v) for s, v in sizes.items()]
-        raise ValueError(f"{what}: vmap got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines))
-    return next(iter(sizes))
+# ---------------------------------------------------------------- the batch size
+
+def _type_str(leaf) -> str:
+    if isinstance(leaf, Tensor) or hasattr(leaf, "dtype"):
+        dtype = np.dtype(leaf.dtype)
+    else:
+        dtype = dtypes.result_type(leaf) if dtypes.weak_type(leaf) is not None else np.asarray(leaf).dtype
+    return f"{dtype.name}[{','.join(map(str, _leaf_shape(leaf)))}]"
 
 
-def _example(x, axis):
-    """The first example of ``x`` along ``axis`` (a placeholder the per-example trace reads)."""
-    starts = [0] * x.ndim
-    limits = list(x.shape)
-    limits[axis] = 1
+def _leaf_names(fun, args, kwargs) -> list:
+    """jax's names of the argument leaves: ``argument x['w']``, ``args[2]``, ``kwargs['y']``."""
+    try:
+        params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
+    except (TypeError, ValueError):
+        params = None
+
+    def arg_name(path):
+        i = path[0].idx
+        if params is None or i >= len(params):
+            return f"args{tree_util.keystr(path)}"
+        return f"argument {params[i]}{tree_util.keystr(path[1:])}"
+
+    names = [arg_name(p) for p, _ in tree_util.tree_flatten_with_path(args)[0]]
+    return names + [f"kwargs{tree_util.keystr(p)}" for p, _ in tree_util.tree_flatten_with_path(kwargs)[0]]
+
+
+def mapped_size(leaves, axes, axis_size, describe) -> int:
+    """The batch size all mapped axes agree on (and ``axis_size``), else jax's ValueError.
+    ``describe()``: the names of the leaves, for the message."""
+    if not leaves and axis_size is None:
+        raise ValueError("vmap wrapped function must be passed at least one argument containing an array or "
+                         f"axis_size must be specified, got empty *args={describe.args} and **kwargs={describe.kwargs}")
+    sizes = [None if a is None else _leaf_shape(x)[a] for x, a in zip(leaves, axes)]
+    found = {s for s in sizes if s is not None} | ({axis_size} if axis_size is not None else set())
+    if len(found) == 1:
+        return found.pop()
+    if not found:
+        raise ValueError("vmap must have at least one non-None value in in_axes or axis_size must be specified")
+    names = describe()
+    counts = collections.Counter(s for s in sizes if s is not None).most_common()
+    lines = [f"  * the `axis_size` argument was {axis_size};\n"] if axis_size is not None else []
+    for k, (size, count) in enumerate(counts):
+        i = sizes.index(size)
+        example = f"axis {axes[i]} of {names[i]} of type {_type_str(leaves[i])}"
+        if count == 1:
+            lines.append(f"  * one axis had size {size}: {example};\n")
+        else:
+            lines.append(f"  * {'most' if k == 0 else 'some'} axes ({count} of them) had size {size}, e.g. "
+                         f"{example};\n")
+    raise ValueError(("vmap got inconsistent sizes for array axes to be mapped:\n" + "".join(lines))[:-2])
+
+
+class _Describe:
+    def __init__(self, fun, args, kwargs):
+        self.fun, self.args, self.kwargs = fun, args, kwargs
+
+    def __call__(self):
+        return _leaf_names(self.fun, self.args, self.kwargs)
+
+
+# ---------------------------------------------------------------- the transformation
+
+def _placeholder(x: Tensor, axis: int) -> Tensor:
+    """A value of one example's shape for the per-example trace to read (erased afterwards)."""
     shape = x.shape[:axis] + x.shape[axis + 1:]
-    return ops.reshape(ops.slice(x, starts, limits), shape)
+    return ops.broadcast_in_dim(ops.constant(np.zeros((), x.dtype)), shape, [])
 
 
-def _vmap_symbolic(fn, in_axes, out_axes, axis_size, args, kwargs, what):
-    leaves, tree = tree_util.tree_flatten((args, kwargs))
-    axes = _in_axes_per_leaf(in_axes, args, kwargs, what)
-    axes = [None if a is None else _normalized_axis(int(a), _leaf_shape(x), what, i, x)
-            for i, (x, a) in enumerate(zip(leaves, axes))]
-    size = _size(leaves, axes, axis_size, what)
+def batch_traced(trace, leaves, axes, size, out_axes_of, what) -> list:
+    """The batched program of one per-example ``trace``, emitted into the current block.
+
+    ``leaves``: the arguments (Tensors for batched ones, anything for ``axes[i] is None``);
+    ``trace(inner)`` runs the per-example program over ``inner`` (a placeholder per batched leaf)
+    and returns ``(output leaves, tape)``, tape None for "the ops it emitted into the block";
+    ``out_axes_of(outs, dims)``: the out axis (nonnegative int or None) of each output leaf, from
+    the batch dimensions the sweep found (None for unbatched). Returns the output leaves batched.
+    """
     block = current_builder(what).ip.block
     start = len(block.operations)
     env, inner = {}, []
@@ -118,42 +163,88 @@ def _vmap_symbolic(fn, in_axes, out_axes, axis_size, args, kwargs, what):
             inner.append(x)  # (unbatched leaves go in as they are: Python scalars stay weak)
             continue
         t = as_tensor(x, what=f"{what}: argument leaf {i}")
-        if size == 0:
-            raise ValueError(f"{what}: hloforge.vmap over a batch of size 0 is not supported (argument leaf {i} "
-                             f"has shape {t.shape})")
-        e = _example(t, a)
+        e = _placeholder(t, a)
         env[e.value] = (t, a)
         inner.append(e)
     traced = len(block.operations)
-    f_args, f_kwargs = tree_util.tree_unflatten(tree, inner)
-    out = fn(*f_args, **f_kwargs)
-    new_ops = list(block.operations)[traced:]
-    batch_tape(tape_of_block(new_ops), env, size)
-    out_leaves, out_tree = tree_util.tree_flatten(out)
-    _check_axes_spec(out_axes, what, "out_axes")
-    o_axes = _broadcast_prefix(out_axes, out, what, "out_axes")
+    outs, tape = trace(inner)
+    outs = [as_tensor(o, what=f"{what}: output leaf {i}") for i, o in enumerate(outs)]
+    batch_tape(tape if tape is not None else tape_of_block(list(block.operations)[traced:]), env, size)
+    found = [env.get(o.value) for o in outs]
+    o_axes = out_axes_of(outs, [None if f is None else f[1] for f in found])
     results = []
-    for i, (o, a) in enumerate(zip(out_leaves, o_axes)):
-        o = as_tensor(o, what=f"{what}: output leaf {i}")
-        batched = env.get(o.value)
+    for o, f, a in zip(outs, found, o_axes):
         if a is None:
-            if batched is not None:
-                raise ValueError(f"{what}: vmap has mapped output (output leaf {i}) but out_axes is None")
             results.append(o)
-            continue
-        if not -(o.ndim + 1) <= a <= o.ndim:
-            raise ValueError(f"{what}: out_axes {a} is out of range for output leaf {i} of rank {o.ndim} "
-                             f"(the batched value has rank {o.ndim + 1})")
-        a %= o.ndim + 1
-        results.append(_util.bdim_at(*batched, size, a) if batched is not None else
-                       _util.broadcast_batch(o, size, a))
+        else:
+            results.append(_util.bdim_at(*f, size, a) if f is not None else _util.broadcast_batch(o, size, a))
     keep = {r.value for r in results}
     erase_dead([op for op in list(block.operations)[start:] if not any(r in keep for r in op.operation.results)])
-    return tree_util.tree_unflatten(out_tree, results)
+    return results
 
 
-def _symbolic(*trees) -> bool:
-    return any(isinstance(l, Tensor) for t in trees for l in tree_util.tree_leaves(t))
+def _vmap_symbolic(fun, in_axes, out_axes, axis_size, args, kwargs):
+    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+        raise ValueError("vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
+                         f"arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
+                         f"len(args)={len(args)}")
+    axes = flatten_axes("in_axes", (in_axes, 0), (args, kwargs))
+    axes = [None if a is None else normalized_axis(a, x) for x, a in zip(leaves, axes)]
+    size = mapped_size(leaves, axes, axis_size, _Describe(fun, args, kwargs))
+    out_tree = []
+
+    def trace(inner):
+        f_args, f_kwargs = tree_util.tree_unflatten(tree, inner)
+        out_leaves, treedef = tree_util.tree_flatten(fun(*f_args, **f_kwargs))
+        out_tree.append(treedef)
+        return out_leaves, None
+
+    def out_axes_of(outs, dims):
+        full = tree_util.tree_unflatten(out_tree[0], outs)
+        spec = flatten_axes("out_axes", out_axes, full)
+        paths = [p for p, _ in tree_util.tree_flatten_with_path(full)[0]]
+        axes_out = []
+        for o, d, a, path in zip(outs, dims, spec, paths):
+            if a is None and d is not None:
+                raise ValueError(f"at vmap out_axes{tree_util.keystr(path)}, got axis spec None but output was "
+                                 f"batched on axis {d}")
+            axes_out.append(None if a is None else out_axis(a, o.ndim + 1))
+        return axes_out
+
+    results = batch_traced(trace, leaves, axes, size, out_axes_of, "hf.vmap")
+    return tree_util.tree_unflatten(out_tree[0], results)
+
+
+def _is_scalar(leaf) -> bool:
+    return dtypes.weak_type(leaf) is not None
+
+
+def _eager(symbolic):
+    """``symbolic`` compiled with hf.jit per argument signature; Python scalar leaves are part of
+    the signature (closed over), so they enter the trace weakly typed, as jax's do."""
+    compiled = collections.OrderedDict()
+
+    def call(args, kwargs):
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        scalars = tuple((i, type(x), x) for i, x in enumerate(leaves) if _is_scalar(x))
+        key = (tree, scalars)
+        fn = compiled.get(key)
+        if fn is None:
+            fn = compiled[key] = jit(functools.partial(_with_scalars, symbolic, tree, scalars, len(leaves)))
+            if len(compiled) > MAX_SCALAR_SIGNATURES:
+                compiled.popitem(last=False)
+        return fn(*[x for x in leaves if not _is_scalar(x)])
+    return call
+
+
+def _with_scalars(symbolic, tree, scalars, n, *arrays):
+    leaves, rest = [None] * n, iter(arrays)
+    fixed = {i: x for i, _, x in scalars}
+    for i in range(n):
+        leaves[i] = fixed[i] if i in fixed else next(rest)
+    args, kwargs = tree_util.tree_unflatten(tree, leaves)
+    return symbolic(*args, **kwargs)
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_name=None):
@@ -161,36 +252,49 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
 
     Args:
       fun: a function over Tensors (pytrees in and out).
-      in_axes: an int, None, or a pytree prefix of the positional arguments: the batch axis of each
-        argument leaf, None for an argument passed to every example unchanged. Keyword arguments
-        are batched along axis 0.
-      out_axes: the batch axis of each output leaf (an int, None, or a pytree prefix of the output).
-      axis_size: the batch size, needed when no argument is batched.
-      axis_name: a name for the batch axis (collectives over it are not supported yet).
+      in_axes: an int, None, or a tuple with one entry per positional argument, each an int, None
+        or a pytree prefix of that argument: the batch axis of each argument leaf (negative counts
+        from the end), None for a leaf passed to every example unchanged (Python scalars stay
+        weakly typed). A list is taken as a tuple. Keyword arguments are batched along axis 0.
+      out_axes: the batch axis of each output leaf (an int, None, or a pytree prefix of the
+        output); None only for outputs that depend on no batched input. Outputs that depend on
+        none are broadcast along their out axis.
+      axis_size: the batch size; needed when no argument is batched.
+      axis_name: a name for the batch axis for named-axis collectives; hloforge.lax has none yet,
+        so it raises NotImplementedError.
 
     Returns:
-      A function with ``fun``'s signature whose arguments and results carry the batch axis.
+      A function with ``fun``'s signature whose arguments and results carry the batch axis. Inside
+      a trace it emits the batched ops; on arrays it compiles with hf.jit and runs.
+    Raises:
+      TypeError: ``fun`` is not callable, or an axis is not an int or None (jax's messages).
+      ValueError: mapped sizes disagree (naming the sizes and arguments), an axis is out of range,
+        an axes tree is not a prefix of its value, or out_axes is None for a batched output.
 
     Example:
       >>> hf.vmap(lambda w, x: w @ x, in_axes=(None, 0))(w, xs)   # w: (3, 4), xs: (8, 4) -> (8, 3)
     """
-    what = f"vmap({_name(fun)})"
     if not callable(fun):
-        raise TypeError(f"hloforge.vmap: fun must be callable, got {fun!r}")
-    _check_axes_spec(in_axes, what, "in_axes")
-    _check_axes_spec(out_axes, what, "out_axes")
+        raise TypeError(f"Expected a callable value, got {fun!r}")
+    if isinstance(in_axes, list):  # (jax: the top level is a tuple of per-argument entries)
+        in_axes = tuple(in_axes)
+    _check_in_axes(in_axes)
+    _check_out_axes(out_axes)
+    if axis_size is not None and (type(axis_size) is not int or axis_size < 0):
+        raise TypeError(f"hf.vmap: axis_size must be a nonnegative int or None, got {axis_size!r}")
     if axis_name is not None or spmd_axis_name is not None:
-        raise NotImplementedError(f"{what}: axis_name / spmd_axis_name (collectives over the vmapped axis) are "
-                                  "not supported yet")
+        raise NotImplementedError(f"hf.vmap: axis_name={axis_name!r} / spmd_axis_name={spmd_axis_name!r}: "
+                                  "hloforge.lax has no named-axis collectives (psum, pmean, all_gather, "
+                                  "axis_index) to use a vmapped axis name with yet")
 
     def symbolic(*args, **kwargs):
-        return _vmap_symbolic(fun, in_axes, out_axes, axis_size, args, kwargs, what)
+        return _vmap_symbolic(fun, in_axes, out_axes, axis_size, args, kwargs)
 
-    compiled = jit(symbolic)
+    eager = _eager(symbolic)
 
     @functools.wraps(fun)
     def batched(*args, **kwargs):
-        if _symbolic(args, kwargs):
+        if is_tracing():
             return symbolic(*args, **kwargs)
-        return compiled(*args, **kwargs)
+        return eager(args, kwargs)
     return batched
