@@ -8,13 +8,20 @@ import numpy as np
 from hloforge.frontend import dtypes
 from hloforge.frontend import ops
 from hloforge.frontend.attributes import constant_array, dense
-from hloforge.frontend.registry import OPS
+from hloforge.frontend.registry import OPS, def_rule
 from hloforge.frontend.tracing import TOKEN, Tensor, TupleSpec, Value, current_builder
 
 
 def set_rules(name: str, jvp, vjp) -> None:
     """Attach ``jvp`` and ``vjp`` to the registry entry of op ``name`` (OpInfo.jvp / OpInfo.vjp)."""
     OPS[name].jvp, OPS[name].vjp = jvp, vjp
+
+
+def zero_rules(*names: str) -> None:
+    """Zero (co)tangents for ops whose results are piecewise constant (rounding) or not
+    differentiable (int, bool)."""
+    def_rule("jvp", *names)(lambda ins, outs, ts, **p: [None] * len(outs))
+    def_rule("vjp", *names)(lambda ins, outs, cts, **p: [None] * len(ins))
 
 
 def differentiable(dtype) -> bool:

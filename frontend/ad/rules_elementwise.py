@@ -12,12 +12,7 @@ import math
 from hloforge.frontend import dtypes
 from hloforge.frontend import ops
 from hloforge.frontend.ad._util import (
-    add_any, conj, differentiable, div, like, mul, needs, neg, replace_zero, set_rules, splat, unbroadcast, zeros_like)
-
-
-def zero_rules(name):
-    """An op whose results are piecewise constant (rounding) or not differentiable (int, bool)."""
-    set_rules(name, lambda ins, outs, ts, **p: [None] * len(outs), lambda ins, outs, cts, **p: [None] * len(ins))
+    add_any, conj, differentiable, div, like, mul, needs, neg, replace_zero, set_rules, splat, unbroadcast, zero_rules, zeros_like)
 
 
 # ---------------------------------------------------------------- unary: y = f(x), dy = f'(x) dx
@@ -57,7 +52,7 @@ for _name, _deriv in UNARY.items():
 for _name in ("stablehlo.floor", "stablehlo.ceil", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
               "stablehlo.sign", "stablehlo.not", "stablehlo.is_finite", "stablehlo.compare", "stablehlo.and",
               "stablehlo.or", "stablehlo.xor", "stablehlo.shift_left", "stablehlo.shift_right_arithmetic",
-              "stablehlo.shift_right_logical", "stablehlo.iota", "stablehlo.constant"):
+              "stablehlo.shift_right_logical"):
     zero_rules(_name)
 
 set_rules("stablehlo.negate", *_linear_unary(lambda t: ops.neg(t), lambda c, x: ops.neg(c)))

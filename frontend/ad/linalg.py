@@ -1,120 +1,17 @@
-"""Derivative rules of the data-movement, padding, contraction, reduction and sort ops
-(frontend/ops/shape.py, pad.py, linalg.py, sort.py). All are linear in their data operands except
-reduce with mul/max/min bodies and sort; index operands get no cotangent."""
+"""Derivative rules of the contraction and reduction ops (frontend/ops/linalg.py): dot_general
+(bilinear) and reduce (add bodies are linear; mul, max, min and argmax-like variadic reduces)."""
 from __future__ import annotations
 
 import numpy as np
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import (
-    add_any, full, instantiate, like, needs, set_rules, splat, sum_to_scalar, zeros_like)
-
-
-def _same_op(builder):
-    """jvp of an op linear in its first operand: the op itself on the tangent."""
-    def jvp(ins, outs, ts, **params):
-        return [builder(ts[0], **params)]
-    return jvp
-
-
-# ---------------------------------------------------------------- reshape, transpose, reverse, broadcast
-
-set_rules("stablehlo.reshape", _same_op(ops.reshape), lambda ins, outs, cts, shape: [ops.reshape(cts[0], ins[0].shape)])
-set_rules("stablehlo.transpose", _same_op(ops.transpose),
-     lambda ins, outs, cts, permutation: [ops.transpose(cts[0], tuple(np.argsort(permutation)))])
-set_rules("stablehlo.reverse", _same_op(ops.reverse), lambda ins, outs, cts, dimensions: [ops.reverse(cts[0], dimensions)])
-
-
-def _broadcast_vjp(ins, outs, cts, shape, broadcast_dimensions):
-    x, c = ins[0], cts[0]
-    dims = broadcast_dimensions
-    expanded = [i for i in range(x.ndim) if x.shape[i] == 1 and shape[dims[i]] != 1]
-    summed = sorted(set(d for d in range(len(shape)) if d not in dims) | {dims[i] for i in expanded})
-    r = ops.reduce(c, 0, tuple(summed), "add") if summed else c
-    kept = sorted((i for i in range(x.ndim) if i not in expanded), key=lambda i: dims[i])
-    if kept != sorted(kept):  # the remaining dims are in result order; put them in operand order
-        r = ops.transpose(r, tuple(kept.index(i) for i in sorted(kept)))
-    return [ops.reshape(r, x.shape) if r.shape != x.shape else r]
-
-
-set_rules("stablehlo.broadcast_in_dim", _same_op(ops.broadcast_in_dim), _broadcast_vjp)
-
-
-# ---------------------------------------------------------------- slices, pad, concatenate
-
-def _slice_vjp(ins, outs, cts, start_indices, limit_indices, strides):
-    x, c = ins[0], cts[0]
-    if 0 in c.shape:
-        return [zeros_like(x)]
-    high = [n - (s + (m - 1) * st + 1) for n, s, m, st in zip(x.shape, start_indices, c.shape, strides)]
-    return [ops.pad(c, 0, start_indices, high, [st - 1 for st in strides])]
-
-
-set_rules("stablehlo.slice", _same_op(ops.slice), _slice_vjp)
-
-
-def _pad_jvp(ins, outs, ts, low, high, interior):
-    x, v = ins
-    return [ops.pad(instantiate(ts[0], x), instantiate(ts[1], v), low, high, interior)]
-
-
-def _pad_vjp(ins, outs, cts, low, high, interior):
-    """Undo the edges (negative edges were crops: their cotangent is 0), then take every
-    (interior + 1)-th element; the padding value gets the sum of the rest."""
-    c = cts[0]
-    if not any(interior) and min(low + high, default=0) >= 0:
-        ct_x = ops.slice(c, low, [n - hi for n, hi in zip(c.shape, high)])
-    else:
-        ct_x = ops.pad(c, 0, [-lo for lo in low], [-hi for hi in high], [0] * c.ndim)
-        if any(interior):
-            ct_x = ops.slice(ct_x, [0] * c.ndim, ct_x.shape, [i + 1 for i in interior])
-    ct_v = ops.subtract(sum_to_scalar(c), sum_to_scalar(ct_x)) if needs(1) else None
-    return [ct_x, ct_v]
-
-
-set_rules("stablehlo.pad", _pad_jvp, _pad_vjp)
-
-
-def _concat_jvp(ins, outs, ts, dimension):
-    return [ops.concatenate([instantiate(t, x) for t, x in zip(ts, ins)], dimension)]
-
-
-def _concat_vjp(ins, outs, cts, dimension):
-    c, out, start = cts[0], [], 0
-    for x in ins:
-        begin = [0] * c.ndim
-        limit = list(c.shape)
-        begin[dimension], limit[dimension] = start, start + x.shape[dimension]
-        out.append(ops.slice(c, begin, limit))
-        start += x.shape[dimension]
-    return out
-
-
-set_rules("stablehlo.concatenate", _concat_jvp, _concat_vjp)
-
-
-def _dynamic_slice_jvp(ins, outs, ts, slice_sizes):
-    return [ops.dynamic_slice(ts[0], ins[1:], slice_sizes)]
-
-
-def _dynamic_slice_vjp(ins, outs, cts, slice_sizes):
-    """Pad the cotangent by n - s on both sides of each dim and slice n at (n - s) - start, with
-    start clamped into [0, n - s] as the op does: no dynamic_update_slice needed."""
-    x, starts, c = ins[0], ins[1:], cts[0]
-    edges = [n - s for n, s in zip(x.shape, slice_sizes)]
-    padded = ops.pad(c, 0, edges, edges)
-    offsets = []
-    for s, e in zip(starts, edges):
-        clamped = ops.clamp(full(0, (), s.dtype), s, full(e, (), s.dtype))
-        offsets.append(ops.subtract(full(e, (), s.dtype), clamped))
-    return [ops.dynamic_slice(padded, offsets, x.shape)] + [None] * len(starts)
-
-
-set_rules("stablehlo.dynamic_slice", _dynamic_slice_jvp, _dynamic_slice_vjp)
+from hloforge.frontend.ad._util import add_any, full, instantiate, like, needs, splat, sum_to_scalar, zeros_like
+from hloforge.frontend.registry import def_rule
 
 
 # ---------------------------------------------------------------- dot_general
 
+@def_rule("jvp", "stablehlo.dot_general")
 def _dot_jvp(ins, outs, ts, precision, **dims):
     lhs, rhs = ins
     out = None
@@ -125,6 +22,7 @@ def _dot_jvp(ins, outs, ts, precision, **dims):
     return [out]
 
 
+@def_rule("vjp", "stablehlo.dot_general")
 def _dot_vjp(ins, outs, cts, precision, lhs_batching_dimensions, rhs_batching_dimensions,
              lhs_contracting_dimensions, rhs_contracting_dimensions):
     """Each operand's cotangent is a dot_general of the cotangent with the other operand, then a
@@ -170,9 +68,6 @@ def _permute(x, perm):
     return x if list(perm) == list(range(x.ndim)) else ops.transpose(x, tuple(perm))
 
 
-set_rules("stablehlo.dot_general", _dot_jvp, _dot_vjp)
-
-
 # ---------------------------------------------------------------- reduce
 
 def _expand(r, x, dimensions):
@@ -216,6 +111,7 @@ def _chooser_vjp(ins, outs, cts, dimensions):
     return out
 
 
+@def_rule("jvp", "stablehlo.reduce")
 def _reduce_jvp(ins, outs, ts, dimensions, body):
     if _is_chooser(ins, body):
         return _chooser_jvp(ins, outs, ts, dimensions)
@@ -257,6 +153,7 @@ def _reduce_partial(x, init, out, dimensions, body):
     return ops.divide(hit, counts)
 
 
+@def_rule("vjp", "stablehlo.reduce")
 def _reduce_vjp(ins, outs, cts, dimensions, body):
     if _is_chooser(ins, body):
         return _chooser_vjp(ins, outs, cts, dimensions)
@@ -272,37 +169,3 @@ def _reduce_vjp(ins, outs, cts, dimensions, body):
     ct_x = ops.multiply(_expand(c, x, dimensions), _reduce_partial(x, init, outs[0], dimensions, body))
     ct_init = sum_to_scalar(ops.multiply(c, _prod(x, dimensions))) if body == "mul" else None
     return [ct_x, ct_init]
-
-
-set_rules("stablehlo.reduce", _reduce_jvp, _reduce_vjp)
-
-
-# ---------------------------------------------------------------- sort
-
-def _keys_only(comparator, n):
-    """The comparator over the first ``n`` operand pairs, ignoring the pairs appended after them."""
-    if isinstance(comparator, str):
-        return comparator
-    return lambda *args: comparator(*args[:2 * n])
-
-
-def _sort_jvp(ins, outs, ts, dimension, comparator, is_stable):
-    """Sort the tangents along with the operands: the same permutation applies to them."""
-    n = len(ins)
-    carried = [instantiate(t, x) for t, x in zip(ts, ins)]
-    out = ops.sort(list(ins) + carried, dimension, _keys_only(comparator, n), is_stable=is_stable)
-    return list(out[n:])
-
-
-def _sort_vjp(ins, outs, cts, dimension, comparator, is_stable):
-    """The permutation from sorting an iota with the operands; sorting the cotangents by it undoes it."""
-    n = len(ins)
-    x = ins[0]
-    index = ops.iota(x.shape, np.int32, dimension)
-    perm = ops.sort(list(ins) + [index], dimension, _keys_only(comparator, n), is_stable=is_stable)[n]
-    carried = [instantiate(c, o) for c, o in zip(cts, outs)]
-    back = ops.sort([perm] + carried, dimension, "LT", is_stable=True)
-    return [b if c is not None else None for b, c in zip(back[1:], cts)]
-
-
-set_rules("stablehlo.sort", _sort_jvp, _sort_vjp)
