@@ -1,2 +1,99 @@
-"""Batching rules of ``frontend/ops/linalg.py`` (see frontend/batching/core.py for the rule signature)."""
+"""Batching rules of ``frontend/ops/linalg.py``: dot_general and reduce.
+
+dot_general takes the batch dimension as one more batching dimension when both operands are
+batched and as one more free dimension when one is, so no operand is transposed; reduce shifts
+its axes around the batch dimension. A batched init value (a reduction whose start depends on the
+example) joins the reduced elements as one more slice, under the body's identity as the init
+(named bodies), or is reduced example by example (bodies given as callables: no identity known).
+"""
 from __future__ import annotations
+
+import numpy as np
+
+from hloforge.frontend import ops
+from hloforge.frontend.batching._util import bdim_at, common_dim, unbatched_axes
+from hloforge.frontend.registry import def_rule
+
+
+@def_rule("batch", "stablehlo.dot_general")
+def _dot_general_batch(size, ins, dims, *, lhs_batching_dimensions, rhs_batching_dimensions,
+                       lhs_contracting_dimensions, rhs_contracting_dimensions, precision):
+    """Patterns: dot(l[b], r[b]) -> dot(l, r) with b a batching dimension [b at 0];
+    dot(l[b at d], r) -> dot(l, r)[b where free dimension d falls]; likewise for r."""
+    (lhs, rhs), (ld, rd) = ins, dims
+    lb, lc = list(lhs_batching_dimensions), list(lhs_contracting_dimensions)
+    rb, rc = list(rhs_batching_dimensions), list(rhs_contracting_dimensions)
+    if ld is not None:
+        lb, lc = list(unbatched_axes(lb, ld)), list(unbatched_axes(lc, ld))
+    if rd is not None:
+        rb, rc = list(unbatched_axes(rb, rd)), list(unbatched_axes(rc, rd))
+    if ld is not None and rd is not None:
+        out = ops.dot_general(lhs, rhs, [ld] + lb, [rd] + rb, lc, rc, precision=precision)
+        return [out], [0]
+    out = ops.dot_general(lhs, rhs, lb, rb, lc, rc, precision=precision)
+    if ld is not None:
+        free_before = sum(1 for a in range(ld) if a not in lb and a not in lc)
+        return [out], [len(lb) + free_before]
+    lhs_free = lhs.ndim - len(lb) - len(lc)
+    free_before = sum(1 for a in range(rd) if a not in rb and a not in rc)
+    return [out], [len(lb) + lhs_free + free_before]
+
+
+# the identity of each named body per dtype kind: (bool, integer, float/complex)
+def _identity(body: str, dtype: np.dtype):
+    if dtype == np.bool_:
+        return np.array(body in ("mul", "and", "min"))
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        value = {"add": 0, "mul": 1, "max": info.min, "min": info.max, "and": -1 if dtype.kind == "i" else info.max,
+                 "or": 0}[body]
+    else:
+        value = {"add": 0, "mul": 1, "max": -np.inf, "min": np.inf}[body]
+    return np.array(value, dtype)
+
+
+@def_rule("batch", "stablehlo.reduce")
+def _reduce_batch(size, ins, dims, *, dimensions, body):
+    """Pattern: reduce(x[b at d], init, axes) -> reduce(x, init, axes shifted around d)[b at d - #axes
+    before d]; a batched init: reduce(concat(x, init slab), identity) for a named body, otherwise one
+    reduce per example."""
+    n = len(ins) // 2
+    xs, x_dims, inits, init_dims = ins[:n], dims[:n], ins[n:], dims[n:]
+    if all(d is None for d in init_dims):
+        xs, d = common_dim(xs, x_dims, size)
+        return _reduced(xs, inits, d, dimensions, body)
+    if isinstance(body, str) and dimensions:
+        (x,), d = common_dim(xs, x_dims, size)
+        axes = unbatched_axes(dimensions, d)
+        slab_shape = list(x.shape)
+        slab_shape[axes[0]] = 1
+        slab = ops.broadcast_in_dim(bdim_at(inits[0], init_dims[0], size, 0), tuple(slab_shape), (d,))
+        x = ops.concatenate([x, slab], axes[0])
+        return _reduced([x], [ops.constant(_identity(body, x.dtype))], d, dimensions, body)
+    return _reduce_per_example(size, xs, x_dims, inits, init_dims, dimensions, body)
+
+
+def _reduced(xs, inits, d, dimensions, body):
+    axes = unbatched_axes(dimensions, d)
+    out = ops.reduce(list(xs), list(inits), axes, body)
+    out_d = d - sum(1 for a in axes if a < d)
+    return list(out), [out_d] * len(out)
+
+
+def _reduce_per_example(size, xs, x_dims, inits, init_dims, dimensions, body):
+    """One reduce per example, stacked along a new leading dimension (exactly the loop)."""
+    xs = [bdim_at(x, d, size, 0) for x, d in zip(xs, x_dims)]
+    inits = [bdim_at(v, d, size, 0) for v, d in zip(inits, init_dims)]
+    results = []
+    for i in range(size):
+        example = [_take(x, i) for x in xs]
+        starts = [_take(v, i) for v in inits]
+        results.append(ops.reduce(example, starts, dimensions, body))
+    outs = [ops.concatenate([ops.reshape(r[k], (1,) + r[k].shape) for r in results], 0) for k in range(len(xs))]
+    return outs, [0] * len(outs)
+
+
+def _take(x, i):
+    """Example ``i`` of ``x`` (batch dimension first), without the batch dimension."""
+    row = ops.slice(x, (i,) + (0,) * (x.ndim - 1), (i + 1,) + x.shape[1:])
+    return ops.reshape(row, x.shape[1:])
