@@ -1,5 +1,5 @@
 """Derivative rules of the model ops: convolution, reduce_window, select_and_scatter, batch norm,
-the CHLO math functions, the bit ops, cholesky and triangular_solve (JAX's rules, as in
+cholesky and triangular_solve (JAX's rules, as in
 jax/_src/lax/convolution.py, windowed_reductions.py, special.py and linalg.py)."""
 from __future__ import annotations
 
@@ -10,69 +10,6 @@ import numpy as np
 from hloforge.frontend import ops
 from hloforge.frontend.ad._util import (
     add_any, conj, instantiate, like, mH, mT, matmul, needs, set_rules, sum_to_scalar, zeros_like)
-from hloforge.frontend.ad.rules_elementwise import _unary, zero_rules
-
-
-# ---------------------------------------------------------------- CHLO math (y = f(x), dy = f'(x) dx)
-
-def _one_minus_sq(x):
-    return ops.multiply(ops.subtract(like(1, x), x), ops.add(like(1, x), x))
-
-
-def _recip(x):
-    return ops.divide(like(1, x), x)
-
-
-def _trigamma(x):
-    """polygamma(1, x) from registry ops: reflection for x < 1/2, the recurrence up to x + 6 and
-    the asymptotic series there (float64 accurate to ~1e-13; chlo.polygamma has no registry row)."""
-    half = like(0.5, x)
-    reflect = ops.compare(x, half, "LT")
-    z = ops.select(reflect, ops.subtract(like(1, x), x), x)  # z >= 1/2
-    acc = zeros_like(x)
-    for _ in range(6):
-        acc = ops.add(acc, _recip(ops.multiply(z, z)))
-        z = ops.add(z, like(1, z))
-    r = _recip(z)
-    r2 = ops.multiply(r, r)
-    # 1/z + 1/(2z^2) + sum B_2k / z^(2k+1)
-    coeffs = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6]
-    series = like(coeffs[-1], x)
-    for c in reversed(coeffs[:-1]):
-        series = ops.add(like(c, x), ops.multiply(series, r2))
-    tail = ops.add(ops.add(r, ops.multiply(half, r2)), ops.multiply(ops.multiply(series, r2), r))
-    positive = ops.add(acc, tail)
-    # psi1(1 - x) + psi1(x) = pi^2 / sin^2(pi x)
-    s = ops.sin(ops.multiply(like(math.pi, x), x))
-    reflected = ops.subtract(ops.divide(like(math.pi ** 2, x), ops.multiply(s, s)), positive)
-    return ops.select(reflect, reflected, positive)
-
-
-CHLO = {
-    "chlo.asin": lambda x, y: _recip(ops.sqrt(_one_minus_sq(x))),
-    "chlo.acos": lambda x, y: ops.neg(_recip(ops.sqrt(_one_minus_sq(x)))),
-    "chlo.atan": lambda x, y: _recip(ops.add(like(1, x), ops.multiply(x, x))),
-    "chlo.sinh": lambda x, y: ops.cosh(x),
-    "chlo.cosh": lambda x, y: ops.sinh(x),
-    "chlo.asinh": lambda x, y: _recip(ops.sqrt(ops.add(ops.multiply(x, x), like(1, x)))),
-    "chlo.acosh": lambda x, y: _recip(ops.sqrt(ops.multiply(ops.subtract(x, like(1, x)), ops.add(x, like(1, x))))),
-    "chlo.atanh": lambda x, y: _recip(_one_minus_sq(x)),
-    "chlo.erf_inv": lambda x, y: ops.multiply(like(math.sqrt(math.pi) / 2, y), ops.exp(ops.multiply(y, y))),
-    "chlo.lgamma": lambda x, y: ops.digamma(x),
-    "chlo.digamma": lambda x, y: _trigamma(x),
-}
-for _name, _deriv in CHLO.items():
-    set_rules(_name, *_unary(_deriv))
-
-# bool results, integer bit counts, nextafter (piecewise constant, as jax), bit reinterpretation
-# (jax: defjvp_zero) and random bits: zero tangents
-for _name in ("chlo.is_inf", "chlo.is_pos_inf", "chlo.is_neg_inf", "chlo.next_after", "stablehlo.popcnt",
-              "stablehlo.count_leading_zeros", "stablehlo.bitcast_convert", "stablehlo.rng_bit_generator"):
-    zero_rules(_name)
-
-set_rules("stablehlo.reduce_precision",
-     lambda ins, outs, ts, **p: [ops.reduce_precision(ts[0], **p)],
-     lambda ins, outs, cts, **p: [ops.reduce_precision(cts[0], **p)])
 
 
 # ---------------------------------------------------------------- convolution

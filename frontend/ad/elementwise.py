@@ -1,0 +1,235 @@
+"""Derivative rules of the elementwise ops (frontend/ops/elementwise.py): the StableHLO unary and
+binary rows and the CHLO math functions.
+
+Complex numbers follow JAX: jvp rules multiply tangents by the complex derivative f'(z); vjp
+rules are the transposes of the jvp rules with respect to the bilinear pairing Re(a * b) (no
+conjugation), so that ``grad`` of a real loss returns conj(df/dz) = df/dx - i df/dy, as jax.grad.
+"""
+from __future__ import annotations
+
+import math
+
+from hloforge.frontend import dtypes
+from hloforge.frontend import ops
+from hloforge.frontend.ad._util import (
+    add_any, conj, div, like, mul, needs, neg, replace_zero, splat, zero_rules, zeros_like)
+from hloforge.frontend.registry import def_rule
+
+
+# ---------------------------------------------------------------- unary: y = f(x), dy = f'(x) dx
+
+def _def_unary(name, deriv):
+    """The rules of ``name``, y = f(x), from its derivative ``deriv(x, y)``."""
+    @def_rule("jvp", name)
+    def jvp(ins, outs, ts):
+        return [mul(ts[0], deriv(ins[0], outs[0]))]
+
+    @def_rule("vjp", name)
+    def vjp(ins, outs, cts):
+        return [None if cts[0] is None else mul(cts[0], deriv(ins[0], outs[0]))]
+
+
+def _def_linear_unary(name, fn, transpose):
+    def_rule("jvp", name)(lambda ins, outs, ts, **p: [fn(ts[0], **p)])
+    def_rule("vjp", name)(lambda ins, outs, cts, **p: [transpose(cts[0], ins[0], **p)])
+
+
+UNARY = {
+    "stablehlo.exponential": lambda x, y: y,
+    "stablehlo.log": lambda x, y: ops.divide(like(1, x), x),
+    "stablehlo.log_plus_one": lambda x, y: ops.divide(like(1, x), ops.add(x, like(1, x))),
+    "stablehlo.exponential_minus_one": lambda x, y: ops.add(y, like(1, y)),
+    "stablehlo.sine": lambda x, y: ops.cos(x),
+    "stablehlo.cosine": lambda x, y: ops.neg(ops.sin(x)),
+    "stablehlo.tan": lambda x, y: ops.add(like(1, y), ops.multiply(y, y)),
+    "stablehlo.tanh": lambda x, y: ops.subtract(like(1, y), ops.multiply(y, y)),
+    "stablehlo.sqrt": lambda x, y: ops.divide(like(0.5, y), y),
+    "stablehlo.rsqrt": lambda x, y: ops.multiply(like(-0.5, x), ops.divide(y, x)),
+    "stablehlo.cbrt": lambda x, y: ops.divide(like(1 / 3, y), ops.multiply(y, y)),
+    "stablehlo.logistic": lambda x, y: ops.multiply(y, ops.subtract(like(1, y), y)),
+    "chlo.erf": lambda x, y: ops.multiply(like(2 / math.sqrt(math.pi), x), ops.exp(ops.neg(ops.multiply(x, x)))),
+}
+for _name, _deriv in UNARY.items():
+    _def_unary(_name, _deriv)
+
+zero_rules("stablehlo.floor", "stablehlo.ceil", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
+           "stablehlo.sign", "stablehlo.not", "stablehlo.is_finite", "stablehlo.and", "stablehlo.or", "stablehlo.xor",
+           "stablehlo.shift_left", "stablehlo.shift_right_arithmetic", "stablehlo.shift_right_logical")
+
+_def_linear_unary("stablehlo.negate", lambda t: ops.neg(t), lambda c, x: ops.neg(c))
+
+
+@def_rule("jvp", "stablehlo.abs")
+def _abs_jvp(ins, outs, ts):
+    x, t = ins[0], ts[0]
+    if dtypes.is_complex(x.dtype):  # d|z| = Re(conj(z) dz) / |z|
+        return [ops.real(ops.multiply(t, ops.divide(conj(x), ops.complex(replace_zero(outs[0]), zeros_like(outs[0])))))]
+    return [ops.select(ops.compare(x, zeros_like(x), "GE"), t, ops.neg(t))]
+
+
+@def_rule("vjp", "stablehlo.abs")
+def _abs_vjp(ins, outs, cts):
+    x, c = ins[0], cts[0]
+    if dtypes.is_complex(x.dtype):
+        y = replace_zero(outs[0])
+        return [ops.multiply(ops.complex(c, zeros_like(c)), ops.divide(conj(x), ops.complex(y, zeros_like(y))))]
+    return [ops.select(ops.compare(x, zeros_like(x), "GE"), c, ops.neg(c))]
+
+
+def _real_t(c, x):  # the transpose of real: c -> c + 0i
+    return ops.complex(c, zeros_like(c)) if dtypes.is_complex(x.dtype) else c
+
+
+def _imag_t(c, x):  # the transpose of imag: c -> -i c
+    return ops.complex(zeros_like(c), ops.neg(c)) if dtypes.is_complex(x.dtype) else None
+
+
+_def_linear_unary("stablehlo.real", lambda t: ops.real(t) if dtypes.is_complex(t.dtype) else t, _real_t)
+_def_linear_unary("stablehlo.imag", lambda t: ops.imag(t) if dtypes.is_complex(t.dtype) else zeros_like(t), _imag_t)
+
+
+# ---------------------------------------------------------------- binary
+
+def _def_binary(name, dl, dr):
+    """The rules of ``name``, z = f(x, y), from the partial derivatives dl(x, y, z), dr(x, y, z)."""
+    @def_rule("jvp", name)
+    def jvp(ins, outs, ts):
+        x, y = ins
+        out = None
+        if ts[0] is not None:
+            out = mul(ts[0], dl(x, y, outs[0]))
+        if ts[1] is not None:
+            out = add_any(out, mul(ts[1], dr(x, y, outs[0])))
+        return [out]
+
+    @def_rule("vjp", name)
+    def vjp(ins, outs, cts):
+        x, y = ins
+        c = cts[0]
+        return [mul(c, dl(x, y, outs[0])) if needs(0) else None,
+                mul(c, dr(x, y, outs[0])) if needs(1) else None]
+
+
+@def_rule("jvp", "stablehlo.add")
+def _add_jvp(ins, outs, ts):
+    return [add_any(*ts)]
+
+
+@def_rule("jvp", "stablehlo.subtract")
+def _sub_jvp(ins, outs, ts):
+    a, b = ts
+    return [a if b is None else (ops.neg(b) if a is None else ops.subtract(a, b))]
+
+
+def_rule("vjp", "stablehlo.add")(lambda ins, outs, cts: [cts[0], cts[0]])
+def_rule("vjp", "stablehlo.subtract")(lambda ins, outs, cts: [cts[0], ops.neg(cts[0]) if needs(1) else None])
+_def_binary("stablehlo.multiply", lambda x, y, z: y, lambda x, y, z: x)
+_def_binary("stablehlo.divide", lambda x, y, z: div(like(1, y), y), lambda x, y, z: neg(div(z, y)))
+
+
+def _rem_dr(x, y, z):  # d fmod(x, y) / dy = -trunc(x / y)
+    q = ops.divide(x, y)
+    return ops.neg(ops.multiply(ops.sign(q), ops.floor(ops.abs(q))))
+
+
+_def_binary("stablehlo.remainder", lambda x, y, z: like(1, x), _rem_dr)
+
+
+def _pow_dl(x, y, z):  # y * x ** (y - 1), 0 where y == 0
+    c = splat(y)
+    if c is not None:  # a constant exponent (x ** 2): no select, no pow for 1 and 2
+        if c == 0:
+            return zeros_like(x)
+        if c == 1:
+            return like(1, x)
+        return mul(like(c, x), x if c == 2 else ops.power(x, like(c - 1, x)))
+    jac = ops.multiply(replace_zero(y), ops.power(x, ops.subtract(y, like(1, y))))
+    return ops.select(ops.compare(y, zeros_like(y), "EQ"), zeros_like(y), jac)
+
+
+_def_binary("stablehlo.power", _pow_dl, lambda x, y, z: ops.multiply(ops.log(replace_zero(x)), z))
+
+
+def _balanced(x, z, y):
+    """1 where x alone attains the max/min z, 1/2 where x and y tie, else 0 (JAX's convention)."""
+    one, half, zero = like(1, x), like(0.5, x), zeros_like(x)
+    return ops.select(ops.compare(x, z, "EQ"), ops.select(ops.compare(y, z, "EQ"), half, one), zero)
+
+
+for _name in ("stablehlo.maximum", "stablehlo.minimum"):
+    _def_binary(_name, lambda x, y, z: _balanced(x, z, y), lambda x, y, z: _balanced(y, z, x))
+
+
+def _atan2_denominator(x, y):
+    return ops.add(ops.multiply(x, x), ops.multiply(y, y))
+
+
+_def_binary("stablehlo.atan2", lambda x, y, z: ops.divide(y, _atan2_denominator(x, y)),
+            lambda x, y, z: ops.neg(ops.divide(x, _atan2_denominator(x, y))))
+
+
+@def_rule("jvp", "stablehlo.complex")
+def _complex_jvp(ins, outs, ts):
+    re, im = ts
+    return [ops.complex(re if re is not None else zeros_like(ins[0]), im if im is not None else zeros_like(ins[1]))]
+
+
+@def_rule("vjp", "stablehlo.complex")
+def _complex_vjp(ins, outs, cts):  # the transpose of (a, b) -> a + ib: c -> (Re c, -Im c)
+    return [ops.real(cts[0]), ops.neg(ops.imag(cts[0]))]
+
+
+# ---------------------------------------------------------------- CHLO math (y = f(x), dy = f'(x) dx)
+
+def _one_minus_sq(x):
+    return ops.multiply(ops.subtract(like(1, x), x), ops.add(like(1, x), x))
+
+
+def _recip(x):
+    return ops.divide(like(1, x), x)
+
+
+def _trigamma(x):
+    """polygamma(1, x) from registry ops: reflection for x < 1/2, the recurrence up to x + 6 and
+    the asymptotic series there (float64 accurate to ~1e-13; chlo.polygamma has no registry row)."""
+    half = like(0.5, x)
+    reflect = ops.compare(x, half, "LT")
+    z = ops.select(reflect, ops.subtract(like(1, x), x), x)  # z >= 1/2
+    acc = zeros_like(x)
+    for _ in range(6):
+        acc = ops.add(acc, _recip(ops.multiply(z, z)))
+        z = ops.add(z, like(1, z))
+    r = _recip(z)
+    r2 = ops.multiply(r, r)
+    # 1/z + 1/(2z^2) + sum B_2k / z^(2k+1)
+    coeffs = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6]
+    series = like(coeffs[-1], x)
+    for c in reversed(coeffs[:-1]):
+        series = ops.add(like(c, x), ops.multiply(series, r2))
+    tail = ops.add(ops.add(r, ops.multiply(half, r2)), ops.multiply(ops.multiply(series, r2), r))
+    positive = ops.add(acc, tail)
+    # psi1(1 - x) + psi1(x) = pi^2 / sin^2(pi x)
+    s = ops.sin(ops.multiply(like(math.pi, x), x))
+    reflected = ops.subtract(ops.divide(like(math.pi ** 2, x), ops.multiply(s, s)), positive)
+    return ops.select(reflect, reflected, positive)
+
+
+CHLO = {
+    "chlo.asin": lambda x, y: _recip(ops.sqrt(_one_minus_sq(x))),
+    "chlo.acos": lambda x, y: ops.neg(_recip(ops.sqrt(_one_minus_sq(x)))),
+    "chlo.atan": lambda x, y: _recip(ops.add(like(1, x), ops.multiply(x, x))),
+    "chlo.sinh": lambda x, y: ops.cosh(x),
+    "chlo.cosh": lambda x, y: ops.sinh(x),
+    "chlo.asinh": lambda x, y: _recip(ops.sqrt(ops.add(ops.multiply(x, x), like(1, x)))),
+    "chlo.acosh": lambda x, y: _recip(ops.sqrt(ops.multiply(ops.subtract(x, like(1, x)), ops.add(x, like(1, x))))),
+    "chlo.atanh": lambda x, y: _recip(_one_minus_sq(x)),
+    "chlo.erf_inv": lambda x, y: ops.multiply(like(math.sqrt(math.pi) / 2, y), ops.exp(ops.multiply(y, y))),
+    "chlo.lgamma": lambda x, y: ops.digamma(x),
+    "chlo.digamma": lambda x, y: _trigamma(x),
+}
+for _name, _deriv in CHLO.items():
+    _def_unary(_name, _deriv)
+
+# bool results, integer bit counts, nextafter (piecewise constant, as jax): zero tangents
+zero_rules("chlo.is_inf", "chlo.is_pos_inf", "chlo.is_neg_inf", "chlo.next_after", "stablehlo.popcnt",
+           "stablehlo.count_leading_zeros")
