@@ -1,0 +1,112 @@
+"""Derivative rules of stablehlo.convolution (frontend/ops/convolution.py): bilinear, both
+transposes are convolutions (JAX's rules, jax/_src/lax/convolution.py)."""
+from __future__ import annotations
+
+from hloforge.frontend import ops
+from hloforge.frontend.ad._util import add_any, needs, zeros_like
+from hloforge.frontend.registry import def_rule
+
+
+def _dilate_shape(shape, dilation):
+    return [0 if s == 0 else 1 + d * (s - 1) for s, d in zip(shape, dilation)]
+
+
+def vjp_lhs_padding(in_shape, window, strides, out_shape, padding, lhs_dilation, rhs_dilation):
+    """jax's _conv_general_vjp_lhs_padding (reduce_window's add transpose uses it too)."""
+    lhs_d, rhs_d = _dilate_shape(in_shape, lhs_dilation), _dilate_shape(window, rhs_dilation)
+    out_d = _dilate_shape(out_shape, strides)
+    before = [r - lo - 1 for r, (lo, _) in zip(rhs_d, padding)]
+    after = [l + r - 1 - o - b for l, r, o, b in zip(lhs_d, rhs_d, out_d, before)]
+    return tuple(zip(before, after))
+
+
+def _vjp_rhs_padding(in_shape, window, strides, out_shape, padding, lhs_dilation, rhs_dilation):
+    lhs_d, rhs_d = _dilate_shape(in_shape, lhs_dilation), _dilate_shape(window, rhs_dilation)
+    out_d = _dilate_shape(out_shape, strides)
+    lows = [lo for lo, _ in padding]
+    highs = [o - l + r - lo - 1 for o, l, r, lo in zip(out_d, lhs_d, rhs_d, lows)]
+    return tuple(zip(lows, highs))
+
+
+def _split_axis(x, axis, size1):
+    """Dimension ``axis`` of x split into (size1, n // size1)."""
+    shape = list(x.shape)
+    shape[axis:axis + 1] = [size1, shape[axis] // size1]
+    return ops.reshape(x, tuple(shape))
+
+
+def _merge_axis(x, src, dst):
+    """Axis ``src`` moved in front of axis ``dst`` (numbered without src) and merged into it."""
+    perm = [i for i in range(x.ndim) if i != src]
+    perm.insert(dst, src)
+    if perm != list(range(x.ndim)):
+        x = ops.transpose(x, tuple(perm))
+    shape = list(x.shape)
+    shape[dst:dst + 2] = [shape[dst] * shape[dst + 1]]
+    return ops.reshape(x, tuple(shape))
+
+
+def _conv_setup(rhs, dimension_numbers, window_strides, padding, lhs_dilation, rhs_dilation, window_reversal):
+    d = dimension_numbers
+    n = len(d.input_spatial_dimensions)
+    flipped = [k for k, r in zip(d.kernel_spatial_dimensions, window_reversal or ()) if r]
+    if flipped:  # a reversed window is a convolution with the reversed kernel
+        rhs = ops.reverse(rhs, tuple(flipped))
+    return (rhs, flipped, tuple(window_strides or (1,) * n), tuple(padding or ((0, 0),) * n),
+            tuple(lhs_dilation or (1,) * n), tuple(rhs_dilation or (1,) * n))
+
+
+@def_rule("jvp", "stablehlo.convolution")
+def _conv_jvp(ins, outs, ts, **params):
+    lhs, rhs = ins
+    out = None
+    if ts[0] is not None:
+        out = ops.convolution(ts[0], rhs, **params)
+    if ts[1] is not None:
+        out = add_any(out, ops.convolution(lhs, ts[1], **params))
+    return [out]
+
+
+@def_rule("vjp", "stablehlo.convolution")
+def _conv_vjp(ins, outs, cts, dimension_numbers, window_strides, padding, lhs_dilation, rhs_dilation,
+              window_reversal, feature_group_count, batch_group_count, precision):
+    """jax's _conv_general_dilated_transpose_lhs / _rhs: both transposes are convolutions."""
+    lhs, rhs0 = ins
+    g = cts[0]
+    d = dimension_numbers
+    rhs, flipped, strides, pads, ldil, rdil = _conv_setup(rhs0, d, window_strides, padding, lhs_dilation,
+                                                          rhs_dilation, window_reversal)
+    ib, if_, isp = d.input_batch_dimension, d.input_feature_dimension, d.input_spatial_dimensions
+    kif, kof, ksp = d.kernel_input_feature_dimension, d.kernel_output_feature_dimension, d.kernel_spatial_dimensions
+    ob, of, osp = d.output_batch_dimension, d.output_feature_dimension, d.output_spatial_dimensions
+    lhs_s = [lhs.shape[i] for i in isp]
+    rhs_s = [rhs.shape[i] for i in ksp]
+    g_s = [g.shape[i] for i in osp]
+    fgc, bgc = feature_group_count, batch_group_count
+    out = [None, None]
+    if needs(0):
+        kernel = rhs
+        groups = fgc
+        if fgc > 1 or bgc > 1:
+            kernel = _merge_axis(_split_axis(kernel, kof, max(fgc, bgc)), kof, kif)
+            groups = max(fgc, bgc)
+        dn = ops.ConvDimensions(ob, of, osp, kof, kif, ksp, ib, if_, isp)
+        t_pads = vjp_lhs_padding(lhs_s, rhs_s, strides, g_s, pads, ldil, rdil)
+        kernel = ops.reverse(kernel, tuple(ksp)) if ksp else kernel
+        r = ops.convolution(g, kernel, dn, window_strides=ldil, padding=t_pads, lhs_dilation=strides,
+                            rhs_dilation=rdil, feature_group_count=groups, precision=precision)
+        if bgc > 1:
+            r = _merge_axis(_split_axis(r, if_, bgc), if_, ib)
+        out[0] = r
+    if needs(1):
+        if 0 in g.shape:
+            out[1] = zeros_like(rhs0)
+        else:
+            t_fgc, t_bgc = (bgc, 1) if bgc > 1 else (1, fgc)
+            dn = ops.ConvDimensions(if_, ib, isp, ob, of, osp, kif, kof, ksp)
+            t_pads = _vjp_rhs_padding(lhs_s, rhs_s, strides, g_s, pads, ldil, rdil)
+            r = ops.convolution(lhs, g, dn, window_strides=rdil, padding=t_pads, lhs_dilation=ldil,
+                                rhs_dilation=strides, feature_group_count=t_fgc, batch_group_count=t_bgc,
+                                precision=precision)
+            out[1] = ops.reverse(r, tuple(flipped)) if flipped else r
+    return out
