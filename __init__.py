@@ -43,7 +43,8 @@ _SUBMODULES = {
 # What a program that touches any of the names above needs although that name's module may not
 # import it: Tensor's operators (attached by hloforge.numpy), Module.optimize and Module.compile
 # (attached by the passes and the runtime, the layers above the core). Module.vjp and Module.jvp,
-# attached by the AD package, load it (and its rules) on their first call.
+# attached by the AD package, load it (and its rules) on their first call; Module.vmap loads the
+# batching package (and its rules) the same way.
 _COMPLETE = ("hloforge.frontend.numpy", "hloforge.runtime.compiler")
 _completed = []
 
@@ -56,22 +57,30 @@ def _complete() -> None:
         _completed.append(True)
 
 
+# Module methods -> (the module that attaches the real one, what it is, for the stand-in's docstring)
+_DEFERRED_METHODS = {
+    "vjp": ("hloforge.frontend.ad", "hloforge's AD (hf.grad's package)"),
+    "jvp": ("hloforge.frontend.ad", "hloforge's AD (hf.grad's package)"),
+    "vmap": ("hloforge.frontend.batching.module_vmap", "hloforge's batching (hf.vmap's package)"),
+}
+
+
 def _defer_ad(module_class) -> None:
-    for name in ("vjp", "jvp"):
-        if name not in module_class.__dict__:  # (the AD package is not loaded yet)
-            setattr(module_class, name, _load_ad_then(name, module_class))
+    for name, (module, what) in _DEFERRED_METHODS.items():
+        if name not in module_class.__dict__:  # (its package is not loaded yet)
+            setattr(module_class, name, _load_then(name, module, what, module_class))
 
 
-def _load_ad_then(name: str, module_class):
+def _load_then(name: str, module: str, what: str, module_class):
     def method(self, *args, **kwargs):
-        _importlib.import_module("hloforge.frontend.ad")  # (replaces this method with the real one)
+        _importlib.import_module(module)  # (replaces this method with the real one)
         real = module_class.__dict__[name]
         if real is method:
-            raise RuntimeError(f"hloforge.frontend.ad did not define Module.{name}")
+            raise RuntimeError(f"{module} did not define Module.{name}")
         return real(self, *args, **kwargs)
 
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"Module.{name}: loads hloforge's AD (hf.grad's package) on the first call, then runs it."
+    method.__doc__ = f"Module.{name}: loads {what} on the first call, then runs it."
     return method
 
 

@@ -224,6 +224,19 @@ class _JaxCall:
             result[i] = t
         return result
 
+    def custom_batch(self, entry, size, ins, dims) -> tuple:
+        """hf.vmap of the call: the from_jax function of ``jax.vmap(fn)`` at these batch
+        dimensions (so jax's batching rules, and its derivatives of the batched function, hold);
+        every output batched at dimension 0."""
+        key = ("vmap", tuple(dims))
+        with self._lock:
+            wrapper = self._derivatives.get(key)
+            if wrapper is None:
+                batched = jax.vmap(functools.partial(_all_leaves, self.fn, self.tree), in_axes=tuple(dims))
+                wrapper = self._derivatives[key] = from_jax(batched, name=f"vmap({self.label})")
+        outs = list(wrapper(*ins))
+        return outs, [0] * len(outs)
+
     def _derivative(self, kind, wrt, selected):
         """The from_jax function of jax's ``kind`` derivative (its own rules give higher orders)."""
         key = (kind, wrt, selected)
@@ -246,6 +259,12 @@ def _flat_fn(fn, tree, primals, wrt):
         args, kwargs = tree_util.tree_unflatten(tree, leaves)
         return tree_util.tree_leaves(fn(*args, **kwargs))
     return flat
+
+
+def _all_leaves(fn, tree, *leaves):
+    """``fn`` over its argument leaves, returning its output leaves."""
+    args, kwargs = tree_util.tree_unflatten(tree, leaves)
+    return tree_util.tree_leaves(fn(*args, **kwargs))
 
 
 def _zero_cotangent(out):
