@@ -1,4 +1,4 @@
-"""Derivatives of hloforge.lax.linalg and hloforge.numpy.linalg (frontend/ad/rules_linalg.py: the
+"""Derivatives of hloforge.lax.linalg and hloforge.numpy.linalg (frontend/ad/lax_linalg.py: the
 rules of the hloforge.linalg.* composites) against jax.vjp/jax.jvp of the same jax computation,
 batched, in float32, float64 and complex64, central differences in f64, second order,
 Module.vjp of traced modules, the IR, and the unsupported options. Cases are grouped into one

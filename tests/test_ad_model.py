@@ -1,7 +1,8 @@
-"""Rules of the model ops (frontend/ad/rules_model.py) against jax.vjp/jax.jvp and central
-differences in f64: convolution grids, window reductions and pooling, batch norm, CHLO math, bit
-ops, cholesky and triangular_solve, and the gradient of a small CNN. Cases are batched into one
-traced function per check (compile time dominates)."""
+"""Rules of the model ops (frontend/ad/: convolution.py, window.py, normalization.py, the CHLO rows
+of elementwise.py, bits.py, factorization.py) against jax.vjp/jax.jvp and central differences in
+f64: convolution grids, window reductions and pooling, batch norm, CHLO math, bit ops, cholesky
+and triangular_solve, and the gradient of a small CNN. Cases are batched into one traced function
+per check (compile time dominates)."""
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss

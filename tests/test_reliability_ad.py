@@ -11,7 +11,7 @@ import pytest
 import hloforge as hf
 import hloforge.numpy as hnp
 from hloforge import lax, nn
-from hloforge.frontend.ad.rules_control import wrapped_trip_count
+from hloforge.frontend.ad.control_flow import wrapped_trip_count
 
 X = np.array([1.0, 2.0], np.float32)
 Z = np.array([1 + 1j, 2.0 - 0.5j], np.complex64)

@@ -2,7 +2,7 @@
 
 Each call is one ``stablehlo.composite "hloforge.stop_gradient"`` over the float and complex Tensor
 leaves, its decomposition returning its operands: the name is the handle the AD knows
-(frontend/ad/rules_stop_gradient.py gives it zero rules in both modes), it survives printing,
+(frontend/ad/structure.py gives it zero rules in both modes), it survives printing,
 parsing and Module.optimize (the passes leave composites alone), and XLA inlines the
 decomposition, so the forward program is unchanged.
 """

@@ -8,7 +8,7 @@ The target platform is chosen at trace time: ``platform="cpu"`` or ``"gpu"`` (de
 Each factorization is wrapped in a ``stablehlo.composite`` named ``hloforge.linalg.<function>``
 whose attributes are its static options and whose decomposition (a private function) holds the
 custom calls: XLA inlines it, and hloforge's AD differentiates it by name
-(frontend/ad/rules_linalg.py, jax's rules), as a custom call is opaque. ``lu_solve``, ``solve``,
+(frontend/ad/lax_linalg.py, jax's rules), as a custom call is opaque. ``lu_solve``, ``solve``,
 ``det`` and ``slogdet`` are hloforge's (jax.numpy.linalg computes them from the same calls):
 ``solve``, ``det`` and ``slogdet`` are composites too, so that their derivatives solve with the
 matrix rather than differentiate its LU factorization.

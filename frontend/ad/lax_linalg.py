@@ -1,7 +1,7 @@
 """Derivative rules of hloforge.lax.linalg's factorizations: the ``stablehlo.composite`` ops named
 ``hloforge.linalg.<function>`` (frontend/lax/linalg.py) around the opaque LAPACK/cuSOLVER custom
-calls. ``RULES`` maps a composite name to (jvp, vjp); the composite rule of rules_control.py looks
-it up before inlining a decomposition. Rules take (ins, outs, tangents or cotangents) and the
+calls. ``RULES`` maps a composite name to (jvp, vjp), entered in structure.COMPOSITE_RULES, which
+the composite rule looks up before inlining a decomposition. Rules take (ins, outs, tangents or cotangents) and the
 composite's attributes (the function's static options) as keywords.
 
 The jvps are jax's (jax/_src/lax/linalg.py), built with hloforge ops on the composite's outputs:
@@ -22,6 +22,7 @@ from hloforge.frontend import dtypes, ops
 from hloforge.frontend.ad import api
 from hloforge.frontend.ad._util import (
     add_any, conj, differentiable, full, instantiate, matmul, mH, mT, needs, zeros_like)
+from hloforge.frontend.ad.structure import COMPOSITE_RULES
 from hloforge.frontend.lax import linalg as lax_linalg
 
 # ---------------------------------------------------------------- matrix helpers (last two dims)
@@ -378,5 +379,6 @@ RULES = {
     "hloforge.linalg.svd": (_svd_jvp, transposed(_svd_jvp)),
     "hloforge.linalg.lu": (_lu_jvp, transposed(_lu_jvp)),
 }
+COMPOSITE_RULES.update(RULES)
 
 __all__ = ["RULES", "transposed"]

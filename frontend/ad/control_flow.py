@@ -1,7 +1,4 @@
-"""Derivative rules of control flow (while, if, case) and the structural ops
-(optimization_barrier, map, composite, custom_call). Composites named in rules_linalg.RULES
-(hloforge.lax.linalg's factorizations) use those rules; other composites differentiate their
-decomposition. Indexing is in rules_indexing.py, the collectives in rules_collective.py.
+"""Derivative rules of control flow (frontend/ops/control_flow.py: while, if, case).
 
 Control flow regions may use values of the enclosing trace: the walkers append those
 (``Entry.captured``) to the op's operands, so a rule sees ``ins = operands + captures`` and gets
@@ -17,13 +14,11 @@ import math
 import numpy as np
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad import core, rules_linalg
-from hloforge.frontend.ad._util import (
-    add_any, differentiable, full, instantiate, needs, set_rules, splat, zeros_like)
+from hloforge.frontend.ad import core
+from hloforge.frontend.ad._util import add_any, differentiable, full, instantiate, needs, splat, zeros_like
 from hloforge.frontend.attributes import constant_array
 from hloforge.frontend.context import ir
-from hloforge.frontend.registry import OPS
-from hloforge.frontend.tracing import current_builder
+from hloforge.frontend.registry import OPS, def_rule
 
 _I32 = np.dtype(np.int32)
 
@@ -60,6 +55,7 @@ def _emit_select(name, index, bodies, types):
     return list(ops.case(index, bodies, types))
 
 
+@def_rule("jvp", "stablehlo.if", "stablehlo.case")
 def _branch_jvp(ins, outs, ts, region_op, captured, **params):
     """Each branch returns its primal outputs and their tangents (forward sweep of its body)."""
     index, regions, outer, caps = _branch_ops(region_op, ins, captured)
@@ -84,6 +80,7 @@ def _branch_jvp(ins, outs, ts, region_op, captured, **params):
     return tangents
 
 
+@def_rule("vjp", "stablehlo.if", "stablehlo.case")
 def _branch_vjp(ins, outs, cts, region_op, captured, **params):
     """The transpose of each branch (its body re-emitted, then swept backwards), selected by the
     same predicate or index; the index gets no cotangent."""
@@ -111,12 +108,9 @@ def _branch_vjp(ins, outs, cts, region_op, captured, **params):
     return result
 
 
-for _name in ("stablehlo.if", "stablehlo.case"):
-    set_rules(_name, _branch_jvp, _branch_vjp)
-
-
 # ---------------------------------------------------------------- while: jvp
 
+@def_rule("jvp", "stablehlo.while")
 def _while_jvp(ins, outs, ts, region_op, captured, cond=None, body=None):
     """Carry the tangents through the loop: the body's forward sweep gives the next ones."""
     operands, caps = _split(ins, captured)
@@ -286,6 +280,7 @@ _WHILE_ERROR = ("hloforge AD: reverse-mode differentiation of stablehlo.while ne
 
 # ---------------------------------------------------------------- while: vjp
 
+@def_rule("vjp", "stablehlo.while")
 def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
     """A forward loop stores the carries each iteration starts with (stacked along a new leading
     dim, dynamic_update_slice); a backward loop from the last iteration down reads them
@@ -366,110 +361,3 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
     for k, c in zip(cap_diff, bwd[1 + nd:1 + nd + na]):
         result[n + k] = c
     return result
-
-
-set_rules("stablehlo.while", _while_jvp, _while_vjp)
-
-
-# ---------------------------------------------------------------- optimization_barrier, map, composite, custom_call
-
-def _through_barrier(values, like):
-    """A barrier of their own over the non-zero (co)tangents; zeros stay symbolic."""
-    present = [i for i, v in enumerate(values) if v is not None]
-    out = [None] * len(like)
-    if present:
-        got = ops.optimization_barrier([values[i] for i in present])
-        for i, v in zip(present, got):
-            out[i] = v
-    return out
-
-
-set_rules("stablehlo.optimization_barrier", lambda ins, outs, ts: _through_barrier(ts, outs),
-     lambda ins, outs, cts: _through_barrier(cts, ins))
-
-
-def _inline(fn, args):
-    """Call a body (a re-emitting Python callable) here: (its outputs, tape)."""
-    b = current_builder("hloforge AD")
-    block = b.ip.block
-    before = len(list(block.operations))
-    out = fn(*args)
-    out = list(out) if isinstance(out, (list, tuple)) else [out]
-    tape = core.tape_of_block(list(block.operations)[before:])
-    return out, tape
-
-
-def _map_jvp(ins, outs, ts, body, dimensions, dtype):
-    """One map over (operands, tangents): the body's forward sweep on scalars."""
-    if not differentiable(outs[0].dtype):
-        return [None]
-    n = len(ins)
-    carried = [i for i in range(n) if ts[i] is not None and differentiable(ins[i].dtype)]
-
-    def scalar(*args):
-        xs, txs = args[:n], args[n:]
-        res, tape = _inline(body, xs)
-        tan = core.forward(tape, {xs[i].value: t for i, t in zip(carried, txs)})
-        return instantiate(tan.get(res[0].value), res[0])
-
-    return [ops.map(list(ins) + [ts[i] for i in carried], scalar, dimensions, dtype=outs[0].dtype)]
-
-
-def _map_vjp(ins, outs, cts, body, dimensions, dtype):
-    """One map per operand cotangent: the body's reverse sweep on scalars."""
-    n = len(ins)
-    result = [None] * n
-    for i in range(n):
-        if not (differentiable(ins[i].dtype) and needs(i)):
-            continue
-
-        def scalar(*args, i=i):
-            xs, c = args[:n], args[n]
-            res, tape = _inline(body, xs)
-            got = core.backward(tape, {res[0].value: c}, core.active_values(tape, [xs[i]]))
-            return instantiate(got.get(xs[i].value), xs[i])
-
-        result[i] = ops.map(list(ins) + [cts[0]], scalar, dimensions, dtype=ins[i].dtype)
-    return result
-
-
-set_rules("stablehlo.map", _map_jvp, _map_vjp)
-
-
-def _composite_jvp(ins, outs, ts, decomposition, name=None, attributes=None, **params):
-    """The rule registered for the composite's name (rules_linalg.RULES), else differentiate the
-    decomposition, inlined here."""
-    known = rules_linalg.RULES.get(name)
-    if known is not None:
-        return known[0](ins, outs, ts, **(attributes or {}))
-    res, tape = _inline(decomposition, ins)
-    tan = core.forward(tape, {x.value: t for x, t in zip(ins, ts) if t is not None})
-    return [tan.get(r.value) if differentiable(o.dtype) else None for r, o in zip(res, outs)]
-
-
-def _composite_vjp(ins, outs, cts, decomposition, name=None, attributes=None, **params):
-    known = rules_linalg.RULES.get(name)
-    if known is not None:
-        return known[1](ins, outs, cts, **(attributes or {}))
-    res, tape = _inline(decomposition, ins)
-    seeds = {}
-    for r, c in zip(res, cts):
-        if c is not None and differentiable(r.dtype):
-            seeds[r.value] = add_any(seeds.get(r.value), c)
-    wanted = [x for i, x in enumerate(ins) if differentiable(x.dtype) and needs(i)]
-    got = core.backward(tape, seeds, core.active_values(tape, wanted))
-    return [got.get(x.value) if differentiable(x.dtype) else None for x in ins]
-
-
-set_rules("stablehlo.composite", _composite_jvp, _composite_vjp)
-
-
-def _custom_call_error(kind):
-    def rule(ins, outs, values, call_target_name, **params):
-        raise NotImplementedError(
-            f"hloforge AD: cannot differentiate stablehlo.custom_call @{call_target_name}: a custom call is "
-            f"opaque, so it has no {kind} rule; wrap the function that emits it in hf.custom_vjp or hf.custom_jvp")
-    return rule
-
-
-set_rules("stablehlo.custom_call", _custom_call_error("jvp"), _custom_call_error("vjp"))
