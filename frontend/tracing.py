@@ -27,6 +27,11 @@ class Builder:
     being extended, as AD does) instead of a fresh one.
     """
 
+    transform_state: dict
+    """What the transformations (AD, batching) keep while this trace is built, keyed by the
+    transformation's name (``"ad"``: ``frontend/ad/_util.ADState``); each owns its entry. The one
+    place for such state: a rule keeps none in module attributes or on the Builder itself."""
+
     def __init__(self, spmd: bool = False, *, module: ir.Module | None = None,
                  ip: ir.InsertionPoint | None = None):
         self.spmd = spmd
@@ -45,6 +50,7 @@ class Builder:
         self._sites: dict = {}  # (code, instruction) -> the ir.Location of that call site
         self.reemitting: list = []  # old ir.Value -> Tensor maps of the regions being re-emitted (see reemitted)
         self.default_loc: ir.Location | None = None  # (see ``located``)
+        self.transform_state = {}
 
     def type(self, shape, dtype) -> ir.RankedTensorType:
         key = (tuple(shape), dtype)

@@ -1,20 +1,39 @@
 """Small emitters the derivative rules share (all build StableHLO through hloforge.ops)."""
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from hloforge.frontend import dtypes
 from hloforge.frontend import ops
 from hloforge.frontend.attributes import constant_array, dense
-from hloforge.frontend.registry import OPS, def_rule
+from hloforge.frontend.registry import def_rule
 from hloforge.frontend.tracing import TOKEN, Tensor, TupleSpec, Value, current_builder
 
 
-def set_rules(name: str, jvp, vjp) -> None:
-    """Attach ``jvp`` and ``vjp`` to the registry entry of op ``name`` (OpInfo.jvp / OpInfo.vjp)."""
-    OPS[name].jvp, OPS[name].vjp = jvp, vjp
+class ADState:
+    """What AD keeps while one trace is built (``Builder.transform_state["ad"]``, see ``ad_state``).
+
+    - ``splats``: (scope, block, element bytes, shape, dtype) -> the splat constant ``full`` emitted
+      there (one per trace body);
+    - ``splat_values``: ir.Value of such a constant -> its element (``splat`` reads it);
+    - ``irfft_cotangents``: ir.Value of an IRFFT cotangent -> (the rfft of the incoming cotangent,
+      the fft lengths), so the RFFT transpose can cancel the pair (fft.py);
+    - ``needed``: inside a vjp rule, whether each operand's cotangent is used (``needs``), else None.
+    """
+    __slots__ = ("splats", "splat_values", "irfft_cotangents", "needed")
+
+    def __init__(self):
+        self.splats, self.splat_values, self.irfft_cotangents, self.needed = {}, {}, {}, None
+
+
+def ad_state(b=None) -> ADState:
+    """The ADState of builder ``b`` (default: the current one), made on first use."""
+    if b is None:
+        b = current_builder("hloforge AD")
+    state = b.transform_state.get("ad")
+    if state is None:
+        state = b.transform_state["ad"] = ADState()
+    return state
 
 
 def zero_rules(*names: str) -> None:
@@ -58,9 +77,8 @@ def full(value, shape, dtype) -> Tensor:
     b = current_builder("hloforge AD")
     dtype, shape = dtypes.canonical(dtype), tuple(int(s) for s in shape)
     element = np.asarray([value], dtype=dtype)
-    cache = getattr(b, "_ad_splats", None)
-    if cache is None:
-        cache = b._ad_splats = {}
+    state = ad_state(b)
+    cache = state.splats
     key = (b.scope, b.ip.block, element.tobytes(), shape, dtype)
     hit = cache.get(key)
     if hit is not None:
@@ -69,22 +87,15 @@ def full(value, shape, dtype) -> Tensor:
         attr = dense(element, shape)
     op = b.emit("stablehlo.constant", [], [(shape, dtype)], {"value": attr})
     t = cache[key] = Tensor(op.result, shape, dtype, b)
-    _splat_values(b)[op.result] = element[0]
+    state.splat_values[op.result] = element[0]
     return t
-
-
-def _splat_values(b) -> dict:
-    table = getattr(b, "_ad_splat_values", None)
-    if table is None:
-        table = b._ad_splat_values = {}
-    return table
 
 
 def splat(t):
     """The element of ``t`` when it is a splat constant (made here, or a real-valued
     stablehlo.constant), else None: rules fold such operands instead of emitting ops the passes
     would fold again."""
-    known = _splat_values(t.builder).get(t.value)
+    known = ad_state(t.builder).splat_values.get(t.value)
     if known is not None or dtypes.is_complex(t.dtype):
         return known
     owner = t.value.owner
@@ -196,15 +207,13 @@ def replace_zero(x) -> Tensor:
     return ops.select(ops.compare(x, zero, "EQ"), like(1, x), x)
 
 
-_needed = threading.local()
-
-
 def needs(i: int) -> bool:
     """Inside a vjp rule: whether operand ``i``'s cotangent is used (it depends on the
     differentiated inputs). Rules may skip emitting the others; returning them anyway is fine."""
-    mask = getattr(_needed, "mask", None)
+    mask = ad_state().needed
     return mask is None or mask[i]
 
 
-def set_needed(mask):
-    _needed.mask = mask
+def set_needed(mask) -> None:
+    """The operands whose cotangents the vjp rule about to run must give (core.Entry.vjp), or None."""
+    ad_state().needed = mask

@@ -15,16 +15,13 @@ import math
 import numpy as np
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import conj
+from hloforge.frontend.ad._util import ad_state, conj
 from hloforge.frontend.registry import def_rule
 
 
 def _irfft_cotangents(t) -> dict:
     """Per trace: ir.Value of an IRFFT cotangent -> (the rfft of the incoming cotangent, lengths)."""
-    table = getattr(t.builder, "_irfft_cotangents", None)
-    if table is None:
-        table = t.builder._irfft_cotangents = {}
-    return table
+    return ad_state(t.builder).irfft_cotangents
 
 
 def _mask(n_bins, length, shape, dtype, scale=1.0, invert=False):
