@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from hloforge.frontend import ops
+from hloforge.frontend.batching._loop import per_example
 from hloforge.frontend.batching._util import bdim_at, common_dim, unbatched_axes
 from hloforge.frontend.registry import def_rule
 
@@ -82,18 +83,8 @@ def _reduced(xs, inits, d, dimensions, body):
 
 def _reduce_per_example(size, xs, x_dims, inits, init_dims, dimensions, body):
     """One reduce per example, stacked along a new leading dimension (exactly the loop)."""
-    xs = [bdim_at(x, d, size, 0) for x, d in zip(xs, x_dims)]
-    inits = [bdim_at(v, d, size, 0) for v, d in zip(inits, init_dims)]
-    results = []
-    for i in range(size):
-        example = [_take(x, i) for x in xs]
-        starts = [_take(v, i) for v in inits]
-        results.append(ops.reduce(example, starts, dimensions, body))
-    outs = [ops.concatenate([ops.reshape(r[k], (1,) + r[k].shape) for r in results], 0) for k in range(len(xs))]
-    return outs, [0] * len(outs)
+    n = len(xs)
 
-
-def _take(x, i):
-    """Example ``i`` of ``x`` (batch dimension first), without the batch dimension."""
-    row = ops.slice(x, (i,) + (0,) * (x.ndim - 1), (i + 1,) + x.shape[1:])
-    return ops.reshape(row, x.shape[1:])
+    def emit(*operands):
+        return list(ops.reduce(list(operands[:n]), list(operands[n:]), dimensions, body))
+    return per_example(size, list(xs) + list(inits), list(x_dims) + list(init_dims), emit)
