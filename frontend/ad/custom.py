@@ -300,13 +300,13 @@ class _JvpRule:
         primal = vmap(lambda *flat: tuple(self.primal_flat(list(flat))), in_axes=dims)
 
         def jvp_example(primals, tangents):
-            p_out = self.call(primals)
-            t_out = self._tangent_out(primals, tangents, p_out)
+            p_out = self.call(list(primals))
+            t_out = self._tangent_out(list(primals), list(tangents), p_out)
             return tuple(p_out), tuple(zeros_like(p) if t is None else t for t, p in zip(t_out, p_out))
 
         cj = custom_jvp(primal)
         cj.__name__ = f"vmap({self.cj.__name__})"
-        cj.defjvp(lambda primals, tangents: vmap(jvp_example, in_axes=(dims, dims))(list(primals), list(tangents)))
+        cj.defjvp(lambda primals, tangents: vmap(jvp_example, in_axes=(dims, dims))(tuple(primals), tuple(tangents)))
         return list(cj(*ins)), [0] * len(entry.outs)
 
     def custom_vjp(self, entry, cts, needed=None):
