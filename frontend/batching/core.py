@@ -9,7 +9,7 @@ unbatched are left as they are.
 from __future__ import annotations
 
 from hloforge.frontend.ad.core import Entry, _located
-from hloforge.frontend.registry import Spec, rule_of
+from hloforge.frontend.registry import Spec, TupleSpec, rule_of
 
 WHAT = "hloforge.vmap"
 
@@ -51,17 +51,23 @@ def _checked(e, outs, out_dims, size) -> tuple:
         raise RuntimeError(f"{WHAT}: the batch rule of {e.name} returned {len(outs)} values and "
                            f"{len(out_dims)} dimensions for {len(e.outs)} results")
     for i, (o, d, x) in enumerate(zip(outs, out_dims, e.outs)):
-        want = Spec.of(x)
-        if d is None:
-            ok = Spec.of(o) == want
-        else:
-            got = Spec.of(o)
-            ok = (isinstance(got, Spec) and 0 <= d < len(got.shape) and got.shape[d] == size
-                  and got.shape[:d] + got.shape[d + 1:] == want.shape and got.dtype == want.dtype)
-        if not ok:
+        if not _fits(Spec.of(o), d, Spec.of(x), size):
             raise RuntimeError(f"{WHAT}: the batch rule of {e.name} returned {o} (batch dimension {d}) for "
                                f"result {i} of type {x} and batch size {size}")
     return outs, out_dims
+
+
+def _fits(got, d, want, size) -> bool:
+    """``got`` is ``want`` with ``size`` inserted at dimension ``d``. A tuple's ``d`` is None
+    (no element batched) or a tuple of its elements' dimensions (``frontend/batching/tuples``)."""
+    if d is None:
+        return got == want
+    if isinstance(d, tuple):
+        return (isinstance(got, TupleSpec) and isinstance(want, TupleSpec)
+                and len(d) == len(got.elements) == len(want.elements)
+                and all(_fits(Spec.of(g), e, Spec.of(w), size) for g, e, w in zip(got.elements, d, want.elements)))
+    return (isinstance(got, Spec) and isinstance(want, Spec) and 0 <= d < len(got.shape) and got.shape[d] == size
+            and got.shape[:d] + got.shape[d + 1:] == want.shape and got.dtype == want.dtype)
 
 
 def erase_dead(operations) -> None:
