@@ -6,7 +6,7 @@ import numpy as np
 from hloforge.frontend import dtypes
 from hloforge.frontend import ops
 from hloforge.frontend.attributes import constant_array, dense
-from hloforge.frontend.registry import def_rule
+from hloforge.frontend.registry import OPS, def_rule
 from hloforge.frontend.tracing import TOKEN, Tensor, TupleSpec, Value, current_builder
 
 
@@ -34,6 +34,65 @@ def ad_state(b=None) -> ADState:
     if state is None:
         state = b.transform_state["ad"] = ADState()
     return state
+
+
+def deflinear(name: str, transpose) -> None:
+    """The rules of op ``name``, linear in its operands (jax's ``ad.deflinear2``): only its
+    transpose is written. The jvp is the op itself on the tangents (zeros of the operand where a
+    tangent is a symbolic zero; no tangent where the results carry none, e.g. a convert to int);
+    the vjp is ``transpose(ct, *operands, **params)``, a cotangent (or None) per operand, ``ct``
+    the result's cotangent.
+
+    Example:
+      >>> deflinear("stablehlo.negate", lambda ct, x: [ops.neg(ct)])
+    """
+    info = OPS[name]
+
+    @def_rule("jvp", name)
+    def jvp(ins, outs, ts, **params):
+        if all(t is None for t in ts) or not any(carries_tangent(o) for o in outs):
+            return [None] * len(outs)
+        out = info.builder(*info.arrange([instantiate(t, x) for t, x in zip(ts, ins)]), **params)
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+
+    @def_rule("vjp", name)
+    def vjp(ins, outs, cts, **params):
+        return transpose(cts[0], *ins, **params)
+
+    jvp.__name__, vjp.__name__ = f"{info.builder.__name__}_jvp", f"{info.builder.__name__}_transpose"
+
+
+def defbilinear(name: str, lhs_transpose, rhs_transpose, *, op=None) -> None:
+    """The rules of op ``name``, z = op(x, y) linear in each operand (jax's ``ad.defbilinear``):
+    only its two partial transposes are written, ``lhs_transpose(ct, x, y, **params)`` (x's
+    cotangent) and ``rhs_transpose(ct, x, y, **params)`` (y's). The jvp is
+    ``op(tx, y) + op(x, ty)`` (a symbolic-zero tangent's term left out); the vjp gives each operand
+    whose cotangent is needed (``needs``) its transpose. ``op(x, y, **params)``: the op itself
+    (default: its registry builder).
+
+    Example:
+      >>> defbilinear("stablehlo.multiply", lambda ct, x, y: mul(ct, y), lambda ct, x, y: mul(ct, x), op=mul)
+    """
+    info = OPS[name]
+    apply = op if op is not None else info.builder
+
+    @def_rule("jvp", name)
+    def jvp(ins, outs, ts, **params):
+        x, y = ins
+        out = None
+        if ts[0] is not None:
+            out = apply(ts[0], y, **params)
+        if ts[1] is not None:
+            out = add_any(out, apply(x, ts[1], **params))
+        return [out]
+
+    @def_rule("vjp", name)
+    def vjp(ins, outs, cts, **params):
+        x, y = ins
+        return [lhs_transpose(cts[0], x, y, **params) if needs(0) else None,
+                rhs_transpose(cts[0], x, y, **params) if needs(1) else None]
+
+    jvp.__name__, vjp.__name__ = f"{info.builder.__name__}_jvp", f"{info.builder.__name__}_transpose"
 
 
 def zero_rules(*names: str) -> None:

@@ -4,10 +4,7 @@ linear (applied to the (co)tangent)."""
 from __future__ import annotations
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import zero_rules
-from hloforge.frontend.registry import def_rule
+from hloforge.frontend.ad._util import deflinear, zero_rules
 
 zero_rules("stablehlo.bitcast_convert", "stablehlo.rng_bit_generator")
-
-def_rule("jvp", "stablehlo.reduce_precision")(lambda ins, outs, ts, **p: [ops.reduce_precision(ts[0], **p)])
-def_rule("vjp", "stablehlo.reduce_precision")(lambda ins, outs, cts, **p: [ops.reduce_precision(cts[0], **p)])
+deflinear("stablehlo.reduce_precision", lambda ct, x, **p: [ops.reduce_precision(ct, **p)])

@@ -1,10 +1,10 @@
-"""Derivative rules of stablehlo.convolution (frontend/ops/convolution.py): bilinear, both
-transposes are convolutions (JAX's rules, jax/_src/lax/convolution.py)."""
+"""Derivative rules of stablehlo.convolution (frontend/ops/convolution.py): bilinear
+(``defbilinear``: the jvp is two convolutions), both transposes are convolutions (JAX's rules,
+jax/_src/lax/convolution.py)."""
 from __future__ import annotations
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import add_any, needs, zeros_like
-from hloforge.frontend.registry import def_rule
+from hloforge.frontend.ad._util import defbilinear, zeros_like
 
 
 def _dilate_shape(shape, dilation):
@@ -46,67 +46,69 @@ def _merge_axis(x, src, dst):
     return ops.reshape(x, tuple(shape))
 
 
-def _conv_setup(rhs, dimension_numbers, window_strides, padding, lhs_dilation, rhs_dilation, window_reversal):
-    d = dimension_numbers
+def _conv_options(d, window_strides, padding, lhs_dilation, rhs_dilation, window_reversal):
+    """(reversed kernel dims, strides, padding, lhs dilation, rhs dilation), defaults filled in."""
     n = len(d.input_spatial_dimensions)
     flipped = [k for k, r in zip(d.kernel_spatial_dimensions, window_reversal or ()) if r]
-    if flipped:  # a reversed window is a convolution with the reversed kernel
-        rhs = ops.reverse(rhs, tuple(flipped))
-    return (rhs, flipped, tuple(window_strides or (1,) * n), tuple(padding or ((0, 0),) * n),
+    return (flipped, tuple(window_strides or (1,) * n), tuple(padding or ((0, 0),) * n),
             tuple(lhs_dilation or (1,) * n), tuple(rhs_dilation or (1,) * n))
 
 
-@def_rule("jvp", "stablehlo.convolution")
-def _conv_jvp(ins, outs, ts, **params):
-    lhs, rhs = ins
-    out = None
-    if ts[0] is not None:
-        out = ops.convolution(ts[0], rhs, **params)
-    if ts[1] is not None:
-        out = add_any(out, ops.convolution(lhs, ts[1], **params))
-    return [out]
+def _spatial_sizes(lhs, rhs, g, d):
+    return ([lhs.shape[i] for i in d.input_spatial_dimensions], [rhs.shape[i] for i in d.kernel_spatial_dimensions],
+            [g.shape[i] for i in d.output_spatial_dimensions])
 
 
-@def_rule("vjp", "stablehlo.convolution")
-def _conv_vjp(ins, outs, cts, dimension_numbers, window_strides, padding, lhs_dilation, rhs_dilation,
-              window_reversal, feature_group_count, batch_group_count, precision):
-    """jax's _conv_general_dilated_transpose_lhs / _rhs: both transposes are convolutions."""
-    lhs, rhs0 = ins
-    g = cts[0]
+def _conv_lhs_t(g, lhs, rhs, dimension_numbers, window_strides, padding, lhs_dilation, rhs_dilation,
+                window_reversal, feature_group_count, batch_group_count, precision):
+    """jax's _conv_general_dilated_transpose_lhs: a convolution of the cotangent with the spatially
+    reversed kernel, feature groups moved into the kernel's output features."""
     d = dimension_numbers
-    rhs, flipped, strides, pads, ldil, rdil = _conv_setup(rhs0, d, window_strides, padding, lhs_dilation,
-                                                          rhs_dilation, window_reversal)
+    flipped, strides, pads, ldil, rdil = _conv_options(d, window_strides, padding, lhs_dilation, rhs_dilation,
+                                                       window_reversal)
+    if flipped:  # a reversed window is a convolution with the reversed kernel
+        rhs = ops.reverse(rhs, tuple(flipped))
     ib, if_, isp = d.input_batch_dimension, d.input_feature_dimension, d.input_spatial_dimensions
     kif, kof, ksp = d.kernel_input_feature_dimension, d.kernel_output_feature_dimension, d.kernel_spatial_dimensions
     ob, of, osp = d.output_batch_dimension, d.output_feature_dimension, d.output_spatial_dimensions
-    lhs_s = [lhs.shape[i] for i in isp]
-    rhs_s = [rhs.shape[i] for i in ksp]
-    g_s = [g.shape[i] for i in osp]
+    lhs_s, rhs_s, g_s = _spatial_sizes(lhs, rhs, g, d)
     fgc, bgc = feature_group_count, batch_group_count
-    out = [None, None]
-    if needs(0):
-        kernel = rhs
-        groups = fgc
-        if fgc > 1 or bgc > 1:
-            kernel = _merge_axis(_split_axis(kernel, kof, max(fgc, bgc)), kof, kif)
-            groups = max(fgc, bgc)
-        dn = ops.ConvDimensions(ob, of, osp, kof, kif, ksp, ib, if_, isp)
-        t_pads = vjp_lhs_padding(lhs_s, rhs_s, strides, g_s, pads, ldil, rdil)
-        kernel = ops.reverse(kernel, tuple(ksp)) if ksp else kernel
-        r = ops.convolution(g, kernel, dn, window_strides=ldil, padding=t_pads, lhs_dilation=strides,
-                            rhs_dilation=rdil, feature_group_count=groups, precision=precision)
-        if bgc > 1:
-            r = _merge_axis(_split_axis(r, if_, bgc), if_, ib)
-        out[0] = r
-    if needs(1):
-        if 0 in g.shape:
-            out[1] = zeros_like(rhs0)
-        else:
-            t_fgc, t_bgc = (bgc, 1) if bgc > 1 else (1, fgc)
-            dn = ops.ConvDimensions(if_, ib, isp, ob, of, osp, kif, kof, ksp)
-            t_pads = _vjp_rhs_padding(lhs_s, rhs_s, strides, g_s, pads, ldil, rdil)
-            r = ops.convolution(lhs, g, dn, window_strides=rdil, padding=t_pads, lhs_dilation=ldil,
-                                rhs_dilation=strides, feature_group_count=t_fgc, batch_group_count=t_bgc,
-                                precision=precision)
-            out[1] = ops.reverse(r, tuple(flipped)) if flipped else r
-    return out
+    kernel = rhs
+    groups = fgc
+    if fgc > 1 or bgc > 1:
+        kernel = _merge_axis(_split_axis(kernel, kof, max(fgc, bgc)), kof, kif)
+        groups = max(fgc, bgc)
+    dn = ops.ConvDimensions(ob, of, osp, kof, kif, ksp, ib, if_, isp)
+    t_pads = vjp_lhs_padding(lhs_s, rhs_s, strides, g_s, pads, ldil, rdil)
+    kernel = ops.reverse(kernel, tuple(ksp)) if ksp else kernel
+    r = ops.convolution(g, kernel, dn, window_strides=ldil, padding=t_pads, lhs_dilation=strides,
+                        rhs_dilation=rdil, feature_group_count=groups, precision=precision)
+    if bgc > 1:
+        r = _merge_axis(_split_axis(r, if_, bgc), if_, ib)
+    return r
+
+
+def _conv_rhs_t(g, lhs, rhs, dimension_numbers, window_strides, padding, lhs_dilation, rhs_dilation,
+                window_reversal, feature_group_count, batch_group_count, precision):
+    """jax's _conv_general_dilated_transpose_rhs: a convolution of the input with the cotangent,
+    feature groups becoming batch groups (and back)."""
+    if 0 in g.shape:
+        return zeros_like(rhs)
+    d = dimension_numbers
+    flipped, strides, pads, ldil, rdil = _conv_options(d, window_strides, padding, lhs_dilation, rhs_dilation,
+                                                       window_reversal)
+    ib, if_, isp = d.input_batch_dimension, d.input_feature_dimension, d.input_spatial_dimensions
+    kif, kof, ksp = d.kernel_input_feature_dimension, d.kernel_output_feature_dimension, d.kernel_spatial_dimensions
+    ob, of, osp = d.output_batch_dimension, d.output_feature_dimension, d.output_spatial_dimensions
+    lhs_s, rhs_s, g_s = _spatial_sizes(lhs, rhs, g, d)
+    fgc, bgc = feature_group_count, batch_group_count
+    t_fgc, t_bgc = (bgc, 1) if bgc > 1 else (1, fgc)
+    dn = ops.ConvDimensions(if_, ib, isp, ob, of, osp, kif, kof, ksp)
+    t_pads = _vjp_rhs_padding(lhs_s, rhs_s, strides, g_s, pads, ldil, rdil)
+    r = ops.convolution(lhs, g, dn, window_strides=rdil, padding=t_pads, lhs_dilation=ldil,
+                        rhs_dilation=strides, feature_group_count=t_fgc, batch_group_count=t_bgc,
+                        precision=precision)
+    return ops.reverse(r, tuple(flipped)) if flipped else r
+
+
+defbilinear("stablehlo.convolution", _conv_lhs_t, _conv_rhs_t)

@@ -12,7 +12,7 @@ import math
 from hloforge.frontend import dtypes
 from hloforge.frontend import ops
 from hloforge.frontend.ad._util import (
-    add_any, conj, div, like, mul, needs, neg, replace_zero, splat, zero_rules, zeros_like)
+    add_any, conj, defbilinear, deflinear, div, like, mul, needs, neg, replace_zero, splat, zero_rules, zeros_like)
 from hloforge.frontend.registry import def_rule
 
 
@@ -27,11 +27,6 @@ def _def_unary(name, deriv):
     @def_rule("vjp", name)
     def vjp(ins, outs, cts):
         return [None if cts[0] is None else mul(cts[0], deriv(ins[0], outs[0]))]
-
-
-def _def_linear_unary(name, fn, transpose):
-    def_rule("jvp", name)(lambda ins, outs, ts, **p: [fn(ts[0], **p)])
-    def_rule("vjp", name)(lambda ins, outs, cts, **p: [transpose(cts[0], ins[0], **p)])
 
 
 UNARY = {
@@ -56,7 +51,7 @@ zero_rules("stablehlo.floor", "stablehlo.ceil", "stablehlo.round_nearest_even", 
            "stablehlo.sign", "stablehlo.not", "stablehlo.is_finite", "stablehlo.and", "stablehlo.or", "stablehlo.xor",
            "stablehlo.shift_left", "stablehlo.shift_right_arithmetic", "stablehlo.shift_right_logical")
 
-_def_linear_unary("stablehlo.negate", lambda t: ops.neg(t), lambda c, x: ops.neg(c))
+deflinear("stablehlo.negate", lambda ct, x: [ops.neg(ct)])
 
 
 @def_rule("jvp", "stablehlo.abs")
@@ -77,15 +72,15 @@ def _abs_vjp(ins, outs, cts):
 
 
 def _real_t(c, x):  # the transpose of real: c -> c + 0i
-    return ops.complex(c, zeros_like(c)) if dtypes.is_complex(x.dtype) else c
+    return [ops.complex(c, zeros_like(c)) if dtypes.is_complex(x.dtype) else c]
 
 
 def _imag_t(c, x):  # the transpose of imag: c -> -i c
-    return ops.complex(zeros_like(c), ops.neg(c)) if dtypes.is_complex(x.dtype) else None
+    return [ops.complex(zeros_like(c), ops.neg(c)) if dtypes.is_complex(x.dtype) else None]
 
 
-_def_linear_unary("stablehlo.real", lambda t: ops.real(t) if dtypes.is_complex(t.dtype) else t, _real_t)
-_def_linear_unary("stablehlo.imag", lambda t: ops.imag(t) if dtypes.is_complex(t.dtype) else zeros_like(t), _imag_t)
+deflinear("stablehlo.real", _real_t)
+deflinear("stablehlo.imag", _imag_t)
 
 
 # ---------------------------------------------------------------- binary
@@ -123,7 +118,7 @@ def _sub_jvp(ins, outs, ts):
 
 def_rule("vjp", "stablehlo.add")(lambda ins, outs, cts: [cts[0], cts[0]])
 def_rule("vjp", "stablehlo.subtract")(lambda ins, outs, cts: [cts[0], ops.neg(cts[0]) if needs(1) else None])
-_def_binary("stablehlo.multiply", lambda x, y, z: y, lambda x, y, z: x)
+defbilinear("stablehlo.multiply", lambda ct, x, y: mul(ct, y), lambda ct, x, y: mul(ct, x), op=mul)
 _def_binary("stablehlo.divide", lambda x, y, z: div(like(1, y), y), lambda x, y, z: neg(div(z, y)))
 
 
@@ -168,15 +163,8 @@ _def_binary("stablehlo.atan2", lambda x, y, z: ops.divide(y, _atan2_denominator(
             lambda x, y, z: ops.neg(ops.divide(x, _atan2_denominator(x, y))))
 
 
-@def_rule("jvp", "stablehlo.complex")
-def _complex_jvp(ins, outs, ts):
-    re, im = ts
-    return [ops.complex(re if re is not None else zeros_like(ins[0]), im if im is not None else zeros_like(ins[1]))]
-
-
-@def_rule("vjp", "stablehlo.complex")
-def _complex_vjp(ins, outs, cts):  # the transpose of (a, b) -> a + ib: c -> (Re c, -Im c)
-    return [ops.real(cts[0]), ops.neg(ops.imag(cts[0]))]
+# the transpose of (a, b) -> a + ib: c -> (Re c, -Im c)
+deflinear("stablehlo.complex", lambda ct, re, im: [ops.real(ct), ops.neg(ops.imag(ct))])
 
 
 # ---------------------------------------------------------------- CHLO math (y = f(x), dy = f'(x) dx)

@@ -1,12 +1,13 @@
 """Derivative rules of stablehlo.fft (frontend/ops/fft.py), JAX's conventions.
 
-All four types are linear. Under the bilinear pairing Re(a * b) that JAX's complex cotangents
-use, FFT and IFFT are their own transposes (the DFT matrix is symmetric). RFFT's transpose is
-``N * irfft(conj(ct) / mask)`` and IRFFT's is ``conj(mask * rfft(ct) / N)`` where N is the product of
-the lengths and ``mask`` weights the bins rfft de-duplicates by 2 (all but DC and, for even
-lengths, Nyquist). When an RFFT cotangent is exactly an IRFFT cotangent of the same lengths (the
-backward pass of ``irfft(... rfft(x) ...)`` with nothing between them), the two conjugations and
-masks cancel and the rule emits ``irfft(rfft(ct))``, which Module.optimize removes.
+All four types are linear (``deflinear``: the jvp is the fft of the tangent). Under the bilinear
+pairing Re(a * b) that JAX's complex cotangents use, FFT and IFFT are their own transposes (the
+DFT matrix is symmetric). RFFT's transpose is ``N * irfft(conj(ct) / mask)`` and IRFFT's is
+``conj(mask * rfft(ct) / N)`` where N is the product of the lengths and ``mask`` weights the bins
+rfft de-duplicates by 2 (all but DC and, for even lengths, Nyquist). When an RFFT cotangent is
+exactly an IRFFT cotangent of the same lengths (the backward pass of ``irfft(... rfft(x) ...)``
+with nothing between them), the two conjugations and masks cancel and the rule emits
+``irfft(rfft(ct))``, which Module.optimize removes.
 """
 from __future__ import annotations
 
@@ -15,8 +16,7 @@ import math
 import numpy as np
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import ad_state, conj
-from hloforge.frontend.registry import def_rule
+from hloforge.frontend.ad._util import ad_state, conj, deflinear
 
 
 def _irfft_cotangents(t) -> dict:
@@ -35,14 +35,7 @@ def _mask(n_bins, length, shape, dtype, scale=1.0, invert=False):
     return ops.broadcast_in_dim(c, shape, (len(shape) - 1,))
 
 
-@def_rule("jvp", "stablehlo.fft")
-def _jvp(ins, outs, ts, fft_type, fft_length):
-    return [ops.fft(ts[0], fft_type, fft_length)]
-
-
-@def_rule("vjp", "stablehlo.fft")
-def _vjp(ins, outs, cts, fft_type, fft_length):
-    c = cts[0]
+def _transpose(c, x, fft_type, fft_length):
     n = math.prod(fft_length)
     if fft_type in ("FFT", "IFFT"):
         return [ops.fft(c, fft_type, fft_length)]
@@ -57,3 +50,6 @@ def _vjp(ins, outs, cts, fft_type, fft_length):
         return [ops.fft(known[0], "IRFFT", fft_length)]
     weighted = ops.multiply(conj(c), _mask(c.shape[-1], fft_length[-1], c.shape, c.dtype, n, invert=True))
     return [ops.fft(weighted, "IRFFT", fft_length)]
+
+
+deflinear("stablehlo.fft", _transpose)

@@ -1,59 +1,56 @@
 """Derivative rules of the contraction and reduction ops (frontend/ops/linalg.py): dot_general
-(bilinear) and reduce (add bodies are linear; mul, max, min and argmax-like variadic reduces)."""
+(bilinear: ``defbilinear``, only its two transposes are written) and reduce (add bodies are
+linear; mul, max, min and argmax-like variadic reduces)."""
 from __future__ import annotations
 
 import numpy as np
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import add_any, full, instantiate, like, needs, splat, sum_to_scalar, zeros_like
+from hloforge.frontend.ad._util import (
+    add_any, defbilinear, full, instantiate, like, needs, splat, sum_to_scalar, zeros_like)
 from hloforge.frontend.registry import def_rule
 
 
 # ---------------------------------------------------------------- dot_general
 
-@def_rule("jvp", "stablehlo.dot_general")
-def _dot_jvp(ins, outs, ts, precision, **dims):
-    lhs, rhs = ins
-    out = None
-    if ts[0] is not None:
-        out = ops.dot_general(ts[0], rhs, precision=precision, **dims)
-    if ts[1] is not None:
-        out = add_any(out, ops.dot_general(lhs, ts[1], precision=precision, **dims))
-    return [out]
-
-
-@def_rule("vjp", "stablehlo.dot_general")
-def _dot_vjp(ins, outs, cts, precision, lhs_batching_dimensions, rhs_batching_dimensions,
-             lhs_contracting_dimensions, rhs_contracting_dimensions):
-    """Each operand's cotangent is a dot_general of the cotangent with the other operand, then a
-    transpose into the operand's layout; of the two operand orders the one that needs no
-    transpose is used when there is one."""
-    lhs, rhs = ins
-    c = cts[0]
-    lb, rb, lc, rc = (lhs_batching_dimensions, rhs_batching_dimensions, lhs_contracting_dimensions,
-                      rhs_contracting_dimensions)
+def _dot_dims(lhs, rhs, c, lb, rb, lc, rc):
+    """(lhs free dims, rhs free dims, and the cotangent's batch, lhs-free and rhs-free dims)."""
     nb = len(lb)
     lfree = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
     rfree = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
-    c_batch = tuple(range(nb))
-    c_lfree = tuple(range(nb, nb + len(lfree)))
-    c_rfree = tuple(range(nb + len(lfree), c.ndim))
-    out = [None, None]
-    if needs(0):  # the lhs dim each result dim holds, for dot(c, rhs) and for dot(rhs, c)
-        contracted = [lc[rc.index(r)] for r in sorted(rc)]
-        out[0] = _contract_pick(
-            list(lb) + lfree + contracted,
-            lambda: ops.dot_general(c, rhs, c_batch, rb, c_rfree, tuple(rfree), precision=precision),
-            list(lb) + contracted + lfree,
-            lambda: ops.dot_general(rhs, c, rb, c_batch, tuple(rfree), c_rfree, precision=precision))
-    if needs(1):  # the rhs dim each result dim holds, for dot(lhs, c) and for dot(c, lhs)
-        contracted = [rc[lc.index(l)] for l in sorted(lc)]
-        out[1] = _contract_pick(
-            list(rb) + contracted + rfree,
-            lambda: ops.dot_general(lhs, c, lb, c_batch, tuple(lfree), c_lfree, precision=precision),
-            list(rb) + rfree + contracted,
-            lambda: ops.dot_general(c, lhs, c_batch, lb, c_lfree, tuple(lfree), precision=precision))
-    return out
+    return (lfree, rfree, tuple(range(nb)), tuple(range(nb, nb + len(lfree))),
+            tuple(range(nb + len(lfree), c.ndim)))
+
+
+def _dot_lhs_t(c, lhs, rhs, precision, lhs_batching_dimensions, rhs_batching_dimensions,
+               lhs_contracting_dimensions, rhs_contracting_dimensions):
+    """The lhs cotangent: a dot_general of the cotangent with rhs, transposed into lhs's layout;
+    of the two operand orders the one that needs no transpose is used when there is one."""
+    lb, rb, lc, rc = (lhs_batching_dimensions, rhs_batching_dimensions, lhs_contracting_dimensions,
+                      rhs_contracting_dimensions)
+    lfree, rfree, c_batch, c_lfree, c_rfree = _dot_dims(lhs, rhs, c, lb, rb, lc, rc)
+    # the lhs dim each result dim holds, for dot(c, rhs) and for dot(rhs, c)
+    contracted = [lc[rc.index(r)] for r in sorted(rc)]
+    return _contract_pick(
+        list(lb) + lfree + contracted,
+        lambda: ops.dot_general(c, rhs, c_batch, rb, c_rfree, tuple(rfree), precision=precision),
+        list(lb) + contracted + lfree,
+        lambda: ops.dot_general(rhs, c, rb, c_batch, tuple(rfree), c_rfree, precision=precision))
+
+
+def _dot_rhs_t(c, lhs, rhs, precision, lhs_batching_dimensions, rhs_batching_dimensions,
+               lhs_contracting_dimensions, rhs_contracting_dimensions):
+    """The rhs cotangent: a dot_general of lhs with the cotangent, as ``_dot_lhs_t``."""
+    lb, rb, lc, rc = (lhs_batching_dimensions, rhs_batching_dimensions, lhs_contracting_dimensions,
+                      rhs_contracting_dimensions)
+    lfree, rfree, c_batch, c_lfree, c_rfree = _dot_dims(lhs, rhs, c, lb, rb, lc, rc)
+    # the rhs dim each result dim holds, for dot(lhs, c) and for dot(c, lhs)
+    contracted = [rc[lc.index(l)] for l in sorted(lc)]
+    return _contract_pick(
+        list(rb) + contracted + rfree,
+        lambda: ops.dot_general(lhs, c, lb, c_batch, tuple(lfree), c_lfree, precision=precision),
+        list(rb) + rfree + contracted,
+        lambda: ops.dot_general(c, lhs, c_batch, lb, c_lfree, tuple(lfree), precision=precision))
 
 
 def _contract_pick(first, make_first, second, make_second):
@@ -66,6 +63,9 @@ def _contract_pick(first, make_first, second, make_second):
 
 def _permute(x, perm):
     return x if list(perm) == list(range(x.ndim)) else ops.transpose(x, tuple(perm))
+
+
+defbilinear("stablehlo.dot_general", _dot_lhs_t, _dot_rhs_t)
 
 
 # ---------------------------------------------------------------- reduce

@@ -1,36 +1,24 @@
 """Derivative rules of the data-movement ops (frontend/ops/shape.py): reshape, transpose, reverse,
-broadcast_in_dim, slice, concatenate, dynamic_slice, all linear in their data operands (index
-operands get no cotangent); constant and iota have no tangents."""
+broadcast_in_dim, slice and concatenate are linear (``deflinear``: only their transposes are
+written); dynamic_slice is linear in its operand (index operands get no cotangent); constant and
+iota have no tangents."""
 from __future__ import annotations
 
 import numpy as np
 
 from hloforge.frontend import ops
-from hloforge.frontend.ad._util import full, instantiate, zero_rules, zeros_like
+from hloforge.frontend.ad._util import deflinear, full, zero_rules, zeros_like
 from hloforge.frontend.registry import def_rule
 
 
-def _same_op(builder):
-    """jvp of an op linear in its first operand: the op itself on the tangent."""
-    def jvp(ins, outs, ts, **params):
-        return [builder(ts[0], **params)]
-    return jvp
+# ---------------------------------------------------------------- linear: only the transposes
+
+deflinear("stablehlo.reshape", lambda ct, x, shape: [ops.reshape(ct, x.shape)])
+deflinear("stablehlo.transpose", lambda ct, x, permutation: [ops.transpose(ct, tuple(np.argsort(permutation)))])
+deflinear("stablehlo.reverse", lambda ct, x, dimensions: [ops.reverse(ct, dimensions)])
 
 
-# ---------------------------------------------------------------- reshape, transpose, reverse, broadcast
-
-def_rule("jvp", "stablehlo.reshape")(_same_op(ops.reshape))
-def_rule("vjp", "stablehlo.reshape")(lambda ins, outs, cts, shape: [ops.reshape(cts[0], ins[0].shape)])
-def_rule("jvp", "stablehlo.transpose")(_same_op(ops.transpose))
-def_rule("vjp", "stablehlo.transpose")(
-    lambda ins, outs, cts, permutation: [ops.transpose(cts[0], tuple(np.argsort(permutation)))])
-def_rule("jvp", "stablehlo.reverse")(_same_op(ops.reverse))
-def_rule("vjp", "stablehlo.reverse")(lambda ins, outs, cts, dimensions: [ops.reverse(cts[0], dimensions)])
-
-
-@def_rule("vjp", "stablehlo.broadcast_in_dim")
-def _broadcast_vjp(ins, outs, cts, shape, broadcast_dimensions):
-    x, c = ins[0], cts[0]
+def _broadcast_t(c, x, shape, broadcast_dimensions):
     dims = broadcast_dimensions
     expanded = [i for i in range(x.ndim) if x.shape[i] == 1 and shape[dims[i]] != 1]
     summed = sorted(set(d for d in range(len(shape)) if d not in dims) | {dims[i] for i in expanded})
@@ -41,31 +29,21 @@ def _broadcast_vjp(ins, outs, cts, shape, broadcast_dimensions):
     return [ops.reshape(r, x.shape) if r.shape != x.shape else r]
 
 
-def_rule("jvp", "stablehlo.broadcast_in_dim")(_same_op(ops.broadcast_in_dim))
+deflinear("stablehlo.broadcast_in_dim", _broadcast_t)
 
 
-# ---------------------------------------------------------------- slices, concatenate
-
-@def_rule("vjp", "stablehlo.slice")
-def _slice_vjp(ins, outs, cts, start_indices, limit_indices, strides):
-    x, c = ins[0], cts[0]
+def _slice_t(c, x, start_indices, limit_indices, strides):
     if 0 in c.shape:
         return [zeros_like(x)]
     high = [n - (s + (m - 1) * st + 1) for n, s, m, st in zip(x.shape, start_indices, c.shape, strides)]
     return [ops.pad(c, 0, start_indices, high, [st - 1 for st in strides])]
 
 
-def_rule("jvp", "stablehlo.slice")(_same_op(ops.slice))
+deflinear("stablehlo.slice", _slice_t)
 
 
-@def_rule("jvp", "stablehlo.concatenate")
-def _concat_jvp(ins, outs, ts, dimension):
-    return [ops.concatenate([instantiate(t, x) for t, x in zip(ts, ins)], dimension)]
-
-
-@def_rule("vjp", "stablehlo.concatenate")
-def _concat_vjp(ins, outs, cts, dimension):
-    c, out, start = cts[0], [], 0
+def _concat_t(c, *ins, dimension):
+    out, start = [], 0
     for x in ins:
         begin = [0] * c.ndim
         limit = list(c.shape)
@@ -74,6 +52,11 @@ def _concat_vjp(ins, outs, cts, dimension):
         start += x.shape[dimension]
     return out
 
+
+deflinear("stablehlo.concatenate", _concat_t)
+
+
+# ---------------------------------------------------------------- dynamic_slice (linear in the operand only)
 
 @def_rule("jvp", "stablehlo.dynamic_slice")
 def _dynamic_slice_jvp(ins, outs, ts, slice_sizes):
