@@ -1,0 +1,165 @@
+"""Module.vmap on modules lowered by jax (elementwise, dot, reduce, fft, pad, conv, while, gather...),
+traced by hloforge, optimized and read from a file, against jax.vmap of the same function; its
+errors."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import hloforge as hf
+import hloforge.numpy as hnp
+from batching_helpers import assert_same
+
+rng = np.random.default_rng(2)
+N = 3  # the batch size
+
+
+def _f32(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _outputs(r):
+    return [np.asarray(o) for o in (r if isinstance(r, (list, tuple)) else [r])]
+
+
+def _batched(x, axis):
+    """N examples of ``x``'s shape stacked along ``axis`` (None: ``x`` itself)."""
+    if axis is None:
+        return x
+    xs = np.stack([np.asarray(x) + np.asarray(i, x.dtype) if x.dtype != np.bool_ else x for i in range(N)])
+    return np.moveaxis(xs, 0, axis % (x.ndim + 1))
+
+
+def check_module_vmap(f, examples, in_axes=0, out_axes=0, exact=False, module=None):
+    """Module.vmap of jax's lowering of ``f`` (or ``module``) at ``examples`` equals jax.vmap(f)."""
+    m = module if module is not None else hf.Module.parse(jax.jit(f).lower(*examples).as_text())
+    axes = in_axes if isinstance(in_axes, (list, tuple)) else [in_axes] * len(examples)
+    args = [_batched(x, a) for x, a in zip(examples, axes)]
+    mb = m.vmap(N, in_axes=in_axes, out_axes=out_axes)
+    got = _outputs(mb.compile()(*args))
+    want = [np.asarray(w) for w in jax.tree_util.tree_leaves(
+        jax.vmap(f, in_axes=tuple(axes), out_axes=out_axes if not isinstance(out_axes, list) else tuple(out_axes))(
+            *args))]
+    assert_same(got, want, exact=exact)
+    return mb
+
+
+CASES = {  # name -> (jax function, per-example arguments, in_axes, out_axes)
+    "elementwise": (lambda x, y: jnp.sin(x) * y + 1.0, (_f32(4), _f32(4)), (0, None), 0),
+    "elementwise_axis_1": (lambda x, y: jnp.maximum(x, y) - jnp.exp(y), (_f32(2, 4), _f32(2, 4)), (1, -1), 1),
+    "dot_shared_weights": (lambda x, w: x @ w, (_f32(4), _f32(4, 5)), (0, None), 0),
+    "dot_both_batched": (lambda a, b: a @ b, (_f32(2, 4), _f32(4, 3)), (1, 0), -1),
+    "reduce_sum_max": (lambda x: (x.sum(axis=1), x.max(), jnp.mean(x, axis=0)), (_f32(3, 4),), 2, 0),
+    "argmax": (lambda x: jnp.argmax(x, axis=-1), (_f32(3, 4),), 0, 0),
+    "fft": (lambda x: jnp.fft.rfft(x, axis=-1), (_f32(2, 8),), 1, 0),
+    "pad": (lambda x: jnp.pad(x, ((1, 2), (0, 1))), (_f32(2, 3),), 0, 0),
+    "lax_pad_interior": (lambda x: jax.lax.pad(x, 0.5, [(1, 0, 1)]), (_f32(4),), 0, 0),
+    "conv": (lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME"), (_f32(1, 2, 5, 5), _f32(3, 2, 3, 3)),
+             (0, None), 0),
+    "while": (lambda x: jax.lax.fori_loop(0, 4, lambda i, c: c * 0.5 + jnp.sin(c), x), (_f32(3),), 0, 0),
+    "while_batched_predicate": (lambda x: jax.lax.while_loop(lambda c: c.sum() < 10.0, lambda c: c * 1.5 + 0.1,
+                                                                jnp.abs(x)), (_f32(3),), 0, 0),
+    "cond": (lambda x: jax.lax.cond(x.sum() > 0, jnp.sin, jnp.cos, x), (_f32(3),), 0, 0),
+    "gather": (lambda x, i: jnp.asarray(x)[i], (_f32(5, 2), np.array([4, 0, 2], np.int32)), (None, 0), 0),
+    "gather_both": (lambda x, i: jnp.take(x, i, axis=0), (_f32(5, 2), np.array([1, 3], np.int32)), (0, 0), 0),
+    "dynamic_slice": (lambda x, i: jax.lax.dynamic_slice(x, (i,), (2,)), (_f32(6), np.int32(1)), (0, 0), 0),
+    "scatter_add": (lambda x, i, u: x.at[i].add(u), (_f32(5), np.array([0, 2], np.int32), _f32(2)), (0, None, 0), 0),
+    "sort": (lambda x: jnp.sort(x), (_f32(5),), 0, 0),
+    "cumsum": (lambda x: jnp.cumsum(x), (_f32(5),), 0, 0),
+    "reduce_window": (lambda x: jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (2,), (1,), "VALID"), (_f32(5),),
+                      0, 0),
+    "transpose_reshape_concat": (lambda x: jnp.concatenate([x.T.reshape(-1), x[0]]), (_f32(2, 3),), 1, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_module_vmap_of_jax_lowerings_matches_jax_vmap(name):
+    f, examples, in_axes, out_axes = CASES[name]
+    check_module_vmap(f, examples, in_axes, out_axes)
+
+
+def test_the_batched_signature():
+    m = hf.Module.parse(jax.jit(lambda x, w: (x @ w, w.sum())).lower(_f32(4), _f32(4, 5)).as_text())
+    ins, outs = m.vmap(7, in_axes=(-1, None), out_axes=(1, None)).signature
+    assert [s.shape for s in ins] == [(4, 7), (4, 5)]
+    assert [s.shape for s in outs] == [(5, 7), ()]
+
+
+def test_hloforge_traced_optimized_and_file_modules(tmp_path):
+    def f(x, w):
+        return hnp.tanh(x @ w) * 2.0 + w.sum()
+    x, w = _f32(4), _f32(4, 5)
+
+    def jf(x, w):
+        return jnp.tanh(x @ w) * 2.0 + w.sum()
+    traced = hf.trace(f, x, w)
+    check_module_vmap(jf, (x, w), (0, None), module=traced)
+    optimized = hf.trace(f, x, w)
+    optimized.optimize()
+    check_module_vmap(jf, (x, w), (0, None), module=optimized)
+    path = tmp_path / "f.mlir"
+    jax_module = hf.Module.parse(jax.jit(jf).lower(x, w).as_text())
+    jax_module.save(path)
+    check_module_vmap(jf, (x, w), (0, 0), module=hf.Module.load(path))
+
+
+def test_module_vmap_twice_is_a_nested_vmap():
+    f = lambda x, y: jnp.sin(x) * y  # noqa: E731
+    x, y = _f32(4), _f32(4)
+    m = hf.Module.parse(jax.jit(f).lower(x, y).as_text()).vmap(2, in_axes=(0, None)).vmap(N, in_axes=(None, 0))
+    xs, ys = _f32(2, 4), _f32(N, 4)
+    got = _outputs(m.compile()(xs, ys))
+    want = jax.vmap(jax.vmap(f, in_axes=(0, None)), in_axes=(None, 0))(xs, ys)
+    assert_same(got, [np.asarray(want)], exact=False)
+
+
+def test_a_module_with_a_call_and_results_that_depend_on_no_batched_argument():
+    inner = jax.jit(lambda a: jnp.cos(a) * 3.0)
+    f = lambda x, c: (inner(x) + c, c * 2.0)  # noqa: E731 (jax keeps the jitted callee as a call)
+    mb = check_module_vmap(f, (_f32(3), _f32(3)), (0, None), (0, 1))
+    assert mb.signature[1][1].shape == (3, N)
+
+
+def test_module_vmap_after_other_transformations():
+    m = hf.Module.parse(jax.jit(lambda x: jnp.sin(x) * x).lower(_f32(4)).as_text())
+    g = m.vjp().vmap(N)  # per-example gradients of a parsed module
+    xs, cts = _f32(N, 4), np.ones((N, 4), np.float32)
+    got = _outputs(g.compile()(xs, cts))
+    y, pull = jax.vmap(lambda x: jax.vjp(lambda v: jnp.sin(v) * v, x))(xs)
+    assert_same(got, [np.asarray(y), np.asarray(jax.vmap(lambda x, c: jax.vjp(lambda v: jnp.sin(v) * v, x)[1](c)[0])(
+        xs, cts))], exact=False)
+
+
+# ---------------------------------------------------------------- errors
+
+M2 = hf.Module.parse(jax.jit(lambda x, y: (x * y, y + 1.0)).lower(_f32(4), _f32(4)).as_text())
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: M2.vmap(-1), TypeError, r"Module.vmap: axis_size must be a nonnegative int, got -1"),
+    (lambda: M2.vmap(2.5), TypeError, r"axis_size must be a nonnegative int, got 2.5"),
+    (lambda: M2.vmap(2, in_axes=(0,)), ValueError, r"Module.vmap: in_axes has 1 entries \(\[0\]\) for 2 arguments"),
+    (lambda: M2.vmap(2, in_axes=(0, "a")), TypeError,
+     r"in_axes must be an int, None, or a sequence of ints and Nones with one entry per argument, got \(0, 'a'\)"),
+    (lambda: M2.vmap(2, in_axes=1.5), TypeError, r"in_axes must be .* got 1.5"),
+    (lambda: M2.vmap(2, in_axes=(2, 0)), ValueError,
+     r"Module.vmap: in_axes 2 of argument 0 is out of range for its batched rank 2 \(axes -2..1\)"),
+    (lambda: M2.vmap(2, out_axes=(0, -3)), ValueError, r"out_axes -3 of result 1 is out of range"),
+    (lambda: M2.vmap(2, out_axes=[0]), ValueError, r"out_axes has 1 entries \(\[0\]\) for 2 results"),
+    (lambda: M2.vmap(2, in_axes=(0, None), out_axes=(None, None)), ValueError,
+     r"Module.vmap: out_axes is None for result 0, but the result depends on a batched argument \(it is batched "
+     r"on axis 0\)"),
+])
+def test_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_dynamic_shapes_are_refused():
+    text = """func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+      %0 = stablehlo.sine %x : tensor<?xf32>
+      return %0 : tensor<?xf32>
+    }"""
+    with pytest.raises(ValueError, match=r"Module.vmap: argument 0 of the entry function has the dynamic type"):
+        hf.Module.parse(text).vmap(2)
+
