@@ -1,0 +1,59 @@
+"""Batching rules of the batch norm ops (frontend/batching/normalization.py) against a loop over
+the examples: batched operand and/or batched scale, offset, mean and variance, at every axis. (jax
+has no lax op for these: no jax.vmap comparison.)"""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hloforge import ops
+from batching_helpers import check_vmap
+
+B = 3
+RNG = np.random.default_rng(11)
+X = RNG.standard_normal((B, 4, 3, 5)).astype(np.float32)      # features: dim 1 (3 of them)
+DY = RNG.standard_normal((B, 4, 3, 5)).astype(np.float32)
+VECTORS = [RNG.standard_normal((B, 3)).astype(np.float32) for _ in range(2)]
+MEAN = RNG.standard_normal((B, 3)).astype(np.float32)
+VAR = RNG.uniform(0.5, 2, (B, 3)).astype(np.float32)
+
+
+def batched(x, axis):
+    return x[0] if axis is None else np.moveaxis(x, 0, axis)
+
+
+def norms(x, scale, offset, mean, var, dy):
+    """x, dy: (4, 3, 5), features at 1; the vectors: (3,)."""
+    inference = ops.batch_norm_inference(x, scale, offset, mean, var, 1e-3, 1)
+    training = ops.batch_norm_training(x, scale, offset, 1e-3, 1)
+    grad = ops.batch_norm_grad(x, scale, mean, var, dy, 1e-3, 1)
+    return (inference, *training, *grad)
+
+
+@pytest.mark.parametrize("axes", [(0,) * 6, (2, None, None, None, None, 2), (None, 0, 1, 0, 1, None),
+                                  (3, 1, None, 0, None, 0), (1, 0, 0, None, None, 1)])
+def test_batch_norm_ops_batched_and_unbatched_mixes(axes):
+    args = [batched(v, a) for v, a in zip((X, *VECTORS, MEAN, VAR, DY), axes)]
+    check_vmap(norms, *args, in_axes=axes, exact=False)
+
+
+def test_feature_index_last_and_first():
+    x = RNG.standard_normal((B, 3, 2, 4)).astype(np.float32)
+    scale, offset = RNG.standard_normal((B, 4)).astype(np.float32), RNG.standard_normal(4).astype(np.float32)
+
+    def fn(x, scale, offset):
+        return (ops.batch_norm_training(x, scale, offset, 1e-5, 2),
+                ops.batch_norm_training(ops.transpose(x, (2, 0, 1)), scale, offset, 1e-5, 0))
+    check_vmap(fn, batched(x, 3), scale, offset, in_axes=(3, 0, None), exact=False)
+
+
+@settings(max_examples=10, deadline=None)
+@given(shape=st.lists(st.integers(1, 3), min_size=1, max_size=3), data=st.data())
+def test_hypothesis_shapes_feature_and_axes(shape, data):
+    f = data.draw(st.integers(0, len(shape) - 1))
+    axis = data.draw(st.integers(0, len(shape)))
+    x = RNG.standard_normal([2, *shape]).astype(np.float32)
+    scale = RNG.standard_normal((2, shape[f])).astype(np.float32)
+    offset = RNG.standard_normal(shape[f]).astype(np.float32)
+    check_vmap(lambda x, s, o: ops.batch_norm_training(x, s, o, 1e-3, f), batched(x, axis), scale, offset,
+               in_axes=(axis, 0, None), exact=False)
