@@ -228,7 +228,7 @@ def _eager(symbolic):
     def call(args, kwargs):
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         scalars = tuple((i, type(x), x) for i, x in enumerate(leaves) if _is_scalar(x))
-        key = (tree, scalars)
+        key = (tree, tuple((i, t, repr(x)) for i, t, x in scalars))  # (repr: -0.0 and nan are keys too)
         fn = compiled.get(key)
         if fn is None:
             fn = compiled[key] = jit(functools.partial(_with_scalars, symbolic, tree, scalars, len(leaves)))
