@@ -42,7 +42,8 @@ def test_cholesky_at_every_batch_axis(axis):
 def solves(l, b, c):
     """l: (2, 4, 4) lower triangular; b: (2, 4, 3); c: (2, 3, 4)."""
     return (ops.triangular_solve(l, b), ops.triangular_solve(l, b, transpose_a="TRANSPOSE", unit_diagonal=True),
-            ops.triangular_solve(l, c, left_side=False), ops.triangular_solve(l, c, left_side=False, transpose_a="ADJOINT"))
+            ops.triangular_solve(l, c, left_side=False),
+            ops.triangular_solve(l, c, left_side=False, transpose_a="ADJOINT"))
 
 
 @pytest.mark.parametrize("axes", [(0, 0, 0), (None, 0, 3), (None, 3, 2), (2, None, None), (1, 3, 0), (None, 1, 1)])

@@ -91,3 +91,10 @@ def test_hypothesis_shapes_and_axes(shape, data):
         return (ops.transpose(x, perm), ops.reverse(x, flip), ops.reshape(x, (int(np.prod(shape)),)),
                 ops.slice(x, [0] * rank, shape, [2] * rank), ops.dynamic_slice(x, [1] * rank, [1] * rank))
     check_vmap(fn, np.moveaxis(x, 0, axis), in_axes=axis)
+
+
+def test_scalar_examples():
+    def fn(s):  # (no dynamic_slice of a 0-d tensor: XLA refuses its empty slice_sizes even unbatched)
+        return (ops.reshape(s, (1, 1)), ops.broadcast_in_dim(s, (2, 3), ()), ops.transpose(s, ()),
+                ops.reverse(s, ()), ops.slice(s, (), ()))
+    check_vmap(fn, np.arange(B, dtype=np.float32), in_axes=0)

@@ -69,7 +69,7 @@ def _dynamic_slice_batch(size, ins, dims, *, slice_sizes):
     x, starts = ins[0], list(ins[1:])
     xd, start_dims = dims[0], dims[1:]
     if all(sd is None for sd in start_dims):
-        starts.insert(xd, ops.constant(np.zeros((), starts[0].dtype)))
+        starts.insert(xd, ops.constant(np.zeros((), starts[0].dtype if starts else np.int64)))
         sizes = list(slice_sizes)
         sizes.insert(xd, size)
         return [ops.dynamic_slice(x, starts, sizes)], [xd]
