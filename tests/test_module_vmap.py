@@ -163,3 +163,15 @@ def test_dynamic_shapes_are_refused():
     with pytest.raises(ValueError, match=r"Module.vmap: argument 0 of the entry function has the dynamic type"):
         hf.Module.parse(text).vmap(2)
 
+
+
+def test_module_vmap_loads_the_batching_package_on_first_use():
+    import subprocess
+    import sys
+    code = ("import sys, numpy as np, hloforge as hf\n"
+            "m = hf.trace(lambda x: x * 2.0, np.ones(3, np.float32))\n"
+            "assert 'hloforge.frontend.batching' not in sys.modules\n"
+            "print(m.vmap(2).signature[0][0].shape)\n"
+            "assert hf.Module.vmap.__module__ == 'hloforge.frontend.batching.module_vmap'\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "(2, 3)", run.stderr
