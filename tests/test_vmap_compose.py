@@ -153,6 +153,11 @@ def test_custom_vjp_under_vmap_keeps_its_rule():
           jax.vmap(jax.grad(lambda x, y: f_jax(x, y).sum(), argnums=(0, 1)), in_axes=(0, None))(XS, ys))
 
 
+def test_the_batched_call_of_a_custom_rule_is_a_custom_rule_call():
+    text = hf.trace(hf.vmap(_custom_vjp(hnp, hf), in_axes=(0, None)), XS, XS[0]).text
+    assert "hloforge.custom_rule" in text and "vmap_f" in text
+
+
 def test_custom_jvp_under_vmap_keeps_its_rule():
     f_hf, f_jax = _custom_jvp(hnp, hf), _custom_jvp(jnp, jax)
     close(hf.vmap(f_hf)(XS), jax.vmap(f_jax)(XS))
