@@ -23,18 +23,11 @@ import numpy as np
 
 from hloforge.frontend import ops
 from hloforge.frontend.ad.core import captured_values, reemit_block
+from hloforge.frontend.batching._regions import Tidy, placeholder
 from hloforge.frontend.batching._util import bdim_at
-from hloforge.frontend.batching.core import WHAT, batch_tape, erase_dead
+from hloforge.frontend.batching.core import WHAT, batch_tape
 from hloforge.frontend.context import shape_dtype_of
 from hloforge.frontend.registry import def_rule
-from hloforge.frontend.tracing import current_builder
-
-
-def _example(x, d):
-    """The first example of ``x`` along ``d``: a per-example placeholder the sweep maps to ``x``."""
-    limits = list(x.shape)
-    limits[d] = 1
-    return ops.reshape(ops.slice(x, [0] * x.ndim, limits), x.shape[:d] + x.shape[d + 1:])
 
 
 def _batched_results(block, batched) -> list:
@@ -52,35 +45,15 @@ def _batched_results(block, batched) -> list:
 
 def _emit_batched(region, args, arg_dims, captured, caps, cap_dims, size) -> list:
     """Re-emit ``region``'s block here over batched ``args`` and captures and batch it:
-    [(Tensor, batch dimension or None)] per output. The per-example copy is left for ``_tidy``."""
+    [(Tensor, batch dimension or None)] per output. The per-example copy is left for a ``Tidy``."""
     env, inner, outer = {}, [], {}
     for x, d in zip(args, arg_dims):
-        inner.append(x if d is None else _placeholder(x, d, env))
+        inner.append(placeholder(x, d, env))
     for v, c, d in zip(captured, caps, cap_dims):
-        outer[v] = c if d is None else _placeholder(c, d, env)
+        outer[v] = placeholder(c, d, env)
     outs, tape = reemit_block(region.blocks[0], inner, None, outer)
     batch_tape(tape, env, size)
     return [env.get(o.value, (o, None)) for o in outs]
-
-
-def _placeholder(x, d, env):
-    e = _example(x, d)
-    env[e.value] = (x, d)
-    return e
-
-
-class _Tidy:
-    """Erases the per-example copies a rule left in the current block (all ops emitted since it
-    began that nothing uses, except the ``keep`` values)."""
-
-    def __init__(self):
-        self.block = current_builder(WHAT).ip.block
-        self.start = len(self.block.operations)
-
-    def __call__(self, keep):
-        keep = {t.value for t in keep}
-        erase_dead([op for op in list(self.block.operations)[self.start:]
-                    if not any(r in keep for r in op.operation.results)])
 
 
 def _split(ins, dims, captured):
@@ -128,7 +101,7 @@ def _while_batch(size, ins, dims, *, region_op, captured, cond=None, body=None):
         return p if d is None else bdim_at(p, d, size, 0)
 
     def cond_fn(*args):
-        tidy = _Tidy()
+        tidy = Tidy()
         p = predicate(args)
         if batched_pred:
             p = ops.reduce(p, np.bool_(False), (0,), "or") if p.ndim else p
@@ -136,7 +109,7 @@ def _while_batch(size, ins, dims, *, region_op, captured, cond=None, body=None):
         return p
 
     def body_fn(*args):
-        tidy = _Tidy()
+        tidy = Tidy()
         new = [_at(t, d, o, size) for (t, d), o in zip(run(body_region, args), out_dims)]
         if batched_pred:
             p = predicate(args)
@@ -176,7 +149,7 @@ def _branches_batch(size, ins, dims, region_op, captured):
 
     def branch(region):
         def body():
-            tidy = _Tidy()
+            tidy = Tidy()
             outs = [_at(t, d, o, size) for (t, d), o in zip(
                 _emit_batched(region, [], [], captured, caps, cap_dims, size), out_dims)]
             tidy(outs)
@@ -198,7 +171,7 @@ def _branches_batch(size, ins, dims, region_op, captured):
 def _selected(size, index, index_dim, regions, captured, caps, cap_dims, name):
     """Every branch run, each example's result selected by its predicate or index."""
     index = bdim_at(index, index_dim, size, 0)
-    tidy = _Tidy()
+    tidy = Tidy()
     results = [[bdim_at(t, d, size, 0) for t, d in _emit_batched(r, [], [], captured, caps, cap_dims, size)]
                for r in regions]
     if name == "stablehlo.if":  # (region 0 is the true branch)
