@@ -153,3 +153,20 @@ def test_hypothesis_while_and_cond(b, n, axis, seed):
         v = doubling(lax, x, k)[1]
         return lax.cond(x.sum() > 0, lambda u: u * 0.5, lambda u: u - 1.0, v), converging(lax, abs(x))
     check_vmap(fn, x, bounds, in_axes=(axis, 0))
+
+
+def test_while_with_dot_and_reduction():
+    """A normalized power iteration that stops per example at its own tolerance: dot_general, a
+    reduction and a batched, data-dependent predicate inside the loop."""
+    w = np.random.default_rng(1).standard_normal((3, 3)).astype(np.float32) * 0.5
+
+    def power(lax_, np_, w, x, tol):
+        def body(c):
+            i, v = c
+            v = np_.tanh(w @ v)
+            return i + 1, v / np_.sqrt((v * v).sum())
+        return lax_.while_loop(lambda c: (c[0] < 20) & (abs(c[1]).max() > tol), body, (np.int32(0), x))
+    tol = np.array([0.1, 0.5, 0.7, 2.0], np.float32)
+    got = check_vmap(lambda w, x, t: power(lax, hf.numpy, w, x, t), w, X, tol, in_axes=(None, 0, 0), exact=False)
+    assert_same(got, jax.vmap(lambda w, x, t: power(jax.lax, jnp, w, x, t), in_axes=(None, 0, 0))(w, X, tol),
+                exact=False)
