@@ -1,4 +1,6 @@
-"""Small emitters the derivative rules share (all build StableHLO through hloforge.ops)."""
+"""What the derivative rules share: rule definers (``deflinear``, ``defbilinear``, ``zero_rules``;
+one op's rules otherwise come from ``registry.def_rule``), AD's per-trace state (``ADState``, in
+``Builder.transform_state``) and small emitters (all build StableHLO through hloforge.ops)."""
 from __future__ import annotations
 
 import numpy as np
