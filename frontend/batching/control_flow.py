@@ -10,8 +10,9 @@ what the rules give, so a result the rules leave unbatched is broadcast.
 
 - while: carries are batched when their initial value is or when the body makes them so (a
   fixpoint over the body, as jax's ``_while_loop_batching_rule``). A batched predicate makes
-  every carry batched: the loop runs while any example's predicate holds, and each step
-  keeps the carries of the examples whose predicate is false (``select(pred_b, new, old)``).
+  every carry the body changes batched: the loop runs while any example's predicate holds, and
+  each step keeps the carries of the examples whose predicate is false (``select(pred_b, new,
+  old)``; a carry the body returns unchanged needs none and stays unbatched).
 - if/case with an unbatched predicate or index: one op whose branches are batched, each output
   at dimension 0 in every branch. With a batched one: every branch runs (inline, no region)
   and each example's result is selected, as jax does (so a branch's side effects happen for
@@ -65,7 +66,7 @@ def _split(ins, dims, captured):
 
 def _batched_carries(region_op, carry_dims, captured, cap_dims) -> tuple:
     """(batched flag per carry, whether the predicate is batched): the body's fixpoint, then the
-    predicate (a batched predicate batches every carry)."""
+    predicate (a batched predicate batches every carry the body changes)."""
     cond, body = (r.blocks[0] for r in region_op.regions)
     outside = {v for v, d in zip(captured, cap_dims) if d is not None}
     flags = [d is not None for d in carry_dims]
