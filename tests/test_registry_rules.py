@@ -13,10 +13,7 @@ from hloforge.frontend.ad import _util
 from hloforge.frontend.registry import OPS, RULE_KINDS
 from hloforge.frontend.tracing import current_builder
 
-_BATCH_PENDING = pytest.mark.xfail(strict=False, reason="batching rules land during #25")
-
-
-@pytest.mark.parametrize("kind", [pytest.param(k, marks=_BATCH_PENDING) if k == "batch" else k for k in RULE_KINDS])
+@pytest.mark.parametrize("kind", RULE_KINDS)
 def test_every_registered_op_has_a_rule_of_each_kind(kind):
     assert len(OPS) >= 107
     missing = sorted(name for name, info in OPS.items() if info.rules.get(kind) is None)
