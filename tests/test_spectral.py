@@ -48,7 +48,8 @@ def test_fno_matches_numpy(n_dims, grid, modes, padding):
     np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
 
 
-@pytest.mark.parametrize("script", ["quickstart.py", "fno_1d.py", "fno_2d.py", "optimize_jax_module.py"])
+@pytest.mark.parametrize("script", ["quickstart.py", "fno_1d.py", "fno_2d.py", "optimize_jax_module.py",
+                                    "per_example_gradients.py"])
 def test_examples_run_and_check_themselves(script):
     result = subprocess.run([sys.executable, os.path.join(EXAMPLES, script)], capture_output=True, text=True,
                             timeout=120, cwd=EXAMPLES)
