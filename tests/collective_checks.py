@@ -126,15 +126,20 @@ def vjp_of_collectives():
         assert abs(lhs - rhs) <= 1e-4 * max(1.0, abs(lhs)), (k, lhs, rhs)
 
 
-def main():
+def run_checks(checks: dict) -> None:
+    """Run each check, printing one JSON object: name -> {"ok": True} or {"error": traceback}."""
     results = {}
-    for name, fn in CHECKS.items():
+    for name, fn in checks.items():
         try:
             fn()
             results[name] = {"ok": True}
         except Exception:
             results[name] = {"error": traceback.format_exc()}
     print(json.dumps(results))
+
+
+def main():
+    run_checks(CHECKS)
 
 
 if __name__ == "__main__":

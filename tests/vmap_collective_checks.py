@@ -3,10 +3,8 @@ script by tests/test_vmap_collective.py with XLA_FLAGS=--xla_force_host_platform
 Each check compares the vmapped program, run once, with the per-example program run on each
 example's shards and stacked (the loop vmap stands for). Prints one JSON object: check name ->
 {"ok": true} or {"error": traceback}."""
-import json
 import os
 import sys
-import traceback
 
 import numpy as np
 
@@ -14,7 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import hloforge as hf  # noqa: E402
 from hloforge import ops  # noqa: E402
-from collective_checks import ALL, CH, N, run_manual, shards  # noqa: E402
+from collective_checks import ALL, CH, N, run_checks, run_manual, shards  # noqa: E402
 
 B = 2
 RING = [(i, (i + 1) % N) for i in range(N)]
@@ -56,16 +54,9 @@ def check_unbatched_operand_mix():
 
 
 def main():
-    results = {}
     checks = {f"{n}_axis{a}": (lambda n=n, a=a: check_program(n, a)) for n in PROGRAMS for a in (0, 1, 2)}
     checks["unbatched_operand_mix"] = check_unbatched_operand_mix
-    for name, fn in checks.items():
-        try:
-            fn()
-            results[name] = {"ok": True}
-        except Exception:
-            results[name] = {"error": traceback.format_exc()}
-    print(json.dumps(results))
+    run_checks(checks)
 
 
 if __name__ == "__main__":
