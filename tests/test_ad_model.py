@@ -2,7 +2,9 @@
 of elementwise.py, bits.py, factorization.py) against jax.vjp/jax.jvp and central differences in
 f64: convolution grids, window reductions and pooling, batch norm, CHLO math, bit ops, cholesky
 and triangular_solve, and the gradient of a small CNN. Cases are batched into one traced function
-per check (compile time dominates)."""
+per check, and a check against jax and its central differences compile as one hf.jit
+(check_against_jax_and_fd); jax's references compile without LLVM's optimizations (compile time
+dominates)."""
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
@@ -11,7 +13,8 @@ import pytest
 from jax import lax
 
 import hloforge as hf
-from ad_helpers import check_against_jax, check_finite_differences, close
+from ad_helpers import (check_against_jax_and_fd, check_against_jax_cheap, check_finite_differences_once, close,
+                        jax_run)
 from hloforge import ops
 
 rng = np.random.default_rng(0)
@@ -31,15 +34,20 @@ def _flat(fn, *groups):
     return flat, leaves
 
 
-def against_jax(h, j, *groups, **kw):
+def against_jax(h, j, *groups, fd=False, **kw):
+    """check_against_jax over groups; ``fd``: also central differences of h (True) or of
+    ``(h2, *groups2)``, in the same hf.jit."""
     hf_flat, leaves = _flat(h, *groups)
     jax_flat, _ = _flat(j, *groups)
-    check_against_jax(hf_flat, jax_flat, *leaves, **kw)
+    if fd and fd is not True:
+        fd_flat, fd_leaves = _flat(*fd)
+        fd = (fd_flat, tuple(fd_leaves))
+    check_against_jax_and_fd(hf_flat, jax_flat, *leaves, fd=fd, **kw)
 
 
 def finite_differences(h, *groups, **kw):
     flat, leaves = _flat(h, *groups)
-    check_finite_differences(flat, *leaves, **kw)
+    check_finite_differences_once(flat, *leaves, **kw)
 
 # lhs shape, rhs shape, ConvDimensions fields (None: NCHW/OIHW), strides, padding, lhs_dil, rhs_dil, fgc, bgc
 NCHW = None
@@ -89,9 +97,9 @@ def test_convolution_finite_differences_and_window_reversal():
     h, _, lhss, rhss = _conv_pair(CONVS[1:4])
     finite_differences(h, lhss, rhss)
     x, w = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((4, 3, 3, 2))
-    check_against_jax(lambda x, w: ops.convolution(x, w, window_strides=(2, 1), padding=((1, 0), (0, 1)),
-                                                   window_reversal=(True, False)),
-                      lambda x, w: lax.conv_general_dilated(x, w[:, :, ::-1, :], (2, 1), ((1, 0), (0, 1))), x, w)
+    check_against_jax_cheap(lambda x, w: ops.convolution(x, w, window_strides=(2, 1), padding=((1, 0), (0, 1)),
+                                                         window_reversal=(True, False)),
+                            lambda x, w: lax.conv_general_dilated(x, w[:, :, ::-1, :], (2, 1), ((1, 0), (0, 1))), x, w)
 
 
 def test_convolution_complex():
@@ -103,8 +111,8 @@ def test_convolution_complex():
 
 def test_convolution_1d_f32():
     x, w = rng.standard_normal((2, 3, 7)).astype(np.float32), rng.standard_normal((2, 3, 3)).astype(np.float32)
-    check_against_jax(lambda x, w: ops.convolution(x, w, window_strides=(3,), padding=((2, 2),)),
-                      lambda x, w: lax.conv_general_dilated(x, w, (3,), ((2, 2),)), x, w)
+    check_against_jax_cheap(lambda x, w: ops.convolution(x, w, window_strides=(3,), padding=((2, 2),)),
+                            lambda x, w: lax.conv_general_dilated(x, w, (3,), ((2, 2),)), x, w)
 
 
 # body, window, strides, padding, base dilation, window dilation
@@ -134,8 +142,7 @@ X3 = rng.standard_normal((3, 6, 7))  # distinct values: no ties in max/min windo
 
 def test_reduce_window_against_jax():
     h, j = _window_pair(WINDOWS)
-    check_against_jax(h, j, X3)
-    check_finite_differences(h, X3)
+    check_against_jax_and_fd(h, j, X3)
 
 
 def test_reduce_window_max_min_with_dilations():
@@ -144,9 +151,9 @@ def test_reduce_window_max_min_with_dilations():
     h, j = _window_pair(cases)
     t = rng.standard_normal(X3.shape)
     with jax.enable_x64(True):
-        _, want = jax.jvp(j, (X3,), (t,))
+        _, want = jax_run(lambda x, t: jax.jvp(j, (x,), (t,)), X3, t)
     close(hf.jvp(h, (X3,), (t,))[1], want)
-    check_finite_differences(h, X3)  # (jax has no vjp here; hloforge scatters per window tap)
+    check_finite_differences_once(h, X3)  # (jax has no vjp here; hloforge scatters per window tap)
 
 
 def test_reduce_window_mul_zero_safe():
@@ -156,10 +163,10 @@ def test_reduce_window_mul_zero_safe():
     x = X3.copy()
     x[0, 2, 3] = 0.0
     x[1, 1, 1] = x[1, 1, 2] = 0.0
-    check_finite_differences(h, x)
+    check_finite_differences_once(h, x)
     t = rng.standard_normal(x.shape)
     with jax.enable_x64(True):
-        _, want = jax.jvp(j, (x,), (t,))
+        _, want = jax_run(lambda x, t: jax.jvp(j, (x,), (t,)), x, t)
     close(hf.jvp(h, (x,), (t,))[1], want)
 
 
@@ -174,8 +181,7 @@ def test_select_and_scatter_against_jax():
 
     def j(s, x):
         return _select_and_scatter_add(s, x, lax.ge_p, (1, 3, 2), (1, 2, 2), pads)
-    check_against_jax(h, j, src, x)
-    check_finite_differences(h, src, x)
+    check_against_jax_and_fd(h, j, src, x)
 
 
 def test_conv_and_max_pool_gradient_of_a_jax_module():
@@ -185,7 +191,7 @@ def test_conv_and_max_pool_gradient_of_a_jax_module():
     x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
     w = rng.standard_normal((6, 1, 3, 2)).astype(np.float32)
     m = hf.Module.parse(jax.jit(f).lower(x, w).as_text())
-    close(m.vjp().compile()(x, w, np.float32(1.0))[1:], jax.jit(jax.grad(f, argnums=(0, 1)))(x, w), rtol=1e-4)
+    close(m.vjp().compile()(x, w, np.float32(1.0))[1:], jax_run(jax.grad(f, argnums=(0, 1)), x, w), rtol=1e-4)
 
 
 # ---------------------------------------------------------------- batch norm
@@ -222,8 +228,7 @@ def test_batch_norm_training_and_inference_against_jax():
     def j(x, scale, offset, scale3, offset3, mean, var):
         return (_jax_bn(x, scale, offset, 2),
                 _jax_bn_inference(jnp.transpose(x, (0, 2, 1)), scale3, offset3, mean, var, 2))
-    check_against_jax(h, j, x, scale, offset, scale3, offset3, mean, var, rtol=1e-8)
-    check_finite_differences(h, x, scale, offset, scale3, offset3, mean, var, rtol=1e-5)
+    check_against_jax_and_fd(h, j, x, scale, offset, scale3, offset3, mean, var, rtol=1e-8, fd_rtol=1e-5)
 
 
 def test_batch_norm_grad_second_order():
@@ -238,8 +243,7 @@ def test_batch_norm_grad_second_order():
         _, f_vjp = jax.vjp(lambda x, s, o: _jax_bn(x, s, o, 1)[0], x, scale, scale)
         gx, gs, go = f_vjp(dy)
         return gx, gs, go
-    check_against_jax(h, j, x, scale, dy, rtol=1e-8)
-    check_finite_differences(h, x, scale, dy, rtol=1e-5)
+    check_against_jax_and_fd(h, j, x, scale, dy, rtol=1e-8, fd_rtol=1e-5)
 
 
 # ---------------------------------------------------------------- CHLO math and bit ops
@@ -256,10 +260,8 @@ CHLO = [(ops.asin, jnp.arcsin, (-0.9, 0.9)), (ops.acos, jnp.arccos, (-0.9, 0.9))
 def test_chlo_math_against_jax(dtype):
     xs = tuple(rng.uniform(lo, hi, 7).astype(dtype) for _, _, (lo, hi) in CHLO)
     against_jax(lambda xs: tuple(f(x) for (f, _, _), x in zip(CHLO, xs)),
-                      lambda xs: tuple(f(x) for (_, f, _), x in zip(CHLO, xs)), xs,
-                      rtol=1e-8 if dtype == np.float64 else 1e-4)
-    if dtype == np.float64:
-        finite_differences(lambda xs: tuple(f(x) for (f, _, _), x in zip(CHLO, xs)), xs, rtol=1e-6)
+                lambda xs: tuple(f(x) for (_, f, _), x in zip(CHLO, xs)), xs,
+                rtol=1e-8 if dtype == np.float64 else 1e-4, fd=dtype == np.float64, fd_rtol=1e-6)
 
 
 CHLO_COMPLEX = [(ops.asin, jnp.arcsin), (ops.acos, jnp.arccos), (ops.atan, jnp.arctan), (ops.sinh, jnp.sinh),
@@ -273,7 +275,7 @@ def test_chlo_math_complex_against_jax():
 
 def test_trigamma_series_for_negative_arguments():
     x = np.array([-3.7, -2.5, -1.2, -0.3, 0.25, 0.5, 1.0, 3.3, 12.0])
-    check_finite_differences(ops.digamma, x, eps=1e-5, rtol=1e-6)
+    check_finite_differences_once(ops.digamma, x, eps=1e-5, rtol=1e-6)
 
 
 def test_piecewise_constant_and_bit_ops_have_zero_tangents():
@@ -294,7 +296,7 @@ def test_piecewise_constant_and_bit_ops_have_zero_tangents():
     for z in tan[:4]:
         assert not np.any(np.asarray(z))
     with jax.enable_x64(True):
-        _, want = jax.jvp(lambda y: lax.reduce_precision(y * y, 5, 10), (y,), (t,))
+        _, want = jax_run(lambda y, t: jax.jvp(lambda y: lax.reduce_precision(y * y, 5, 10), (y,), (t,)), y, t)
     close(tan[4], want)
     _, f_vjp = hf.vjp(lambda y: ops.reduce_precision(ops.multiply(y, ops.constant(np.full(5, 3.0))), 5, 10), y)
     close(f_vjp(np.full(5, 1 + 2 ** -12)), (np.full(5, 3.0),))
@@ -327,9 +329,9 @@ def test_cholesky_against_jax(dtype):
     def j(a):
         low = lax.linalg.cholesky(sym(a), symmetrize_input=False)
         return jnp.tril(low), jnp.conj(jnp.swapaxes(jnp.tril(low), -1, -2))
-    check_against_jax(h, j, a)
-    if dtype == np.float64:  # the op reads one triangle: central differences of the raw op
-        check_finite_differences(lambda a: (ops.cholesky(a), ops.cholesky(a, lower=False)), a)
+    # (f64: central differences of the raw op, which reads one triangle)
+    raw = (lambda a: (ops.cholesky(a), ops.cholesky(a, lower=False)), (a,))
+    check_against_jax_and_fd(h, j, a, fd=raw if dtype == np.float64 else False)
 
 
 TS = [(left, lower, unit, tr) for left in (True, False) for lower in (True, False)
@@ -352,12 +354,10 @@ def test_triangular_solve_against_jax(dtype):
         return tuple(lax.linalg.triangular_solve(a, b, left_side=l, lower=lo, unit_diagonal=u,
                                                  transpose_a=tr != "NO_TRANSPOSE", conjugate_a=tr == "ADJOINT")
                      for b, (l, lo, u, tr) in zip(bs, TS))
-    against_jax(h, j, a, bs)
-    if dtype == np.float64:  # (a subset: compile time)
-        some = TS[::3]
-        finite_differences(lambda a, bs: tuple(ops.triangular_solve(a, b, left_side=l, lower=lo, unit_diagonal=u,
-                                                                    transpose_a=tr)
-                                               for b, (l, lo, u, tr) in zip(bs, some)), a, bs[::3])
+    some = TS[::3]  # (central differences of a subset: compile time)
+    subset = (lambda a, bs: tuple(ops.triangular_solve(a, b, left_side=l, lower=lo, unit_diagonal=u, transpose_a=tr)
+                                  for b, (l, lo, u, tr) in zip(bs, some)), a, bs[::3])
+    against_jax(h, j, a, bs, fd=subset if dtype == np.float64 else False)
 
 
 # ---------------------------------------------------------------- a small CNN
@@ -386,7 +386,7 @@ def test_small_cnn_gradient_against_jax():
         y = lax.conv_general_dilated(y, w2, (2, 2), "VALID")
         y = lax.reduce_window(y, 0.0, lax.add, (1, 1, 2, 2), (1, 1, 1, 1), "VALID")
         return jnp.sum(y * y)
-    close(hf.grad(h)(params, x), jax.jit(jax.grad(j))(params, x), rtol=2e-4)
+    close(hf.grad(h)(params, x), jax_run(jax.grad(j), params, x), rtol=2e-4)
 
 
 def test_cnn_second_order_against_jax():
@@ -417,7 +417,7 @@ def test_cnn_second_order_against_jax():
         gw, gg = jax.jit(jax.grad(j_loss, argnums=(0, 1)))(w, gamma, x)
         return jnp.sum(gw * gw) + jnp.sum(gg * gg)
     with jax.enable_x64(True):
-        want = jax.jit(jax.grad(j, argnums=(0, 1, 2)))(w, gamma, x)
+        want = jax_run(jax.grad(j, argnums=(0, 1, 2)), w, gamma, x)
     close(hf.grad(h, argnums=(0, 1, 2))(w, gamma, x), want, rtol=1e-7)
 
 
@@ -440,4 +440,4 @@ def test_nn_pooling_and_lax_conv_nhwc_gradient():
         count = lax.reduce_window(jnp.ones_like(y), 0.0, lax.add, (1, 2, 2, 1), (1, 1, 1, 1), pads)
         b = total / count
         return jnp.sum(a * a) + jnp.sum(b * jnp.sin(b))
-    close(hf.grad(h, argnums=(0, 1))(w, x), jax.jit(jax.grad(j, argnums=(0, 1)))(w, x), rtol=2e-4)
+    close(hf.grad(h, argnums=(0, 1))(w, x), jax_run(jax.grad(j, argnums=(0, 1)), w, x), rtol=2e-4)
