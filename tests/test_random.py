@@ -20,10 +20,13 @@ KEY_IDS = ["seed0", "seed42", "seed2**31+7", "split"]
 SHAPES = [(), (5,), (3, 4), (2, 3, 2)]
 
 
+def x64_needed(dtype) -> bool:
+    return dtype is not None and (np.dtype(dtype).itemsize == 8 or np.dtype(dtype) == np.complex128)
+
+
 def x64(dtype):
     """jax with x64 enabled for 64-bit dtypes (scoped: the global flag is never flipped)."""
-    wide = np.dtype(dtype).itemsize == 8 or np.dtype(dtype) == np.complex128
-    return jax.enable_x64(True) if wide else contextlib.nullcontext()
+    return jax.enable_x64(True) if x64_needed(dtype) else contextlib.nullcontext()
 
 
 def assert_equal(actual, expected):
@@ -48,6 +51,49 @@ def assert_ulp(actual, expected, ulps=1):
     spacing = np.spacing(np.maximum(np.abs(actual), np.abs(expected))).astype(wide)
     bad = ~((a == e) | (np.isnan(a) & np.isnan(e)) | (np.abs(a - e) <= ulps * spacing))
     assert not bad.any(), f"{bad.sum()} values differ by more than {ulps} ulp: {actual[bad][:5]} vs {expected[bad][:5]}"
+
+
+# ---------------------------------------------------------------- jax's references, one compile per test
+# Eager jax compiles each case's sampler on its own (one jax.jit per static signature); the jax
+# references of a parametrized test are computed instead by one jax.jit per x64 setting, in a
+# module-scoped fixture, run once per key. hloforge's side is the eager call, made in the test.
+
+def jax_batch(cases, keys):
+    """For each key, the jax references of ``sample(jax.random, *args(key))`` for each
+    ``(sample, args, dtype)`` in ``cases``: one jax.jit per x64 setting (x64 for 64-bit dtypes), run
+    once per key; the arguments are run-time arguments, as jax.random's own jit makes them."""
+    results = [[None] * len(cases) for _ in keys]
+    for wide in (False, True):
+        picked = [i for i, (_, _, dtype) in enumerate(cases) if x64_needed(dtype) == wide]
+        if not picked:
+            continue
+        with jax.enable_x64(True) if wide else contextlib.nullcontext():
+            f = jax.jit(lambda all_args: [cases[i][0](jax.random, *a) for i, a in zip(picked, all_args)])
+            for k, key in enumerate(keys):
+                out = jax.tree_util.tree_map(np.asarray, f([cases[i][1](key) for i in picked]))
+                for i, r in zip(picked, out):
+                    results[k][i] = r
+    return results
+
+
+class Compared:
+    """``Compared(cases)[k, *id]``: (hloforge's eager result, jax's reference) of case ``id`` with key
+    ``KEYS[k]``, for ``cases``: {id: (sample, args, dtype)}, where ``sample(r, *args(KEYS[k]))``
+    calls module ``r`` (hloforge.random or jax.random) with its static arguments closed over (cases
+    of one fixed key ignore the key given to ``args``). The jax references are computed here; the
+    hloforge call runs when the test looks its case up."""
+
+    def __init__(self, cases, keys=range(len(KEYS))):
+        self.cases, keys = cases, list(keys)
+        ids = list(cases)
+        references = jax_batch([cases[i] for i in ids], [KEYS[k] for k in keys])
+        self.references = {(k, *(i if isinstance(i, tuple) else (i,))): (i, references[r][c])
+                           for r, k in enumerate(keys) for c, i in enumerate(ids)}
+
+    def __getitem__(self, index):
+        case, expected = self.references[index]
+        sample, args, _ = self.cases[case]
+        return sample(hr, *args(KEYS[index[0]])), expected
 
 
 # ---------------------------------------------------------------- keys
@@ -82,16 +128,32 @@ def test_prngkey_of_a_traced_seed(dtype):
             assert_equal(f(s), jax.random.PRNGKey(s))
 
 
-@pytest.mark.parametrize("key", KEYS, ids=KEY_IDS)
-@pytest.mark.parametrize("num", [2, 3, (2, 3), (1,)])
-def test_split_matches_jax(key, num):
-    assert_equal(hr.split(key, num), jax.random.split(key, num))
+SPLIT_NUMS = [2, 3, (2, 3), (1,)]
+FOLD_DATA = [0, 5, 2 ** 32 - 1, np.int32(-3), np.uint32(77)]
 
 
-@pytest.mark.parametrize("key", KEYS, ids=KEY_IDS)
-@pytest.mark.parametrize("data", [0, 5, 2 ** 32 - 1, np.int32(-3), np.uint32(77)])
-def test_fold_in_matches_jax(key, data):
-    assert_equal(hr.fold_in(key, data), jax.random.fold_in(key, data))
+@pytest.fixture(scope="module")
+def split_results():
+    return Compared({n: (lambda r, key, n=SPLIT_NUMS[n]: r.split(key, n), lambda key: (key,), None)
+                 for n in range(len(SPLIT_NUMS))})
+
+
+@pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)
+@pytest.mark.parametrize("num", range(len(SPLIT_NUMS)), ids=[str(n) for n in SPLIT_NUMS])
+def test_split_matches_jax(split_results, key, num):
+    assert_equal(*split_results[key, num])
+
+
+@pytest.fixture(scope="module")
+def fold_in_results():  # (the data is closed over: integers fold exactly)
+    return Compared({d: (lambda r, key, d=FOLD_DATA[d]: r.fold_in(key, d), lambda key: (key,), None)
+                 for d in range(len(FOLD_DATA))})
+
+
+@pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)
+@pytest.mark.parametrize("data", range(len(FOLD_DATA)), ids=[repr(d) for d in FOLD_DATA])
+def test_fold_in_matches_jax(fold_in_results, key, data):
+    assert_equal(*fold_in_results[key, data])
 
 
 def test_fold_in_of_a_traced_step_and_key():
@@ -127,17 +189,25 @@ def test_any_key_gives_jax_bits_splits_and_folds(words, data):
 
 # ---------------------------------------------------------------- bits
 
-@pytest.mark.parametrize("key", KEYS, ids=KEY_IDS)
+UINTS = [np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+@pytest.fixture(scope="module")
+def bits_results():
+    cases = {(s,): (lambda r, key, s=s: r.bits(key, s), lambda key: (key,), None) for s in SHAPES}
+    cases.update({d: (lambda r, key, d=d: r.bits(key, (4, 3), d), lambda key: (KEYS[2],), d) for d in UINTS})
+    return Compared(cases)
+
+
+@pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
-def test_bits_match_jax(key, shape):
-    assert_equal(hr.bits(key, shape), jax.random.bits(key, shape))
+def test_bits_match_jax(bits_results, key, shape):
+    assert_equal(*bits_results[key, shape])
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64], ids=str)
-def test_bits_of_every_width_match_jax(dtype):
-    with x64(dtype):
-        expected = np.asarray(jax.random.bits(KEYS[2], (4, 3), dtype))
-    assert_equal(hr.bits(KEYS[2], (4, 3), dtype), expected)
+@pytest.mark.parametrize("dtype", UINTS, ids=str)
+def test_bits_of_every_width_match_jax(bits_results, dtype):
+    assert_equal(*bits_results[2, dtype])
 
 
 def test_bits_of_an_int_shape_and_an_empty_shape():
@@ -157,23 +227,33 @@ def test_threefry_is_plain_stablehlo_with_twenty_rounds():
 FLOATS = [np.float32, np.float64]
 
 
-@pytest.mark.parametrize("key", KEYS, ids=KEY_IDS)
+BOUNDED_FLOATS = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
+
+
+@pytest.fixture(scope="module")
+def uniform_results():
+    cases = {(d, s): (lambda r, key, d=d, s=s: r.uniform(key, s, d), lambda key: (key,), d)
+             for d in FLOATS for s in [(), (7,), (3, 5)]}
+    lo, hi = np.array([-2.0, 0.5, 3.0]), np.array(4.0)
+    for d in BOUNDED_FLOATS:  # (bounds are run-time arguments, as in eager calls)
+        cases["bounds", d] = (lambda r, key, lo, hi, d=d: r.uniform(key, (4, 3), d, lo, hi),
+                              lambda key, d=d: (KEYS[1], lo.astype(d), hi.astype(d)), d)
+        cases["scalars", d] = (lambda r, key, lo, hi, d=d: r.uniform(key, (6,), d, lo, hi),
+                               lambda key: (KEYS[1], -1.5, 2.5), d)
+    return Compared(cases)
+
+
+@pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("shape", [(), (7,), (3, 5)], ids=str)
-def test_uniform_matches_jax(key, dtype, shape):
-    with x64(dtype):
-        expected = np.asarray(jax.random.uniform(key, shape, dtype))
-    assert_ulp(hr.uniform(key, shape, dtype), expected)
+def test_uniform_matches_jax(uniform_results, key, dtype, shape):
+    assert_ulp(*uniform_results[key, dtype, shape])
 
 
-@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64], ids=str)
-def test_uniform_with_bounds_matches_jax(dtype):
-    lo, hi = np.array([-2.0, 0.5, 3.0]), np.array(4.0)
-    with x64(dtype):
-        expected = np.asarray(jax.random.uniform(KEYS[1], (4, 3), dtype, lo.astype(dtype), hi.astype(dtype)))
-        scalar = np.asarray(jax.random.uniform(KEYS[1], (6,), dtype, -1.5, 2.5))
-    assert_ulp(hr.uniform(KEYS[1], (4, 3), dtype, lo.astype(dtype), hi.astype(dtype)), expected)
-    assert_ulp(hr.uniform(KEYS[1], (6,), dtype, -1.5, 2.5), scalar)
+@pytest.mark.parametrize("dtype", BOUNDED_FLOATS, ids=str)
+def test_uniform_with_bounds_matches_jax(uniform_results, dtype):
+    assert_ulp(*uniform_results[1, "bounds", dtype])
+    assert_ulp(*uniform_results[1, "scalars", dtype])
 
 
 def test_uniform_with_minval_above_maxval_is_minval_as_in_jax():
@@ -182,25 +262,43 @@ def test_uniform_with_minval_above_maxval_is_minval_as_in_jax():
     assert_equal(out, np.full(5, 3.0, np.float32))
 
 
-@pytest.mark.parametrize("key", KEYS, ids=KEY_IDS)
-@pytest.mark.parametrize("dtype", FLOATS + [np.complex64, np.complex128], ids=str)
-def test_normal_matches_jax(key, dtype):
-    with x64(dtype):
-        expected = np.asarray(jax.random.normal(key, (200,), dtype))
-    assert_ulp(hr.normal(key, (200,), dtype), expected)
+NORMALS = FLOATS + [np.complex64, np.complex128]
 
 
-@pytest.mark.parametrize("key", KEYS, ids=KEY_IDS)
+@pytest.fixture(scope="module")
+def normal_results():
+    return Compared({d: (lambda r, key, d=d: r.normal(key, (200,), d), lambda key: (key,), d) for d in NORMALS})
+
+
+@pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)
+@pytest.mark.parametrize("dtype", NORMALS, ids=str)
+def test_normal_matches_jax(normal_results, key, dtype):
+    assert_ulp(*normal_results[key, dtype])
+
+
+def _truncated_normals(r, key, scalar_lower, scalar_upper, lower, upper, dtype):
+    return (r.truncated_normal(key, scalar_lower, scalar_upper, (300,), dtype),
+            r.truncated_normal(key, lower, upper, None, dtype), r.truncated_normal(key, lower, upper, (4, 3), dtype))
+
+
+def _truncated_bounds(dtype):
+    return np.array([-3.0, -1.0, 0.5]).astype(dtype), np.asarray(2.0, dtype)
+
+
+@pytest.fixture(scope="module")
+def truncated_normal_results():
+    return Compared({d: (lambda r, *a, d=d: _truncated_normals(r, *a, d),
+                     lambda key, d=d: (key, -1.5, 2.0, *_truncated_bounds(d)), d) for d in FLOATS})
+
+
+@pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
-def test_truncated_normal_matches_jax(key, dtype):
-    lower, upper = np.array([-3.0, -1.0, 0.5]).astype(dtype), np.asarray(2.0, dtype)
-    with x64(dtype):
-        scalar = np.asarray(jax.random.truncated_normal(key, -1.5, 2.0, (300,), dtype))
-        arrays = np.asarray(jax.random.truncated_normal(key, lower, upper, None, dtype))
-        shaped = np.asarray(jax.random.truncated_normal(key, lower, upper, (4, 3), dtype))
-    assert_ulp(hr.truncated_normal(key, -1.5, 2.0, (300,), dtype), scalar)
-    assert_ulp(hr.truncated_normal(key, lower, upper, None, dtype), arrays)
-    out = np.asarray(hr.truncated_normal(key, lower, upper, (4, 3), dtype))
+def test_truncated_normal_matches_jax(truncated_normal_results, key, dtype):
+    lower, upper = _truncated_bounds(dtype)
+    (scalar, arrays, out), (scalar_expected, arrays_expected, shaped) = truncated_normal_results[key, dtype]
+    assert_ulp(scalar, scalar_expected)
+    assert_ulp(arrays, arrays_expected)
+    out = np.asarray(out)
     assert_ulp(out, shaped)
     assert ((out > lower) & (out < upper)).all()
 
@@ -256,14 +354,25 @@ def test_constant_keys_inside_jit_match_jax_jit(optimize):
 
 # ---------------------------------------------------------------- discrete samplers
 
-@pytest.mark.parametrize("key", KEYS, ids=KEY_IDS)
-@pytest.mark.parametrize("mode", ["low", "high"])
-def test_bernoulli_matches_jax(key, mode):
-    assert_equal(hr.bernoulli(key, 0.3, (50,), mode), jax.random.bernoulli(key, 0.3, (50,), mode))
+def _bernoullis(r, key, scalar, p, mode):
+    return (r.bernoulli(key, scalar, (50,), mode), r.bernoulli(key, p, mode=mode), r.bernoulli(key, p, (2, 3), mode),
+            r.bernoulli(key))
+
+
+@pytest.fixture(scope="module")
+def bernoulli_results():
     p = np.array([0.1, 0.5, 0.9], np.float32)
-    assert_equal(hr.bernoulli(key, p, mode=mode), jax.random.bernoulli(key, p, mode=mode))
-    assert_equal(hr.bernoulli(key, p, (2, 3), mode), jax.random.bernoulli(key, p, (2, 3), mode))
-    assert_equal(hr.bernoulli(key), jax.random.bernoulli(key))
+    return Compared({m: (lambda r, *a, m=m: _bernoullis(r, *a, m), lambda key: (key, 0.3, p), None)
+                 for m in ("low", "high")})
+
+
+@pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)
+@pytest.mark.parametrize("mode", ["low", "high"])
+def test_bernoulli_matches_jax(bernoulli_results, key, mode):
+    ours, theirs = bernoulli_results[key, mode]
+    assert len(ours) == len(theirs) == 4
+    for actual, expected in zip(ours, theirs):
+        assert_equal(actual, expected)
 
 
 RANDINT_CASES = [
@@ -272,19 +381,31 @@ RANDINT_CASES = [
     ((20,), -2 ** 40, 2 ** 40, np.int64), ((20,), 0.0, 9.7, np.int32)]
 
 
-@pytest.mark.parametrize("key", KEYS[:2], ids=KEY_IDS[:2])
-@pytest.mark.parametrize("shape,lo,hi,dtype", RANDINT_CASES, ids=lambda v: str(v))
-def test_randint_matches_jax(key, shape, lo, hi, dtype):
-    with x64(dtype or np.int32):
-        expected = np.asarray(jax.random.randint(key, shape, lo, hi, dtype))
-    assert_equal(hr.randint(key, shape, lo, hi, dtype), expected)
+WHOLE_DTYPE_CASES = [(0, 2 ** 32, np.uint32), (-2 ** 31, 2 ** 31, np.int32)]
 
 
-@pytest.mark.parametrize("lo,hi,dtype", [(0, 2 ** 32, np.uint32), (-2 ** 31, 2 ** 31, np.int32)])
-def test_randint_over_a_whole_dtype_matches_jax(lo, hi, dtype):
-    with jax.enable_x64(True):
-        expected = np.asarray(jax.random.randint(KEYS[0], (6,), lo, hi, dtype))
-    assert_equal(hr.randint(KEYS[0], (6,), lo, hi, dtype), expected)
+@pytest.fixture(scope="module")
+def randint_results():
+    # (bounds are run-time arguments of jax's jit, as in its eager calls: a constant span of a whole
+    # dtype wraps to a zero divisor that XLA's constant folder would divide by)
+    cases = {c: (lambda r, key, lo, hi, s=s, d=d: r.randint(key, s, lo, hi, d), lambda key, lo=lo, hi=hi: (key, lo, hi),
+                 d) for c, (s, lo, hi, d) in enumerate(RANDINT_CASES)}
+    cases.update({("whole", c): (lambda r, key, lo, hi, d=d: r.randint(key, (6,), lo, hi, d),
+                                 lambda key, lo=lo, hi=hi: (KEYS[0], lo, hi),
+                                 np.int64)  # (jax with x64, for the Python int bound 2**31 or 2**32)
+                  for c, (lo, hi, d) in enumerate(WHOLE_DTYPE_CASES)})
+    return Compared(cases, keys=range(2))
+
+
+@pytest.mark.parametrize("key", range(2), ids=KEY_IDS[:2])
+@pytest.mark.parametrize("case", range(len(RANDINT_CASES)), ids=[str(c) for c in RANDINT_CASES])
+def test_randint_matches_jax(randint_results, key, case):
+    assert_equal(*randint_results[key, case])
+
+
+@pytest.mark.parametrize("case", range(len(WHOLE_DTYPE_CASES)), ids=[str(c) for c in WHOLE_DTYPE_CASES])
+def test_randint_over_a_whole_dtype_matches_jax(randint_results, case):
+    assert_equal(*randint_results[0, "whole", case])
 
 
 def test_randint_over_a_whole_dtype_with_constant_key_compiles():
@@ -308,27 +429,43 @@ def test_randint_with_array_bounds_matches_jax():
     assert_equal(hr.randint(KEYS[2], (2, 3), lo, hi), jax.random.randint(KEYS[2], (2, 3), lo, hi))
 
 
-@pytest.mark.parametrize("key", KEYS, ids=KEY_IDS)
-@pytest.mark.parametrize("n", [1, 2, 10, 1700])
-def test_permutation_of_a_range_matches_jax(key, n):
-    assert_equal(hr.permutation(key, n), jax.random.permutation(key, n))
+PERMUTATION_SIZES = [1, 2, 10, 1700]
 
 
-@pytest.mark.parametrize("key", KEYS, ids=KEY_IDS)
-@pytest.mark.parametrize("axis", [0, -1])
-@pytest.mark.parametrize("independent", [False, True])
-def test_permutation_of_an_array_matches_jax(key, axis, independent):
+@pytest.fixture(scope="module")
+def permutation_results():
     x = np.arange(60, dtype=np.float32).reshape(5, 4, 3)
     x[0, 0, 0] = np.nan
-    assert_equal(hr.permutation(key, x, axis, independent), jax.random.permutation(key, x, axis, independent))
     v = np.arange(9, dtype=np.int32)
-    assert_equal(hr.permutation(key, v), jax.random.permutation(key, v))
+    large = np.arange(2000 * 2, dtype=np.int32).reshape(2000, 2)
+    cases = {n: (lambda r, key, n=n: r.permutation(key, n), lambda key: (key,), None) for n in PERMUTATION_SIZES}
+    cases.update({(axis, independent): (lambda r, key, x, v, a=axis, i=independent: (
+        r.permutation(key, x, a, i), r.permutation(key, v)), lambda key: (key, x, v), None)
+        for axis in (0, -1) for independent in (False, True)})
+    cases["large"] = (lambda r, key, x: (r.permutation(key, x), r.permutation(key, x, 0, True)),
+                      lambda key: (KEYS[0], large), None)
+    return Compared(cases)
 
 
-def test_permutation_of_a_large_array_takes_two_rounds_as_jax():
-    x = np.arange(2000 * 2, dtype=np.int32).reshape(2000, 2)
-    assert_equal(hr.permutation(KEYS[0], x), jax.random.permutation(KEYS[0], x))
-    assert_equal(hr.permutation(KEYS[0], x, 0, True), jax.random.permutation(KEYS[0], x, 0, True))
+@pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)
+@pytest.mark.parametrize("n", PERMUTATION_SIZES)
+def test_permutation_of_a_range_matches_jax(permutation_results, key, n):
+    assert_equal(*permutation_results[key, n])
+
+
+@pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)
+@pytest.mark.parametrize("axis", [0, -1])
+@pytest.mark.parametrize("independent", [False, True])
+def test_permutation_of_an_array_matches_jax(permutation_results, key, axis, independent):
+    (of_x, of_v), (x_expected, v_expected) = permutation_results[key, axis, independent]
+    assert_equal(of_x, x_expected)
+    assert_equal(of_v, v_expected)
+
+
+def test_permutation_of_a_large_array_takes_two_rounds_as_jax(permutation_results):
+    (whole, independent), (whole_expected, independent_expected) = permutation_results[0, "large"]
+    assert_equal(whole, whole_expected)
+    assert_equal(independent, independent_expected)
 
 
 CHOICE_CASES = [
@@ -346,16 +483,33 @@ CHOICE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("key", KEYS, ids=KEY_IDS)
-@pytest.mark.parametrize("case", CHOICE_CASES, ids=lambda c: ",".join(f"{k}={getattr(v, 'shape', v)}"
-                                                                     for k, v in c.items()))
-def test_choice_matches_jax(key, case):
+def _choice_case(case):
+    """(sample, its run-time arguments after the key): arrays a and p are run-time arguments."""
     case = dict(case)
-    a, shape = case.pop("a"), case.pop("shape")
-    expected = np.asarray(jax.random.choice(key, a, shape, **case))
+    a, shape, p = case.pop("a"), case.pop("shape"), case.pop("p", None)
+    if isinstance(a, np.ndarray):
+        return (lambda r, key, a, p: r.choice(key, a, shape, p=p, **case)), (a, p)
+    return (lambda r, key, p: r.choice(key, a, shape, p=p, **case)), (p,)
+
+
+@pytest.fixture(scope="module")
+def choice_results():
+    cases = {}
+    for c, case in enumerate(CHOICE_CASES):
+        sample, args = _choice_case(case)
+        cases[c] = (sample, lambda key, args=args: (key, *args), None)
+    return Compared(cases)
+
+
+@pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)
+@pytest.mark.parametrize("case", range(len(CHOICE_CASES)), ids=[",".join(f"{k}={getattr(v, 'shape', v)}"
+                                                                         for k, v in c.items()) for c in CHOICE_CASES])
+def test_choice_matches_jax(choice_results, key, case):
+    a = CHOICE_CASES[case]["a"]
+    actual, expected = choice_results[key, case]
     if isinstance(a, np.ndarray):  # jax (x64 off) computes with a float32 copy of a float64 array
         expected = expected.astype(a.dtype)
-    assert_equal(hr.choice(key, a, shape, **case), expected)
+    assert_equal(actual, expected)
 
 
 def test_choice_of_float64_probabilities_matches_jax_with_x64():
