@@ -80,8 +80,27 @@ CYCLES = {"self": (SELF, "@main -> @main"), "back-to-main": (BACK_TO_MAIN, "@mai
 
 # ---------------------------------------------------------------- A3: call chains and cycles
 
-def test_deep_call_chains_compile_without_crashing():
-    out = run_script(f"""
+def test_deep_call_chains_compile_without_crashing(child_output):
+    out = child_output["chains"]
+    assert "100 100.5 True" in out, "a shallow chain reaches XLA as it is"
+    assert "250 250.5 False" in out and "3000 3000.5 False" in out, "deep chains are inlined first"
+    assert "limit True False" in out
+
+
+# The crash reproducers below run in ONE child process, a section each (each child costs a jax
+# import); a crash there fails every test that reads it, with the exit status and the child's output.
+CHILD_SECTIONS = {
+    "cycles": """
+        for name, (text, _) in CYCLES.items():
+            print("cycle", name)
+            print(outcome(lambda: hf.Module.parse(text).compile()))
+            m = hf.Module.parse(text)
+            m.optimize()
+            print(outcome(lambda: m.compile()))
+            print(outcome(lambda: hf.Module.parse(text).vjp()))
+            print(outcome(lambda: hf.Module.parse(text).jvp()))
+    """,
+    "chains": f"""
         x = np.float32(0.5)
         for n in (100, 250, 3000):
             m = hf.Module.parse(chain(n))
@@ -89,24 +108,64 @@ def test_deep_call_chains_compile_without_crashing():
         at_limit = hf.Module.parse(chain({XLA_MAX_DEPTH}))._code_for_compile()
         past_limit = hf.Module.parse(chain({XLA_MAX_DEPTH + 1}))._code_for_compile()
         print("limit", "call @" in at_limit, "call @" in past_limit)
-    """)
-    assert "100 100.5 True" in out, "a shallow chain reaches XLA as it is"
-    assert "250 250.5 False" in out and "3000 3000.5 False" in out, "deep chains are inlined first"
-    assert "limit True False" in out
+    """,
+    "xla_nesting": f"""
+        p, x = np.bool_(True), np.float32(1.5)
+        print(outcome(lambda: float(hf.Module.parse(nested_ifs({XLA_MAX_DEPTH})).compile()(p, x))))
+        print(outcome(lambda: hf.Module.parse(nested_ifs({XLA_MAX_DEPTH + 1})).compile()))
+        print(outcome(lambda: hf.Module.parse(nested_ifs({MAX_NESTING - 2})).compile()))
+    """,
+    "thousands": """
+        print(outcome(lambda: hf.Module.parse(nested_ifs(4000))))
+        print(outcome(lambda: hf.Module.load(DEEP_PATH)))
+        arrays = 'func.func @main() attributes {x = ' + '[' * 20000 + ']' * 20000 + '} { return }'
+        print(outcome(lambda: hf.Module.parse(arrays)))
+    """,
+    "ad_recursion": """
+        sys.setrecursionlimit(300)  # (40 nested ifs take about 350 frames; last: the limit stays low)
+        m = hf.Module.parse(nested_ifs(40))
+        g, j = m.vjp(), m.jvp()
+        print(sys.getrecursionlimit())
+        print([float(v) for v in g.compile()(np.bool_(True), np.float32(1.5), np.float32(1))])
+        print([float(v) for v in j.compile()(np.bool_(True), np.float32(1.5), np.bool_(False), np.float32(1))])
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def deep_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("deep") / "deep.mlir"
+    path.write_text(nested_ifs(4000))
+    return path
+
+
+@pytest.fixture(scope="module")
+def child_output(deep_file):
+    """{section: what it printed}, from one child process running CHILD_SECTIONS in turn."""
+    code = f"DEEP_PATH = {str(deep_file)!r}\n" + "".join(
+        f"print('=== {name}')\n" + textwrap.dedent(body) for name, body in CHILD_SECTIONS.items())
+    out = run_script(code)
+    sections = {}
+    for section in out.split("=== ")[1:]:
+        name, _, text = section.partition("\n")
+        sections[name] = text
+    assert list(sections) == list(CHILD_SECTIONS), out
+    return sections
+
+
+@pytest.fixture(scope="module")
+def cycle_outcomes(child_output):
+    """{cycle name: its four outcome lines}."""
+    outcomes = {}
+    for section in child_output["cycles"].strip().split("cycle ")[1:]:
+        name, *lines = section.strip().splitlines()
+        outcomes[name] = lines
+    return outcomes
 
 
 @pytest.mark.parametrize("name", list(CYCLES))
-def test_call_cycles_are_refused_naming_the_cycle(name):
-    out = run_script(f"""
-        text = CYCLES[{name!r}][0]
-        print(outcome(lambda: hf.Module.parse(text).compile()))
-        m = hf.Module.parse(text)
-        m.optimize()
-        print(outcome(lambda: m.compile()))
-        print(outcome(lambda: hf.Module.parse(text).vjp()))
-        print(outcome(lambda: hf.Module.parse(text).jvp()))
-    """)
-    lines = out.strip().splitlines()
+def test_call_cycles_are_refused_naming_the_cycle(cycle_outcomes, name):
+    lines = cycle_outcomes[name]
     cycle = CYCLES[name][1]
     assert len(lines) == 4
     for line, what in zip(lines, ("compile", "compile", "Module.vjp", "Module.jvp")):
@@ -168,15 +227,9 @@ def test_bracket_nesting_limit_is_accepted_and_one_more_refused():
         hf.Module.parse(text(MAX_BRACKETS - 1))
 
 
-def test_thousands_of_levels_are_refused_before_mlir_parses_them(tmp_path):
-    path = tmp_path / "deep.mlir"
-    path.write_text(nested_ifs(4000))
-    out = run_script(f"""
-        print(outcome(lambda: hf.Module.parse(nested_ifs(4000))))
-        print(outcome(lambda: hf.Module.load({str(path)!r})))
-        arrays = 'func.func @main() attributes {{x = ' + '[' * 20000 + ']' * 20000 + '}} {{ return }}'
-        print(outcome(lambda: hf.Module.parse(arrays)))
-    """)
+def test_thousands_of_levels_are_refused_before_mlir_parses_them(child_output, deep_file):
+    path = deep_file
+    out = child_output["thousands"]
     assert out.count("ValueError Module.parse: the text nests regions (or attribute dictionaries) 4002 deep") == 2
     assert "nests brackets ({, [ and ( together) 20002 deep" in out
     cli = subprocess.run([os.path.join(os.path.dirname(sys.executable), "hloforge"), "inspect", str(path)],
@@ -204,13 +257,8 @@ def test_everything_but_xla_works_at_the_nesting_limit():
     assert m.op_counts()["stablehlo.if"] == MAX_NESTING - 2
 
 
-def test_xla_nesting_limit_is_accepted_and_one_more_refused():
-    out = run_script(f"""
-        p, x = np.bool_(True), np.float32(1.5)
-        print(outcome(lambda: float(hf.Module.parse(nested_ifs({XLA_MAX_DEPTH})).compile()(p, x))))
-        print(outcome(lambda: hf.Module.parse(nested_ifs({XLA_MAX_DEPTH + 1})).compile()))
-        print(outcome(lambda: hf.Module.parse(nested_ifs({MAX_NESTING - 2})).compile()))
-    """)
+def test_xla_nesting_limit_is_accepted_and_one_more_refused(child_output):
+    out = child_output["xla_nesting"]
     lines = out.strip().splitlines()
     assert lines[0] == "ok 3.0"
     for line, depth in zip(lines[1:], (XLA_MAX_DEPTH + 1, MAX_NESTING - 2)):
@@ -232,15 +280,8 @@ def test_calls_inside_nested_regions_count_toward_xla_depth():
         hf.Module.parse(text).compile()
 
 
-def test_ad_of_nested_regions_makes_room_beyond_the_recursion_limit():
-    out = run_script("""
-        sys.setrecursionlimit(300)  # (40 nested ifs take about 350 frames)
-        m = hf.Module.parse(nested_ifs(40))
-        g, j = m.vjp(), m.jvp()
-        print(sys.getrecursionlimit())
-        print([float(v) for v in g.compile()(np.bool_(True), np.float32(1.5), np.float32(1))])
-        print([float(v) for v in j.compile()(np.bool_(True), np.float32(1.5), np.bool_(False), np.float32(1))])
-    """)
+def test_ad_of_nested_regions_makes_room_beyond_the_recursion_limit(child_output):
+    out = child_output["ad_recursion"]
     assert out.strip().splitlines() == ["300", "[3.0, 0.0, 2.0]", "[3.0, 2.0]"]
 
 
