@@ -81,7 +81,7 @@ def test_run_with_args_and_random_inputs(module_file, tmp_path, in_process):
 
 def test_run_bad_inputs(module_file, tmp_path, in_process):
     np.save(tmp_path / "bad.npy", np.ones((2, 2), np.float32))
-    _assert_one_line_error(cli("run", module_file, "--arg", tmp_path / "bad.npy", "--arg", tmp_path / "bad.npy"),
+    _assert_one_line_error(in_process("run", module_file, "--arg", tmp_path / "bad.npy", "--arg", tmp_path / "bad.npy"),
                            r"argument 0: expected float32[4, 8], got float32[2, 2]")
     _assert_one_line_error(in_process("run", module_file), "pass --arg FILE.npy for each, or --random-inputs")
     _assert_one_line_error(in_process("run", tmp_path / "missing.mlir"), "no such file")
@@ -129,8 +129,8 @@ def test_opt_pipeline_stats_and_dump(tmp_path, in_process):
     _assert_one_line_error(in_process("opt", path, "-p", "no-such-pass"), "no-such-pass")
 
 
-def test_check_with_optimize_keeps_results():
-    result = cli("check", "--optimize", os.path.join(DATA, "fft_roundtrip_almost_eq.mlir"),
+def test_check_with_optimize_keeps_results(in_process):
+    result = in_process("check", "--optimize", os.path.join(DATA, "fft_roundtrip_almost_eq.mlir"),
                  os.path.join(DATA, "pad_eq_old_style.mlir"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("PASS") == 2
