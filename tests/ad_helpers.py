@@ -38,10 +38,10 @@ def random_like(tree, seed=1):
     return tree_util.tree_map(one, tree)
 
 
-def jax_reference(jax_fn, primals, cts, tangents):
+def jax_reference(jax_fn, primals, cts, tangents, cheap=False):
     """(output, vjp of cts, jvp of tangents) of ``jax_fn`` in f64, in one jax.jit: jax's eager
     dispatch compiles every primitive of the backward pass on its own, which cost most of the AD
-    tests' time."""
+    tests' time. ``cheap``: compiled with CHEAP_COMPILE (tolerance-based comparisons only)."""
     jax_tangents = tuple(t if np.asarray(t).dtype.kind in "fc" else np.zeros(np.shape(t), jax.dtypes.float0)
                          for t in tangents)
 
@@ -49,6 +49,8 @@ def jax_reference(jax_fn, primals, cts, tangents):
         out, pullback = jax.vjp(jax_fn, *primals)
         return out, pullback(cts), jax.jvp(jax_fn, primals, tangents)[1]
     with jax.enable_x64(True):
+        if cheap:
+            return jax_run(both, primals, cts, jax_tangents)
         return jax.jit(both)(primals, cts, jax_tangents)
 
 
@@ -103,14 +105,7 @@ def jax_run(jax_fn, *args):
 
 def jax_reference_cheap(jax_fn, primals, cts, tangents):
     """jax_reference compiled with CHEAP_COMPILE."""
-    jax_tangents = tuple(t if np.asarray(t).dtype.kind in "fc" else np.zeros(np.shape(t), jax.dtypes.float0)
-                         for t in tangents)
-
-    def both(primals, cts, tangents):
-        out, pullback = jax.vjp(jax_fn, *primals)
-        return out, pullback(cts), jax.jvp(jax_fn, primals, tangents)[1]
-    with jax.enable_x64(True):
-        return jax_run(both, primals, cts, jax_tangents)
+    return jax_reference(jax_fn, primals, cts, tangents, cheap=True)
 
 
 def _output_specs(hf_fn, primals):
