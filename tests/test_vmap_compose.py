@@ -46,12 +46,12 @@ L_HF, L_JAX = functools.partial(loss, hnp), functools.partial(loss, jnp)
 
 def test_vmap_of_grad_is_per_example_gradients():
     got = hf.vmap(hf.grad(L_HF), in_axes=(None, 0, 0))(PARAMS, XS, YS)
-    close(got, jax.vmap(jax.grad(L_JAX), in_axes=(None, 0, 0))(PARAMS, XS, YS))
+    close(got, jax.jit(jax.vmap(jax.grad(L_JAX), in_axes=(None, 0, 0)))(PARAMS, XS, YS))
 
 
 def test_vmap_of_value_and_grad_with_argnums():
     got = hf.vmap(hf.value_and_grad(L_HF, argnums=(0, 1)), in_axes=(None, 0, 0))(PARAMS, XS, YS)
-    close(got, jax.vmap(jax.value_and_grad(L_JAX, argnums=(0, 1)), in_axes=(None, 0, 0))(PARAMS, XS, YS))
+    close(got, jax.jit(jax.vmap(jax.value_and_grad(L_JAX, argnums=(0, 1)), in_axes=(None, 0, 0)))(PARAMS, XS, YS))
 
 
 def test_vmap_of_vjp_and_jvp():
@@ -65,9 +65,9 @@ def test_vmap_of_vjp_and_jvp():
         return lambda x, t: ad.jvp(lambda v: np_.sin(v) * v, (x,), (t,))
 
     cts = rng.standard_normal((B, D)).astype(np.float32)
-    close(hf.vmap(via_vjp(hf, hnp))(XS, cts), jax.vmap(via_vjp(jax, jnp))(XS, cts))
+    close(hf.vmap(via_vjp(hf, hnp))(XS, cts), jax.jit(jax.vmap(via_vjp(jax, jnp)))(XS, cts))
     close(hf.vmap(via_jvp(hf, hnp), in_axes=(0, None))(XS, cts[0]),
-          jax.vmap(via_jvp(jax, jnp), in_axes=(0, None))(XS, cts[0]))
+          jax.jit(jax.vmap(via_jvp(jax, jnp), in_axes=(0, None)))(XS, cts[0]))
 
 
 @pytest.mark.parametrize("jac", ["jacfwd", "jacrev", "hessian"])
@@ -75,13 +75,13 @@ def test_vmap_of_jacobians(jac):
     def f(np_):
         return lambda x: np_.sin(x) * x.sum() + x ** 2
 
-    close(hf.vmap(getattr(hf, jac)(f(hnp)))(XS), jax.vmap(getattr(jax, jac)(f(jnp)))(XS))
+    close(hf.vmap(getattr(hf, jac)(f(hnp)))(XS), jax.jit(jax.vmap(getattr(jax, jac)(f(jnp))))(XS))
 
 
 def test_grad_of_vmap():
     def total(np_, vmap):
         return lambda p: vmap(functools.partial(loss, np_), in_axes=(None, 0, 0))(p, XS, YS).mean()
-    close(hf.grad(total(hnp, hf.vmap))(PARAMS), jax.grad(total(jnp, jax.vmap))(PARAMS))
+    close(hf.grad(total(hnp, hf.vmap))(PARAMS), jax.jit(jax.grad(total(jnp, jax.vmap)))(PARAMS))
 
 
 def test_vmap_of_grad_of_vmap():
@@ -89,15 +89,15 @@ def test_vmap_of_grad_of_vmap():
         return lambda p, x: vmap(lambda xi: np_.tanh(xi @ p["w"]).sum())(x).sum()
     xs = rng.standard_normal((2, B, D)).astype(np.float32)
     close(hf.vmap(hf.grad(inner(hnp, hf.vmap)), in_axes=(None, 0))(PARAMS, xs),
-          jax.vmap(jax.grad(inner(jnp, jax.vmap)), in_axes=(None, 0))(PARAMS, xs))
+          jax.jit(jax.vmap(jax.grad(inner(jnp, jax.vmap)), in_axes=(None, 0)))(PARAMS, xs))
 
 
 # ---------------------------------------------------------------- jit, vmap of vmap
 
 def test_jit_of_vmap_and_vmap_of_jit():
     step_hf = hf.jit(lambda x, w: hnp.tanh(x @ w))  # (called inside vmap's trace: a call, inlined)
-    close(hf.jit(hf.vmap(step_hf, in_axes=(0, None)))(XS, W1), jax.vmap(lambda x, w: jnp.tanh(x @ w),
-                                                                       in_axes=(0, None))(XS, W1))
+    close(hf.jit(hf.vmap(step_hf, in_axes=(0, None)))(XS, W1), jax.jit(jax.vmap(lambda x, w: jnp.tanh(x @ w),
+                                                                       in_axes=(0, None)))(XS, W1))
     close(hf.vmap(lambda x: step_hf(x, W1) * 2.0)(XS), jnp.tanh(XS @ W1) * 2.0)
 
 
@@ -143,14 +143,14 @@ def _custom_jvp(lib, ad_lib):
 def test_custom_vjp_under_vmap_keeps_its_rule():
     f_hf, f_jax = _custom_vjp(hnp, hf), _custom_vjp(jnp, jax)
     ys = rng.standard_normal(D).astype(np.float32)
-    close(hf.vmap(f_hf, in_axes=(0, None))(XS, ys), jax.vmap(f_jax, in_axes=(0, None))(XS, ys))
+    close(hf.vmap(f_hf, in_axes=(0, None))(XS, ys), jax.jit(jax.vmap(f_jax, in_axes=(0, None)))(XS, ys))
 
     def total(f, vmap, np_):  # an unbatched argument's cotangent is summed over the batch
         return lambda x, y: vmap(f, in_axes=(0, None))(x, y).sum()
     close(hf.grad(total(f_hf, hf.vmap, hnp), argnums=(0, 1))(XS, ys),
-          jax.grad(total(f_jax, jax.vmap, jnp), argnums=(0, 1))(XS, ys))
+          jax.jit(jax.grad(total(f_jax, jax.vmap, jnp), argnums=(0, 1)))(XS, ys))
     close(hf.vmap(hf.grad(lambda x, y: f_hf(x, y).sum(), argnums=(0, 1)), in_axes=(0, None))(XS, ys),
-          jax.vmap(jax.grad(lambda x, y: f_jax(x, y).sum(), argnums=(0, 1)), in_axes=(0, None))(XS, ys))
+          jax.jit(jax.vmap(jax.grad(lambda x, y: f_jax(x, y).sum(), argnums=(0, 1)), in_axes=(0, None)))(XS, ys))
 
 
 def test_the_batched_call_of_a_custom_rule_is_a_custom_rule_call():
@@ -160,22 +160,22 @@ def test_the_batched_call_of_a_custom_rule_is_a_custom_rule_call():
 
 def test_custom_jvp_under_vmap_keeps_its_rule():
     f_hf, f_jax = _custom_jvp(hnp, hf), _custom_jvp(jnp, jax)
-    close(hf.vmap(f_hf)(XS), jax.vmap(f_jax)(XS))
-    close(hf.grad(lambda x: hf.vmap(f_hf)(x).sum())(XS), jax.grad(lambda x: jax.vmap(f_jax)(x).sum())(XS))
+    close(hf.vmap(f_hf)(XS), jax.jit(jax.vmap(f_jax))(XS))
+    close(hf.grad(lambda x: hf.vmap(f_hf)(x).sum())(XS), jax.jit(jax.grad(lambda x: jax.vmap(f_jax)(x).sum()))(XS))
     t = np.ones((B, D), np.float32)
     close(hf.jvp(hf.vmap(f_hf), (XS,), (t,)), jax.jvp(jax.vmap(f_jax), (XS,), (t,)))
-    close(hf.vmap(hf.grad(lambda x: f_hf(x).sum()))(XS), jax.vmap(jax.grad(lambda x: f_jax(x).sum()))(XS))
+    close(hf.vmap(hf.grad(lambda x: f_hf(x).sum()))(XS), jax.jit(jax.vmap(jax.grad(lambda x: f_jax(x).sum())))(XS))
 
 
 def test_from_jax_under_vmap():
     def relu_dot(x, w):
         return jax.nn.relu(x @ w)
     f = hf.from_jax(relu_dot)
-    close(hf.vmap(f, in_axes=(0, None))(XS, W1), jax.vmap(relu_dot, in_axes=(0, None))(XS, W1))
+    close(hf.vmap(f, in_axes=(0, None))(XS, W1), jax.jit(jax.vmap(relu_dot, in_axes=(0, None)))(XS, W1))
     close(hf.grad(lambda w: hf.vmap(f, in_axes=(0, None))(XS, w).sum())(W1),
-          jax.grad(lambda w: jax.vmap(relu_dot, in_axes=(0, None))(XS, w).sum())(W1))
+          jax.jit(jax.grad(lambda w: jax.vmap(relu_dot, in_axes=(0, None))(XS, w).sum()))(W1))
     close(hf.vmap(hf.grad(lambda x, w: f(x, w).sum()), in_axes=(0, None))(XS, W1),
-          jax.vmap(jax.grad(lambda x, w: relu_dot(x, w).sum()), in_axes=(0, None))(XS, W1))
+          jax.jit(jax.vmap(jax.grad(lambda x, w: relu_dot(x, w).sum()), in_axes=(0, None)))(XS, W1))
 
 
 # ---------------------------------------------------------------- hloforge.lax control flow
@@ -204,15 +204,15 @@ def _scan(lax_, np_):
 @needs_control_flow
 @pytest.mark.parametrize("make", [_fori, _while, _cond, _scan], ids=["fori_loop", "while_loop", "cond", "scan"])
 def test_control_flow_under_vmap(make):
-    close(hf.vmap(make(hlax, hnp))(XS), jax.vmap(make(jax.lax, jnp))(XS))
+    close(hf.vmap(make(hlax, hnp))(XS), jax.jit(jax.vmap(make(jax.lax, jnp)))(XS))
 
 
 @needs_control_flow
 def test_switch_with_a_batched_index_and_grad():
     idx = np.array([0, 1, 2, 1], np.int32)
-    close(hf.vmap(_switch(hlax, hnp))(XS, idx), jax.vmap(_switch(jax.lax, jnp))(XS, idx))
+    close(hf.vmap(_switch(hlax, hnp))(XS, idx), jax.jit(jax.vmap(_switch(jax.lax, jnp)))(XS, idx))
     close(hf.vmap(hf.grad(lambda x, i: _switch(hlax, hnp)(x, i).sum()))(XS, idx),
-          jax.vmap(jax.grad(lambda x, i: _switch(jax.lax, jnp)(x, i).sum()))(XS, idx))
+          jax.jit(jax.vmap(jax.grad(lambda x, i: _switch(jax.lax, jnp)(x, i).sum())))(XS, idx))
 
 
 @needs_control_flow
@@ -220,7 +220,7 @@ def test_cond_with_an_unbatched_predicate_and_fori_loop_with_a_batched_carry_und
     def f(lax_, np_):
         return lambda x, flag: lax_.cond(flag, lambda v: _fori(lax_, np_)(v).sum(), lambda v: v.sum(), x)
     close(hf.vmap(hf.grad(f(hlax, hnp)), in_axes=(0, None))(XS, True),
-          jax.vmap(jax.grad(f(jax.lax, jnp)), in_axes=(0, None))(XS, True))
+          jax.jit(jax.vmap(jax.grad(f(jax.lax, jnp)), in_axes=(0, None)))(XS, True))
 
 
 # ---------------------------------------------------------------- hloforge.random over split keys
