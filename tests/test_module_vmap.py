@@ -38,7 +38,8 @@ def check_module_vmap(f, examples, in_axes=0, out_axes=0, exact=False, module=No
     mb = m.vmap(N, in_axes=in_axes, out_axes=out_axes)
     got = _outputs(mb.compile()(*args))
     want = [np.asarray(w) for w in jax.tree_util.tree_leaves(
-        jax.vmap(f, in_axes=tuple(axes), out_axes=out_axes if not isinstance(out_axes, list) else tuple(out_axes))(
+        jax.jit(jax.vmap(f, in_axes=tuple(axes),
+                         out_axes=out_axes if not isinstance(out_axes, list) else tuple(out_axes)))(
             *args))]
     assert_same(got, want, exact=exact)
     return mb
@@ -109,7 +110,7 @@ def test_module_vmap_twice_is_a_nested_vmap():
     m = hf.Module.parse(jax.jit(f).lower(x, y).as_text()).vmap(2, in_axes=(0, None)).vmap(N, in_axes=(None, 0))
     xs, ys = _f32(2, 4), _f32(N, 4)
     got = _outputs(m.compile()(xs, ys))
-    want = jax.vmap(jax.vmap(f, in_axes=(0, None)), in_axes=(None, 0))(xs, ys)
+    want = jax.jit(jax.vmap(jax.vmap(f, in_axes=(0, None)), in_axes=(None, 0)))(xs, ys)
     assert_same(got, [np.asarray(want)], exact=False)
 
 
@@ -125,9 +126,9 @@ def test_module_vmap_after_other_transformations():
     g = m.vjp().vmap(N)  # per-example gradients of a parsed module
     xs, cts = _f32(N, 4), np.ones((N, 4), np.float32)
     got = _outputs(g.compile()(xs, cts))
-    y, pull = jax.vmap(lambda x: jax.vjp(lambda v: jnp.sin(v) * v, x))(xs)
-    assert_same(got, [np.asarray(y), np.asarray(jax.vmap(lambda x, c: jax.vjp(lambda v: jnp.sin(v) * v, x)[1](c)[0])(
-        xs, cts))], exact=False)
+    y, pull = jax.jit(jax.vmap(lambda x: jax.vjp(lambda v: jnp.sin(v) * v, x)))(xs)
+    pullback = jax.jit(jax.vmap(lambda x, c: jax.vjp(lambda v: jnp.sin(v) * v, x)[1](c)[0]))
+    assert_same(got, [np.asarray(y), np.asarray(pullback(xs, cts))], exact=False)
 
 
 # ---------------------------------------------------------------- errors

@@ -53,7 +53,7 @@ def test_against_jax_vmap():
                 jax.lax.reduce_precision(f, 5, 10))
     # (jax.vmap fails on a narrowing bitcast batched along its last dimension: 2 here is hloforge's alone)
     args, axes = (batched(F, 1), batched(H, 1)), (1, 1)
-    assert_same(hf.vmap(hf_fn, in_axes=axes)(*args), jax.vmap(jax_fn, in_axes=axes)(*args))
+    assert_same(hf.vmap(hf_fn, in_axes=axes)(*args), jax.jit(jax.vmap(jax_fn, in_axes=axes))(*args))
 
 
 def test_rng_bit_generator_differs_from_jax_vmap_by_design():
@@ -61,7 +61,7 @@ def test_rng_bit_generator_differs_from_jax_vmap_by_design():
     hf.vmap gives the loop: example i's bits are rng_bit_generator(state i)."""
     keys = (np.arange(B * 4, dtype=np.uint32).reshape(B, 4) + 7)
     states = keys.view(np.uint64)            # (the same 128 bits as uint64[2])
-    _, jax_bits = jax.vmap(lambda k: jax.lax.rng_bit_generator(k, (4,), dtype=np.uint32))(keys)
+    _, jax_bits = jax.jit(jax.vmap(lambda k: jax.lax.rng_bit_generator(k, (4,), dtype=np.uint32)))(keys)
     _, hf_bits = hf.vmap(lambda s: ops.rng_bit_generator(s, (4,), np.uint32))(states)
     _, first = jax.lax.rng_bit_generator(keys[1], (4,), dtype=np.uint32)
     np.testing.assert_array_equal(np.asarray(hf_bits)[1], np.asarray(first))

@@ -55,7 +55,7 @@ def test_against_jax_vmap():
         p = jax.lax.lt(x, y)
         return p, jax.lax.select(p, x, y), jax.lax.select(jax.lax.gt(s, s * 0), x, y), jax.lax.clamp(s, x, s + 1)
     args, axes = (batched(X, 1), Y[0], S), (1, None, 0)
-    assert_same(hf.vmap(hf_fn, in_axes=axes)(*args), jax.vmap(jax_fn, in_axes=axes)(*args))
+    assert_same(hf.vmap(hf_fn, in_axes=axes)(*args), jax.jit(jax.vmap(jax_fn, in_axes=axes))(*args))
 
 
 @settings(max_examples=10, deadline=None)

@@ -40,20 +40,20 @@ def test_while_counted(axes):
     if axes[0] is None:
         x = X[0]
     got = check_vmap(lambda x, n: doubling(lax, x, n), x, n, in_axes=axes)
-    assert_same(got, jax.vmap(lambda x, n: doubling(jax.lax, x, n), in_axes=axes)(x, n))
+    assert_same(got, jax.jit(jax.vmap(lambda x, n: doubling(jax.lax, x, n), in_axes=axes))(x, n))
 
 
 @pytest.mark.parametrize("axes", [(0, None), (None, 0), (0, 0)], ids=str)
 def test_while_fixpoint(axes):
     x, y = (X if axes[0] == 0 else X[0]), (X + 1 if axes[1] == 0 else X[1])
     got = check_vmap(lambda x, y: mixing(lax, x, y), x, y, in_axes=axes)
-    assert_same(got, jax.vmap(lambda x, y: mixing(jax.lax, x, y), in_axes=axes)(x, y))
+    assert_same(got, jax.jit(jax.vmap(lambda x, y: mixing(jax.lax, x, y), in_axes=axes))(x, y))
 
 
 def test_while_data_dependent():
     x = np.array([[0.5, 0.2], [7.0, 1.0], [3.0, 40.0]], np.float32)
     got = check_vmap(lambda x: converging(lax, x), x)
-    assert_same(got, jax.vmap(lambda x: converging(jax.lax, x))(x))
+    assert_same(got, jax.jit(jax.vmap(lambda x: converging(jax.lax, x)))(x))
     check_vmap(lambda x: converging(lax, x), x.T, in_axes=1, out_axes=1)
 
 
@@ -88,7 +88,7 @@ def test_cond(axes):
     x = X if axes[1] == 0 else (X.T if axes[1] == 1 else X[0])
     y = X + 1 if axes[2] == 0 else (X.T + 1 if axes[2] == 1 else X[1])
     got = check_vmap(lambda p, x, y: branches(lax, p, x, y), p, x, y, in_axes=axes)
-    assert_same(got, jax.vmap(lambda p, x, y: branches(jax.lax, p, x, y), in_axes=axes)(p, x, y))
+    assert_same(got, jax.jit(jax.vmap(lambda p, x, y: branches(jax.lax, p, x, y), in_axes=axes))(p, x, y))
 
 
 def switching(lax_, i, x):
@@ -100,7 +100,7 @@ def test_switch(axes):
     i = np.array([0, 2, 5, -1], np.int32) if axes[0] == 0 else np.int32(1)
     x = X if axes[1] == 0 else (X.T if axes[1] == 1 else X[0])
     got = check_vmap(lambda i, x: switching(lax, i, x), i, x, in_axes=axes)
-    assert_same(got, jax.vmap(lambda i, x: switching(jax.lax, i, x), in_axes=axes)(i, x))
+    assert_same(got, jax.jit(jax.vmap(lambda i, x: switching(jax.lax, i, x), in_axes=axes))(i, x))
 
 
 def test_ops_case_and_if_out_of_range():
@@ -131,7 +131,7 @@ def test_nested():
             return i + 1, jax.lax.cond(v.sum() > 3.0, lambda u: u - 1.0, lambda u: u * 2.0 + 0.5, v)
         inner = lambda v: jax.lax.while_loop(lambda c: c[0] < n, body, (np.int32(0), v))[1]
         return jax.lax.cond(n > 1, inner, lambda v: -v, x)
-    assert_same(got, jax.vmap(jfn)(X, N))
+    assert_same(got, jax.jit(jax.vmap(jfn))(X, N))
 
 
 def test_unbatched_predicate_keeps_one_loop_and_one_if():
@@ -168,5 +168,5 @@ def test_while_with_dot_and_reduction():
         return lax_.while_loop(lambda c: (c[0] < 20) & (abs(c[1]).max() > tol), body, (np.int32(0), x))
     tol = np.array([0.1, 0.5, 0.7, 2.0], np.float32)
     got = check_vmap(lambda w, x, t: power(lax, hf.numpy, w, x, t), w, X, tol, in_axes=(None, 0, 0), exact=False)
-    assert_same(got, jax.vmap(lambda w, x, t: power(jax.lax, jnp, w, x, t), in_axes=(None, 0, 0))(w, X, tol),
+    assert_same(got, jax.jit(jax.vmap(lambda w, x, t: power(jax.lax, jnp, w, x, t), in_axes=(None, 0, 0)))(w, X, tol),
                 exact=False)

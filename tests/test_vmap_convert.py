@@ -31,7 +31,7 @@ def test_convert_with_an_unbatched_operand_beside():
 def test_against_jax_vmap():
     fn = lambda x: ops.convert(x, np.int32)  # noqa: E731
     jfn = lambda x: jax.lax.convert_element_type(x, np.int32)  # noqa: E731
-    assert_same(hf.vmap(fn, in_axes=2)(np.moveaxis(X, 0, 2)), jax.vmap(jfn, in_axes=2)(np.moveaxis(X, 0, 2)))
+    assert_same(hf.vmap(fn, in_axes=2)(np.moveaxis(X, 0, 2)), jax.jit(jax.vmap(jfn, in_axes=2))(np.moveaxis(X, 0, 2)))
 
 
 @settings(max_examples=10, deadline=None)

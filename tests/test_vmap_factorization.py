@@ -67,7 +67,7 @@ def test_against_jax_vmap():
                 jax.lax.linalg.triangular_solve(l, b, left_side=True, lower=True))
     for axes in [(1, None, 2), (0, 0, 0)]:
         args = [batched(x, a) for x, a in zip((A, L, RHS), axes)]
-        got, want = hf.vmap(hf_fn, in_axes=axes)(*args), jax.vmap(jax_fn, in_axes=axes)(*args)
+        got, want = hf.vmap(hf_fn, in_axes=axes)(*args), jax.jit(jax.vmap(jax_fn, in_axes=axes))(*args)
         assert_same(np.tril(np.asarray(got[0])), np.tril(np.asarray(want[0])), exact=False)
         assert_same(got[1], want[1], exact=False)
 

@@ -82,7 +82,7 @@ def test_against_jax_vmap():
                 jax.lax.reduce(a, np.float32(0), jax.lax.add, (1,)))
     for axes in [(0, 1), (None, 1), (0, None)]:
         args = [a if axes[0] is not None else a[0], b if axes[1] is not None else b[:, 0]]
-        assert_same(hf.vmap(hf_fn, in_axes=axes)(*args), jax.vmap(jax_fn, in_axes=axes)(*args), exact=False)
+        assert_same(hf.vmap(hf_fn, in_axes=axes)(*args), jax.jit(jax.vmap(jax_fn, in_axes=axes))(*args), exact=False)
 
 
 @settings(max_examples=10, deadline=None)

@@ -75,7 +75,7 @@ def test_against_jax_vmap():
                 lax.concatenate([x, x], 2), lax.rev(x, (1,)))
     # (jax.lax.dynamic_slice wraps negative starts as numpy does; stablehlo's clamps them: 5 is clamped by both)
     args, axes = (batched(X, 2), np.abs(I), J[0]), (2, 0, None)
-    assert_same(hf.vmap(hf_fn, in_axes=axes)(*args), jax.vmap(jax_fn, in_axes=axes)(*args))
+    assert_same(hf.vmap(hf_fn, in_axes=axes)(*args), jax.jit(jax.vmap(jax_fn, in_axes=axes))(*args))
 
 
 @settings(max_examples=10, deadline=None)

@@ -79,7 +79,7 @@ def test_gather_against_jax(mix):
     x = RNG.standard_normal(shape).astype(np.float32)
     args = (_batched(x, mix[0]), _batched(idx, mix[1]))
     got = hf.vmap(functools.partial(ops.gather, **kw), in_axes=mix)(*args)
-    want = jax.vmap(_jax_gather(kw), in_axes=mix)(*args)
+    want = jax.jit(jax.vmap(_jax_gather(kw), in_axes=mix))(*args)
     assert_same(got, np.asarray(want))
 
 
@@ -134,7 +134,7 @@ def test_scatter_against_jax(mix):
     got = hf.vmap(functools.partial(ops.scatter, **kw), in_axes=mix)(*args)
     dn = jax.lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
                                          scatter_dims_to_operand_dims=(0,))
-    want = jax.vmap(lambda x, i, u: jax.lax.scatter_add(x, i, u, dn), in_axes=mix)(*args)
+    want = jax.jit(jax.vmap(lambda x, i, u: jax.lax.scatter_add(x, i, u, dn), in_axes=mix))(*args)
     assert_same(got, np.asarray(want), exact=False)
 
 
@@ -158,7 +158,7 @@ def test_dynamic_update_slice(mix):
     check_vmap(fn, *args, in_axes=axes)
     if mix[2] is not None:  # (jax wraps negative starts around; StableHLO clamps them)
         args[2:] = [np.maximum(s, 0) for s in args[2:]]
-        want = jax.vmap(lambda x, u, s0, s1: jax.lax.dynamic_update_slice(x, u, (s0, s1)), in_axes=axes)(*args)
+        want = jax.jit(jax.vmap(lambda x, u, s0, s1: jax.lax.dynamic_update_slice(x, u, (s0, s1)), in_axes=axes))(*args)
         assert_same(hf.vmap(fn, in_axes=axes)(*args), np.asarray(want))
 
 
