@@ -46,11 +46,14 @@ def _dot_rhs_t(c, lhs, rhs, precision, lhs_batching_dimensions, rhs_batching_dim
     lfree, rfree, c_batch, c_lfree, c_rfree = _dot_dims(lhs, rhs, c, lb, rb, lc, rc)
     # the rhs dim each result dim holds, for dot(lhs, c) and for dot(c, lhs)
     contracted = [rc[lc.index(l)] for l in sorted(lc)]
-    return _contract_pick(
-        list(rb) + contracted + rfree,
-        lambda: ops.dot_general(lhs, c, lb, c_batch, tuple(lfree), c_lfree, precision=precision),
-        list(rb) + rfree + contracted,
-        lambda: ops.dot_general(c, lhs, c_batch, lb, c_lfree, tuple(lfree), precision=precision))
+    with_lhs_first = (list(rb) + contracted + rfree,
+                      lambda: ops.dot_general(lhs, c, lb, c_batch, tuple(lfree), c_lfree, precision=precision))
+    with_c_first = (list(rb) + rfree + contracted,
+                    lambda: ops.dot_general(c, lhs, c_batch, lb, c_lfree, tuple(lfree), precision=precision))
+    if all(lhs.shape[d] == 1 for d in lfree):  # an outer product (a dense layer's weight gradient): jax's order
+        order, make = with_c_first
+        return _permute(make(), [order.index(d) for d in range(len(order))])
+    return _contract_pick(*with_lhs_first, *with_c_first)
 
 
 def _contract_pick(first, make_first, second, make_second):
