@@ -16,7 +16,7 @@ import secrets
 from hloforge.frontend.ad._util import add_any, carries_tangent, set_needed
 from hloforge.frontend import ops
 from hloforge.frontend.context import ir, shape_dtype_of
-from hloforge.frontend.registry import OPS, Spec
+from hloforge.frontend.registry import OPS, Spec, rule_of
 from hloforge.frontend.tracing import Tensor, current_builder
 
 CUSTOM_ATTR = "hloforge.custom_rule"
@@ -53,10 +53,7 @@ class Entry:
         return self._params
 
     def _rule(self, kind):
-        rule = getattr(self.info, kind, None)
-        if rule is None:
-            raise NotImplementedError(f"hloforge AD: no {kind} rule for {self.name}; add OPS[{self.name!r}].{kind}")
-        return rule
+        return rule_of(self.name, kind, "hloforge AD")
 
     def vjp(self, cts, needed=None) -> list:
         if hasattr(self.info, "custom_vjp"):
