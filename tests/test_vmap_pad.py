@@ -3,7 +3,7 @@ jax.vmap: batched operand and/or batched padding value, negative (cropping) and 
 import jax
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import hloforge as hf
@@ -58,6 +58,7 @@ def test_hypothesis_shapes_axes_and_padding(shape, data):
     edges = st.lists(st.integers(-1, 2), min_size=rank, max_size=rank)
     low, high = data.draw(edges), data.draw(edges)
     interior = data.draw(st.lists(st.integers(0, 2), min_size=rank, max_size=rank))
+    assume(all(lo + hi + n + (n - 1) * i >= 0 for n, lo, hi, i in zip(shape, low, high, interior)))
     x = RNG.standard_normal([3, *shape]).astype(np.float32)
     v = RNG.standard_normal(3).astype(np.float32)
     check_vmap(lambda x, v: ops.pad(x, v, low, high, interior), np.moveaxis(x, 0, axis),
