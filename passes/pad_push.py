@@ -712,7 +712,26 @@ def product_of_pad(op, rewriter):
     """
     if _is_float(op.result) and not finite_math():
         return NO_MATCH
-    for i in (0, 1):
+    return _absorbing_pad(op, rewriter, (0, 1))
+
+
+@needs_operand(PAD)
+def quotient_of_pad(op, rewriter):
+    """pad(a, 0, low, high) / b -> pad(a / b[low : n - high], 0, low, high)
+
+    Preconditions: floats or complex, under finite math (0 / 0 is NaN, 0 / -b is -0.0); the pad
+    is the dividend, its padding value is 0, it has no other user, no interior padding and no
+    crops; b is not a pad. (jax's transpose of rfft divides the padded cotangent spectrum by its
+    bin weights before the inverse FFT: this lets fft-truncate see the pad.)
+    """
+    if not (_is_float(op.result) and finite_math()):
+        return NO_MATCH
+    return _absorbing_pad(op, rewriter, (0,))
+
+
+def _absorbing_pad(op, rewriter, sides):
+    """f(pad(a, 0), b) -> pad(f(a, b[support]), 0) for the first operand in ``sides`` that is such a pad."""
+    for i in sides:
         pad, other = _single_use_pad(op.operands[i]), op.operands[1 - i]
         if pad is None or producer(other, PAD) is not None or not _is_zero_scalar(pad.operands[1]):
             continue
@@ -748,4 +767,5 @@ PATTERNS = {
     "slice_of_slice": (stablehlo.SliceOp, slice_of_slice),
     "unary_of_shared_pad": (UNARY_OPS, unary_of_shared_pad),
     "product_of_pad": (PRODUCT_OPS, product_of_pad),
+    "quotient_of_pad": (("stablehlo.divide",), quotient_of_pad),
 }
