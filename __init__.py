@@ -17,6 +17,7 @@ from hloforge.runtime.settings import config  # noqa: E402  (XLA's log level is 
 _NAMES = {
     **{name: ("hloforge.frontend.jit", name) for name in ("jit", "trace", "Jitted")},
     "from_jax": ("hloforge.frontend.from_jax", "from_jax"),
+    **{name: ("hloforge.frontend.to_jax", name) for name in ("to_jax", "optimize")},
     "Module": ("hloforge.frontend.module", "Module"),
     "ShapeDtype": ("hloforge.frontend.module", "ShapeDtype"),
     "Tensor": ("hloforge.frontend.tracing", "Tensor"),

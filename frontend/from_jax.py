@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import tree_util
 
-from hloforge.frontend import dtypes
+from hloforge.frontend import dtypes, jax_api
 from hloforge.frontend.ad import core
 from hloforge.frontend.ad._util import differentiable
 from hloforge.frontend.context import ir
@@ -117,7 +117,8 @@ def _lower(fn, label, tree, specs) -> "_JaxCall":
     shown = ", ".join(f"{np.dtype(d).name}{list(s)}" for s, d in specs)
     try:
         with _x64_for(specs):
-            lowered = jax.jit(fn, keep_unused=True).lower(*args, **kwargs)
+            traced = jax.jit(fn, keep_unused=True).trace(*args, **kwargs)
+            lowered = traced.lower()
             out_tree = tree_util.tree_structure(lowered.out_info)
             text = lowered.as_text()
     except Exception as e:
@@ -143,7 +144,9 @@ def _lower(fn, label, tree, specs) -> "_JaxCall":
         module.verify()
     except ValueError as e:
         raise TypeError(f"from_jax({label}): jax's lowering does not verify: {e}") from None
-    return _JaxCall(fn, label, tree, specs, module.to_text(debug_info=True), out_tree)
+    call = _JaxCall(fn, label, tree, specs, module.to_text(debug_info=True), out_tree)
+    call.plain = not jax_api.has_own_derivatives(traced.jaxpr)
+    return call
 
 
 def _x64_for(specs):
@@ -158,6 +161,7 @@ class _JaxCall:
     def __init__(self, fn, label, tree, specs, text, out_tree):
         self.fn, self.label, self.tree, self.specs, self.text, self.out_tree = fn, label, tree, specs, text, out_tree
         self.key = core.custom_key("from_jax", label)
+        self.plain = False  # (no custom_jvp/custom_vjp/stop_gradient: jax's derivative is its ops')
         self.out_specs = None
         self._derivatives: dict = {}
         self._lock = threading.Lock()

@@ -49,7 +49,7 @@ def test_fno_matches_numpy(n_dims, grid, modes, padding):
 
 
 @pytest.mark.parametrize("script", ["quickstart.py", "fno_1d.py", "fno_2d.py", "optimize_jax_module.py",
-                                    "per_example_gradients.py"])
+                                    "per_example_gradients.py", "jax_training_with_hloforge.py"])
 def test_examples_run_and_check_themselves(script):
     result = subprocess.run([sys.executable, os.path.join(EXAMPLES, script)], capture_output=True, text=True,
                             timeout=120, cwd=EXAMPLES)

@@ -6,7 +6,7 @@ import sys
 import threading
 
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad._util import differentiable, zeros_like
+from hloforge.frontend.ad._util import differentiable, full, zeros_like
 from hloforge.frontend.calls import MAX_INLINED_CALLS, CallGraph, check_no_recursion, inline_calls
 from hloforge.frontend.jit import trace
 from hloforge.frontend.module import Module
@@ -82,30 +82,55 @@ def module_vjp(self, name: str = "main") -> Module:
     Example:
       >>> m = hf.Module.parse(jax.jit(f).lower(x).as_text()); g = m.vjp()
     """
+    return _vjp(self, name, "Module.vjp", with_outputs=True)
+
+
+def cotangent_module(module: Module, linear_from: int | None = None, name: str = "main") -> Module:
+    """Module.vjp without the outputs: (primals..., output cotangents...) -> input cotangents.
+
+    With ``linear_from=k``, for a module linear in its inputs ``k..``: its transpose in them, a
+    Module from (the first k inputs..., output cotangents...) to the cotangents of the others (at
+    zero, where they do not matter)."""
+    return _vjp(module, name, "hf.to_jax", with_outputs=False, linear_from=linear_from)
+
+
+def _vjp(self, name, what, with_outputs, linear_from=None):
     ins, outs = self.signature
-    func_op, symbols, source, depth = _entry(self, "Module.vjp")  # (source: keeps an inlined copy alive)
-    n = len(ins)
+    func_op, symbols, source, depth = _entry(self, what)  # (source: keeps an inlined copy alive)
+    given = len(ins) if linear_from is None else linear_from
 
     def body(*args):
-        primals, cts = args[:n], args[n:]
+        primals = list(args[:given]) + [full(0, tuple(s.shape), s.dtype) for s in ins[given:]]
+        cts = args[given:]
         results, tape = core.reemit_function(func_op, primals, symbols)
         seeds = {}
         for r, c in zip(results, cts):
             if differentiable(r.dtype):
                 seeds[r.value] = c if r.value not in seeds else core.add_any(seeds[r.value], c)
         grads = core.backward(tape, seeds)
-        return tuple(results) + tuple(zeros_like(x) if grads.get(x.value) is None else grads[x.value]
-                                      for x in primals)
+        cotangents = tuple(zeros_like(x) if grads.get(x.value) is None else grads[x.value]
+                           for x in primals[linear_from or 0:])
+        return tuple(results) + cotangents if with_outputs else cotangents
 
     with _recursion_room(depth):
-        return trace(body, *ins, *outs, name=name)
+        return trace(body, *ins[:given], *outs, name=name)
 
 
 def module_jvp(self, name: str = "main") -> Module:
     """A new Module whose ``@name`` takes (primals..., tangents...) and returns (outputs...,
     output tangents...) of this module's entry function."""
+    return _jvp(self, name, "Module.jvp", with_outputs=True)
+
+
+def tangent_module(module: Module, name: str = "main") -> Module:
+    """Module.jvp without the outputs: (primals..., tangents...) -> output tangents, linear in the
+    tangents."""
+    return _jvp(module, name, "hf.to_jax", with_outputs=False)
+
+
+def _jvp(self, name, what, with_outputs):
     ins, outs = self.signature
-    func_op, symbols, source, depth = _entry(self, "Module.jvp")  # (source: keeps an inlined copy alive)
+    func_op, symbols, source, depth = _entry(self, what)  # (source: keeps an inlined copy alive)
     n = len(ins)
 
     def body(*args):
@@ -113,8 +138,8 @@ def module_jvp(self, name: str = "main") -> Module:
         results, tape = core.reemit_function(func_op, primals, symbols)
         seeds = {x.value: t for x, t in zip(primals, tangents) if differentiable(x.dtype)}
         tans = core.forward(tape, seeds)
-        return tuple(results) + tuple(zeros_like(r) if tans.get(r.value) is None else tans[r.value]
-                                      for r in results)
+        out_tangents = tuple(zeros_like(r) if tans.get(r.value) is None else tans[r.value] for r in results)
+        return tuple(results) + out_tangents if with_outputs else out_tangents
 
     with _recursion_room(depth):
         return trace(body, *ins, *ins, name=name)

@@ -1,0 +1,151 @@
+"""The one adapter for jax's own APIs that hf.to_jax needs (as ``context.py`` is for MLIR): jax
+primitives with their rules, jax.export's call of a serialized StableHLO module, and jax's AD
+values (symbolic zeros, undefined primals, float0 tangents). Every jax-version-specific call of the
+bridge lives here.
+
+A primitive's lowering calls ``jax.export.Exported.call`` on the module, so inside ``jax.jit`` jax
+inlines the module into its own computation (jax.export merges it as a private function that XLA
+inlines); called eagerly the primitive runs the same lowering under ``jax.jit``.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import export
+from jax.extend.core import Primitive, jaxprs_in_params
+from jax.interpreters import ad, batching, mlir
+
+_WIDE = {np.dtype(d) for d in (np.float64, np.complex128, np.int64, np.uint64)}
+
+
+def define_primitive(name: str, *, abstract_eval, exported_of, jvp, batch, transpose=None) -> Primitive:
+    """A jax primitive with multiple results that runs ``exported_of(**params)``; its ``program``
+    parameter keeps the eager calls' jitted functions (in a dict ``eager``).
+
+    Args:
+      abstract_eval: ``(*avals, **params) -> [ShapedArray]``.
+      exported_of: ``(**params) -> jax.export.Exported`` of the module to call.
+      jvp, batch, transpose: rules with jax's signatures (``ad.primitive_jvps``,
+        ``batching.primitive_batchers``, ``ad.primitive_transposes``).
+    """
+    prim = Primitive(name)
+    prim.multiple_results = True
+
+    def call(*args, **params):
+        return exported_of(**params).call(*args)
+
+    def impl(*args, **params):
+        key = (name, *sorted((k, v) for k, v in params.items() if k != "program"))
+        jitted = params["program"].eager
+        fn = jitted.get(key)
+        if fn is None:
+            fn = jitted[key] = jax.jit(lambda *a: prim.bind(*a, **params))
+        return fn(*args)
+
+    prim.def_impl(impl)
+    prim.def_abstract_eval(abstract_eval)
+    mlir.register_lowering(prim, mlir.lower_fun(call, multiple_results=True))
+    ad.primitive_jvps[prim] = jvp
+    batching.primitive_batchers[prim] = batch
+    if transpose is not None:
+        ad.primitive_transposes[prim] = transpose
+    return prim
+
+
+def exported(portable: bytes, in_specs, out_specs, name: str):
+    """A ``jax.export.Exported`` that calls the StableHLO portable artifact ``portable`` (its public
+    ``@main`` takes ``in_specs`` and returns ``out_specs``, (shape, dtype) pairs) on jax's default
+    platform: jax exports a stand-in with that signature, whose module is then replaced."""
+    specs = [jax.ShapeDtypeStruct(tuple(s), np.dtype(d)) for s, d in in_specs]
+    outs = [(tuple(s), np.dtype(d)) for s, d in out_specs]
+    wide = any(np.dtype(d) in _WIDE for _, d in [*in_specs, *out_specs])
+    with x64_if(wide):
+        stand_in = export.export(jax.jit(lambda *a: tuple(jnp.zeros(s, d) for s, d in outs)))(*specs)
+    return dataclasses.replace(stand_in, fun_name=name, mlir_module_serialized=portable,
+                               module_kept_var_idx=tuple(range(len(specs))))
+
+
+# primitives whose derivative is not the derivative of the ops they lower to
+_OWN_DERIVATIVES = ("custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_lin", "stop_gradient")
+
+
+def has_own_derivatives(closed_jaxpr) -> bool:
+    """Whether a jaxpr (or one nested in it) uses a primitive with a derivative of its own
+    (custom_jvp, custom_vjp, stop_gradient): differentiating its lowered ops would differ."""
+    stack = [closed_jaxpr.jaxpr if hasattr(closed_jaxpr, "jaxpr") else closed_jaxpr]
+    while stack:
+        jaxpr = stack.pop()
+        for eqn in jaxpr.eqns:
+            if eqn.primitive.name in _OWN_DERIVATIVES:
+                return True
+            stack.extend(j.jaxpr if hasattr(j, "jaxpr") else j for j in jaxprs_in_params(eqn.params))
+    return False
+
+
+def x64_if(wide: bool):
+    """jax's thread-scoped 64-bit mode where a signature has 64-bit types (never the global flag)."""
+    return jax.enable_x64(True) if wide else contextlib.nullcontext()
+
+
+def x64_enabled() -> bool:
+    return bool(jax.config.read("jax_enable_x64"))
+
+
+def default_platform() -> str:
+    """The platform jax compiles for by default: "cpu", "cuda", "rocm" or "tpu"."""
+    return export.default_export_platform()
+
+
+def aval_of(leaf):
+    """jax's abstract value of an argument leaf (arrays, tracers, numpy arrays, Python scalars),
+    with jax's dtype canonicalization; TypeError for a leaf jax does not take."""
+    return jax.typeof(leaf)
+
+
+def shaped(shape, dtype):
+    return jax.core.ShapedArray(tuple(shape), np.dtype(dtype))
+
+
+def is_tracer(leaf) -> bool:
+    return isinstance(leaf, jax.core.Tracer)
+
+
+def differentiable(dtype) -> bool:
+    return bool(jnp.issubdtype(dtype, jnp.inexact))
+
+
+def is_zero(tangent) -> bool:
+    """A symbolic zero tangent or cotangent, or a float0 one (an integer value's)."""
+    return type(tangent) is ad.Zero or getattr(tangent, "dtype", None) == jax.dtypes.float0
+
+
+def zero_tangent(aval):
+    """The symbolic zero tangent of a value of ``aval`` (float0 for integers and bools)."""
+    return ad.Zero(aval.to_tangent_aval())
+
+
+def zeros(shape, dtype):
+    return jnp.zeros(shape, dtype)
+
+
+def is_undefined(x) -> bool:
+    """A linear input of a transpose rule (what the transposition solves for)."""
+    return ad.is_undefined_primal(x)
+
+
+def shape_dtype(x):
+    """(shape, dtype) of a value or of a transpose rule's undefined primal."""
+    aval = x.aval if ad.is_undefined_primal(x) else jax.typeof(x)
+    return tuple(aval.shape), np.dtype(aval.dtype)
+
+
+def tree_flatten(tree):
+    return jax.tree_util.tree_flatten(tree)
+
+
+def tree_unflatten(treedef, leaves):
+    return jax.tree_util.tree_unflatten(treedef, leaves)

@@ -1,0 +1,418 @@
+"""``hf.to_jax``: hloforge programs, and jax functions rewritten by hloforge's passes, inside jax.
+
+A bridged call is one jax primitive, ``hloforge_call``, whose parameter is a ``Program``: one
+module at one argument signature. Its lowering inlines the optimized module into jax's computation
+(jax.export's call, frontend/jax_api.py), and its rules hand each transformation to hloforge:
+
+- jvp: the outputs, and the output tangents from ``hloforge_linear_call`` of the module's tangent
+  program (Module.jvp without its outputs), which is linear in the tangents;
+- transpose (of ``hloforge_linear_call`` only, as JAX gives linear ops a transpose only): the
+  cotangent program (Module.vjp without its outputs) of the module the tangents came from, or the
+  linear program's own transpose;
+- batch: the program of Module.vmap.
+
+Each derived program is a module again, traced from the unoptimized source (so hf.custom_vjp rules
+and hf.from_jax's jax derivatives still apply), optimized, and derived from in turn: any order of
+jvp, grad and vmap composes, and every derivative module goes through the passes.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+import numpy as np
+
+from hloforge.frontend import jax_api
+from hloforge.frontend.ad import core
+from hloforge.frontend.ad.module_ad import _entry, _recursion_room, cotangent_module, tangent_module
+from hloforge.frontend.batching.module_vmap import module_vmap
+from hloforge.frontend.context import ir
+from hloforge.frontend.from_jax import from_jax
+from hloforge.frontend.jit import trace_flat
+from hloforge.frontend.module import Module, ShapeDtype
+from hloforge.frontend.tracing import Tensor
+from hloforge.passes.pipeline import optimize as optimize_module
+
+_OPTIONS = tuple(p for p in inspect.signature(optimize_module).parameters if p != "self")
+
+
+class Program:
+    """One module at one signature as jax calls it: its source Module and, made on first use, the
+    optimized module, its jax.export call and the derived programs.
+
+    Derived programs come from the optimized module (hloforge's AD and batching of what runs, so an
+    FNO's backward pass is differentiated from its truncated forward), unless the source calls
+    functions with derivatives of their own (hf.custom_vjp / hf.custom_jvp, or hf.from_jax
+    functions that use jax's custom_jvp, custom_vjp or stop_gradient), which the optimizer's
+    inlining would lose: then from the source."""
+
+    def __init__(self, source, options: dict | None, name: str, signature=None):
+        """``source``: a Module, or a function that makes it (derived programs are made only when
+        jax lowers, batches or differentiates them: jax.grad transposes a tangent program and
+        never runs it), then with its ``signature`` (argument and result ShapeDtypes)."""
+        self._source, self.options, self.name = source, options, name
+        self.ins, self.outs = source.signature if signature is None else signature
+        self.out_avals = [jax_api.shaped(s.shape, s.dtype) for s in self.outs]
+        self.eager = {}  # (jax_api.define_primitive: the jitted eager calls)
+        self._optimized = None
+        self._own_rules = None
+        self._exported = None
+        self._derived = {}
+        self._lock = threading.RLock()
+
+    @property
+    def source(self) -> Module:
+        if callable(self._source):
+            with self._lock:
+                if callable(self._source):
+                    self._source = self._source()
+        return self._source
+
+    def __repr__(self):
+        return f"Program({self.name}: {_signature(self.ins)} -> {_signature(self.outs)})"
+
+    @property
+    def optimized(self) -> Module:
+        if self._optimized is None:
+            with self._lock:
+                if self._optimized is None:
+                    module = self.source
+                    if self.options is not None:
+                        module = module.clone()
+                        module.optimize(**self.options)
+                    self._optimized = module
+        return self._optimized
+
+    @property
+    def exported(self):
+        if self._exported is None:
+            with self._lock:
+                if self._exported is None:
+                    self._exported = jax_api.exported(self.optimized.to_portable(), self.ins, self.outs,
+                                                      f"hloforge_{self.name}")
+        return self._exported
+
+    def _differentiated(self) -> Module:
+        """The module derived programs come from."""
+        if self._own_rules is None:
+            self._own_rules = _has_own_rules(self.source)
+        return self.source if self._own_rules else self.optimized
+
+    def _derive(self, key, make, signature) -> "Program":
+        program = self._derived.get(key)
+        if program is None:
+            with self._lock:
+                program = self._derived.get(key)
+                if program is None:
+                    program = Program(lambda: make(self._differentiated()), self.options, f"{self.name}_{key[0]}",
+                                      signature)
+                    self._derived[key] = program
+        return program
+
+    def tangent(self) -> "Program":
+        """(primals..., tangents...) -> output tangents."""
+        return self._derive(("jvp",), tangent_module, (self.ins + self.ins, self.outs))
+
+    def cotangent(self) -> "Program":
+        """(primals..., output cotangents...) -> input cotangents: the transpose of ``tangent()``."""
+        return self._derive(("vjp",), cotangent_module, (self.ins + self.outs, self.ins))
+
+    def transpose(self, linear_from: int) -> "Program":
+        """(inputs[:linear_from]..., output cotangents...) -> cotangents of the other inputs, for a
+        program linear in them."""
+        return self._derive(("transpose", linear_from), lambda m: cotangent_module(m, linear_from),
+                            (self.ins[:linear_from] + self.outs, self.ins[linear_from:]))
+
+    def batched(self, size: int, dims) -> "Program":
+        ins = [s if d is None else _with_axis(s, d, size) for s, d in zip(self.ins, dims)]
+        return self._derive(("vmap", size, tuple(dims)), lambda m: module_vmap(m, size, in_axes=list(dims), out_axes=0),
+                            (ins, [_with_axis(s, 0, size) for s in self.outs]))
+
+
+def _with_axis(spec, axis, size) -> ShapeDtype:
+    shape = list(spec.shape)
+    shape.insert(axis, size)
+    return ShapeDtype(shape, spec.dtype)
+
+
+def _has_own_rules(module: Module) -> bool:
+    """Whether ``module`` calls a function whose derivative is not that of its ops."""
+    for op in module.walk():
+        if op.name == "func.call" and core.CUSTOM_ATTR in op.attributes:
+            rule = core.CUSTOM_RULES.get(ir.StringAttr(op.attributes[core.CUSTOM_ATTR]).value)
+            if not getattr(rule, "plain", False):
+                return True
+    return False
+
+
+def _signature(specs) -> str:
+    return "(" + ", ".join(str(s) for s in specs) + ")"
+
+
+# -- the primitives and their rules ------------------------------------------------------------------
+
+def _abstract_eval(*avals, program, **_):
+    return program.out_avals
+
+
+def _exported_of(*, program, **_):
+    return program.exported
+
+
+def _as_primal(tangents, primals):
+    """Tangents as the tangent program takes them: symbolic and float0 zeros become zeros of the
+    primal's shape and dtype."""
+    out = []
+    for t, p in zip(tangents, primals):
+        if jax_api.is_zero(t):
+            shape, dtype = jax_api.shape_dtype(p)
+            t = jax_api.zeros(shape, dtype)
+        out.append(t)
+    return out
+
+
+def _tangents_out(program, tangents):
+    """The tangent program's outputs, with jax's symbolic zeros (float0) for integer outputs."""
+    return [t if jax_api.differentiable(a.dtype) else jax_api.zero_tangent(a)
+            for t, a in zip(tangents, program.out_avals)]
+
+
+def _jvp_with(prim, primals, tangents, program, **params):
+    outs = prim.bind(*primals, program=program, **params)
+    if all(jax_api.is_zero(t) for t in tangents):
+        return outs, [jax_api.zero_tangent(a) for a in program.out_avals]
+    tangents = _as_primal(tangents, primals)
+    out_tangents = linear_call_p.bind(*primals, *tangents, program=program.tangent(), linear_from=len(primals),
+                                      origin=program)
+    return outs, _tangents_out(program, out_tangents)
+
+
+def _call_jvp(primals, tangents, *, program):
+    return _jvp_with(call_p, primals, tangents, program)
+
+
+def _linear_call_jvp(primals, tangents, *, program, linear_from, origin):
+    # (the primal stays a linear call: it is linear in the same inputs, for an outer transposition)
+    return _jvp_with(linear_call_p, primals, tangents, program, linear_from=linear_from, origin=origin)
+
+
+def _linear_call_transpose(cts, *args, program, linear_from, origin):
+    fixed, linear = args[:linear_from], args[linear_from:]
+    if any(jax_api.is_undefined(x) for x in fixed):
+        raise TypeError(f"hf.to_jax: {program.name} is transposed in an input it is not linear in (inputs "
+                        f"0..{linear_from - 1} are its primals)")
+    cts = [jax_api.zeros(a.shape, a.dtype) if jax_api.is_zero(c) else c for c, a in zip(cts, program.out_avals)]
+    if origin is not None:  # (the tangents of ``origin``: its own cotangent program)
+        grads = call_p.bind(*fixed, *cts, program=origin.cotangent())
+    else:
+        grads = call_p.bind(*fixed, *cts, program=program.transpose(linear_from))
+    return [None] * linear_from + [g if jax_api.is_undefined(x) else None for g, x in zip(grads, linear)]
+
+
+def _axis_size(args, dims) -> int:
+    return next(jax_api.shape_dtype(a)[0][d] for a, d in zip(args, dims) if d is not None)
+
+
+def _call_batch(args, dims, *, program):
+    dims = list(dims)
+    batched = program.batched(_axis_size(args, dims), dims)
+    return call_p.bind(*args, program=batched), [0] * len(batched.outs)
+
+
+def _linear_call_batch(args, dims, *, program, linear_from, origin):
+    dims = list(dims)
+    size = _axis_size(args, dims)
+    batched = program.batched(size, dims)
+    # the batched tangents of the batched origin, where primals and tangents share their batch axes
+    same = origin is not None and dims[:linear_from] == dims[linear_from:]
+    batched_origin = origin.batched(size, dims[:linear_from]) if same else None
+    outs = linear_call_p.bind(*args, program=batched, linear_from=linear_from, origin=batched_origin)
+    return outs, [0] * len(batched.outs)
+
+
+call_p = jax_api.define_primitive("hloforge_call", abstract_eval=_abstract_eval, exported_of=_exported_of,
+                                  jvp=_call_jvp, batch=_call_batch)
+linear_call_p = jax_api.define_primitive(
+    "hloforge_linear_call", abstract_eval=_abstract_eval, exported_of=_exported_of, jvp=_linear_call_jvp,
+    batch=_linear_call_batch, transpose=_linear_call_transpose)
+
+
+# -- the public functions ----------------------------------------------------------------------------
+
+def to_jax(fn_or_module, *, optimize: bool = True, **optimize_options):
+    """A jax-traceable function that runs an hloforge program.
+
+    Inside ``jax.jit`` the program's optimized StableHLO is inlined into jax's computation; called
+    eagerly it runs and returns jax arrays. ``jax.grad``/``vjp``/``jvp``/``jacfwd``/``jacrev``/
+    ``hessian`` through it use hloforge's AD of the module (its derivative modules are optimized
+    too), and ``jax.vmap`` uses hloforge's batching (Module.vmap). A Python function is traced once
+    per argument signature (pytree structure, shapes, jax's dtypes).
+
+    Args:
+      fn_or_module: a Python function written with hloforge (pytrees in and out), an
+        ``hf.from_jax`` function, or an ``hf.Module`` (parsed, loaded or traced; its arguments are
+        passed flat, and a module with dynamic dimensions is refined at each call's shapes).
+      optimize: run hloforge's pass pipeline (``Module.optimize``) on every module jax calls.
+      **optimize_options: ``Module.optimize``'s keyword arguments (``pipeline``, ``finite_math``,
+        ``cost_model``, ...); the cost model defaults to jax's default platform.
+    Returns:
+      A function taking jax arrays, tracers, numpy arrays or Python scalars.
+    Raises:
+      TypeError: an unknown option; at a call, a leaf that is not an array, or arguments that do
+        not match a module's signature (the values are printed).
+    Example:
+      >>> f = hf.to_jax(lambda x: hnp.fft.irfft(hnp.fft.rfft(x)))
+      >>> jax.jit(jax.grad(lambda x: f(x).sum()))(np.ones(8, np.float32))
+    """
+    options = _options(optimize, optimize_options)
+    if isinstance(fn_or_module, Module):
+        return _module_function(fn_or_module, options)
+    if not callable(fn_or_module):
+        raise TypeError(f"hf.to_jax: expected a function or an hf.Module, got {fn_or_module!r}")
+    return _traced_function(fn_or_module, options)
+
+
+def optimize(fn=None, **optimize_options):
+    """``hf.to_jax(hf.from_jax(fn))``: the jax function ``fn``, lowered by jax and rewritten by
+    hloforge's passes, as a jax function again (a decorator).
+
+    Derivatives are jax's own derivatives of ``fn`` (so stop_gradient and custom_vjp rules hold),
+    rewritten by the passes too; jax.vmap uses hloforge's batching of the rewritten module.
+
+    Args:
+      fn: a jax-traceable function without host callbacks.
+      **optimize_options: ``Module.optimize``'s keyword arguments.
+    Returns:
+      A jax-traceable function with ``fn``'s signature.
+    Example:
+      >>> @hf.optimize
+      ... def model(params, x): return fno_forward(params, x)   # pure jax
+      >>> loss, grads = jax.jit(jax.value_and_grad(loss_fn))(params, x)
+    """
+    if fn is None:
+        return functools.partial(optimize, **optimize_options)
+    if not callable(fn):
+        raise TypeError(f"hf.optimize: expected a jax function, got {fn!r}")
+    bridged = to_jax(from_jax(fn), **optimize_options)
+    return functools.wraps(fn)(bridged)
+
+
+def _options(optimize, options) -> dict | None:
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise TypeError(f"hf.to_jax: unknown option(s) {unknown}; Module.optimize takes {list(_OPTIONS)}")
+    if not optimize:
+        return None
+    options = dict(options)
+    if options.get("cost_model") is None:
+        options["cost_model"] = "gpu" if jax_api.default_platform() in ("cuda", "rocm") else "cpu"
+    return options
+
+
+def _leaf_specs(leaves, what) -> list:
+    specs = []
+    for i, leaf in enumerate(leaves):
+        try:
+            aval = jax_api.aval_of(leaf)
+        except TypeError:
+            raise TypeError(f"{what}: argument leaf {i} is not an array, got {leaf!r}") from None
+        specs.append(ShapeDtype(tuple(aval.shape), np.dtype(aval.dtype)))
+    return specs
+
+
+def _traced_function(fn, options):
+    name = getattr(fn, "__name__", "fn")
+    what = f"hf.to_jax({name})"
+    programs: dict = {}
+    lock = threading.Lock()
+
+    def program_for(in_tree, specs) -> Program:
+        key = (in_tree, tuple((s.shape, s.dtype) for s in specs))
+        program = programs.get(key)
+        if program is None:
+            with lock:
+                program = programs.get(key)
+                if program is None:
+                    source = trace_flat(fn, in_tree, [(s.shape, s.dtype) for s in specs], kwargs_tree=True)
+                    program = programs[key] = Program(source, options, name)
+        return program
+
+    @functools.wraps(fn)
+    def bridged(*args, **kwargs):
+        leaves, in_tree = jax_api.tree_flatten((args, kwargs))
+        if any(isinstance(leaf, Tensor) for leaf in leaves):
+            return fn(*args, **kwargs)  # (inside an hloforge trace: the function's ops, inline)
+        program = program_for(in_tree, _leaf_specs(leaves, what))
+        outs = call_p.bind(*leaves, program=program)
+        return jax_api.tree_unflatten(program.source.out_tree, outs)
+
+    bridged.cache_size = lambda: len(programs)
+    return bridged
+
+
+def _module_function(module: Module, options):
+    what = f"hf.to_jax(Module @{module.entry})"
+    ins, outs = module.signature
+    programs: dict = {}
+    lock = threading.Lock()
+
+    def program_for(specs) -> Program:
+        key = tuple((s.shape, s.dtype) for s in specs)
+        program = programs.get(key)
+        if program is None:
+            with lock:
+                program = programs.get(key)
+                if program is None:
+                    program = programs[key] = Program(_entry_module(module, specs), options, module.entry)
+        return program
+
+    def bridged(*args):
+        leaves, _ = jax_api.tree_flatten(args)
+        if any(isinstance(leaf, Tensor) for leaf in leaves):
+            results = _inline(module, leaves)  # (inside an hloforge trace: the module's ops, inline)
+        else:
+            specs = _leaf_specs(leaves, what)
+            _check_signature(what, ins, specs)
+            results = call_p.bind(*leaves, program=program_for(specs))
+        if module.out_tree is not None:
+            return jax_api.tree_unflatten(module.out_tree, results)
+        return results[0] if len(results) == 1 else tuple(results)
+
+    bridged.__name__ = module.entry
+    bridged.__doc__ = f"@{module.entry}{_signature(ins)} -> {_signature(outs)}, run by jax (hf.to_jax)."
+    bridged.cache_size = lambda: len(programs)
+    return bridged
+
+
+def _check_signature(what, ins, specs) -> None:
+    if len(specs) != len(ins):
+        raise TypeError(f"{what}: takes {len(ins)} arguments {_signature(ins)}, got {len(specs)} "
+                        f"{_signature(specs)}")
+    for i, (want, got) in enumerate(zip(ins, specs)):
+        dims_ok = len(want.shape) == len(got.shape) and all(
+            w is None or w == g for w, g in zip(want.shape, got.shape))
+        if not dims_ok or np.dtype(want.dtype) != np.dtype(got.dtype):
+            hint = ""
+            if np.dtype(want.dtype).itemsize == 8 and not jax_api.x64_enabled():
+                hint = (" (jax has 64-bit types disabled and turns 64-bit arrays into 32-bit ones: "
+                        "enable them with jax.config.update('jax_enable_x64', True) or jax.enable_x64)")
+            raise TypeError(f"{what}: argument {i} must be {want}, got {got}{hint}")
+
+
+def _entry_module(module: Module, specs) -> Module:
+    """The module as jax.export calls it: a public ``@main`` at static shapes (a copy re-emitted
+    op for op, refined at ``specs`` where the module has dynamic dimensions)."""
+    if module.entry == "main" and all(s.is_static for s in module.signature[0]):
+        return module
+    source = module.refine(specs) if not all(s.is_static for s in module.signature[0]) else module
+    leaves, in_tree = jax_api.tree_flatten((tuple(range(len(specs))), {}))
+    return trace_flat(lambda *args: tuple(_inline(source, args)), in_tree, [(s.shape, s.dtype) for s in specs],
+                      kwargs_tree=True)
+
+
+def _inline(module: Module, args) -> list:
+    """The entry function of ``module`` re-emitted over ``args`` (Tensors) in the current trace."""
+    func_op, symbols, source, depth = _entry(module, "hf.to_jax")
+    with _recursion_room(depth):
+        return list(core.reemit_function(func_op, list(args), symbols)[0])

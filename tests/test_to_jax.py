@@ -1,0 +1,269 @@
+"""hf.to_jax and hf.optimize: hloforge programs inside jax.jit, jax's AD and jax.vmap, against the same
+function written in jax."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import tree_util
+
+import hloforge as hf
+from hloforge import numpy as hnp
+from hloforge.frontend import to_jax as bridge
+
+from helpers import assert_close
+
+RNG = np.random.default_rng(7)
+X = RNG.standard_normal(5).astype(np.float32)
+W = RNG.standard_normal(5).astype(np.float32)
+XS = RNG.standard_normal((3, 5)).astype(np.float32)
+
+
+def hf_loss(x, w):
+    return hnp.sum(hnp.sin(x * w) ** 2 + hnp.exp(0.3 * x))
+
+
+def jax_loss(x, w):
+    return jnp.sum(jnp.sin(x * w) ** 2 + jnp.exp(0.3 * x))
+
+
+BRIDGED = hf.to_jax(hf_loss)
+
+
+def close_trees(actual, expected, rtol=2e-5, atol=2e-6):
+    actual, expected = tree_util.tree_leaves(actual), tree_util.tree_leaves(expected)
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        assert_close(np.asarray(a), np.asarray(e), rtol=rtol, atol=atol)
+
+
+# ---------------------------------------------------------------- every transformation
+
+TRANSFORMS = {
+    "eager": lambda f: f(X, W),
+    "jit": lambda f: jax.jit(f)(X, W),
+    "grad": lambda f: jax.jit(jax.grad(f, (0, 1)))(X, W),
+    "value_and_grad": lambda f: jax.value_and_grad(f)(X, W),
+    "vjp": lambda f: jax.vjp(f, X, W)[1](np.float32(2.0)),
+    "jvp": lambda f: jax.jvp(f, (X, W), (W, X)),
+    "jacfwd": lambda f: jax.jacfwd(f, (0, 1))(X, W),
+    "jacrev": lambda f: jax.jacrev(f)(X, W),
+    "hessian": lambda f: jax.hessian(f)(X, W),
+    "grad_of_grad": lambda f: jax.grad(lambda x: jnp.sum(jax.grad(f)(x, W) ** 2))(X),
+    "jacfwd_of_jacfwd": lambda f: jax.jacfwd(jax.jacfwd(f))(X, W),
+    "grad_of_jacfwd": lambda f: jax.grad(lambda x: jnp.sum(jax.jacfwd(f)(x, W)))(X),
+    "vmap": lambda f: jax.vmap(f, (0, None))(XS, W),
+    "vmap_of_grad": lambda f: jax.vmap(jax.grad(f), (0, None))(XS, W),
+    "jit_of_vmap": lambda f: jax.jit(jax.vmap(f))(XS, XS * 2),
+    "grad_of_vmap": lambda f: jax.grad(lambda w: jnp.sum(jax.vmap(f, (0, None))(XS, w)))(W),
+}
+
+
+@pytest.mark.parametrize("name", TRANSFORMS)
+def test_every_transformation_matches_jax(name):
+    close_trees(TRANSFORMS[name](BRIDGED), TRANSFORMS[name](jax_loss))
+
+
+def test_modules_from_files_and_from_jax_transform_too(tmp_path):
+    text = jax.jit(jax_loss).lower(X, W).as_text()
+    path = tmp_path / "loss.mlir"
+    path.write_text(text)
+    for module in (hf.Module.parse(text), hf.Module.load(path), hf.trace(hf_loss, X, W)):
+        f = hf.to_jax(module)
+        for name in ("jit", "grad", "hessian", "vmap_of_grad"):
+            close_trees(TRANSFORMS[name](f), TRANSFORMS[name](jax_loss))
+
+
+def test_complex_weights_follow_jax_conventions():
+    z = (RNG.standard_normal(4) + 1j * RNG.standard_normal(4)).astype(np.complex64)
+
+    def hf_fn(z, x):
+        return hnp.sum(hnp.abs(hnp.exp(z * 0.5) * x) ** 2)
+
+    def jax_fn(z, x):
+        return jnp.sum(jnp.abs(jnp.exp(z * 0.5) * x) ** 2)
+
+    f = hf.to_jax(hf_fn)
+    x = X[:4]
+    close_trees(jax.grad(f, (0, 1))(z, x), jax.grad(jax_fn, (0, 1))(z, x))
+    close_trees(jax.jvp(f, (z, x), (z, x)), jax.jvp(jax_fn, (z, x), (z, x)))
+    holo = hf.to_jax(lambda z: hnp.sin(z) * z)
+    close_trees(jax.jacfwd(holo, holomorphic=True)(z), jax.jacfwd(lambda z: jnp.sin(z) * z, holomorphic=True)(z))
+
+
+def test_pytrees_kwargs_integers_and_jax_dtypes():
+    def hf_fn(params, x, *, scale):
+        return {"y": hnp.tanh(x @ params["w"]) * scale, "count": params["n"] + 1}
+
+    def jax_fn(params, x, *, scale):
+        return {"y": jnp.tanh(x @ params["w"]) * scale, "count": params["n"] + 1}
+
+    params = {"w": RNG.standard_normal((5, 3)).astype(np.float32), "n": np.int32(4)}
+    f = hf.to_jax(hf_fn)
+    close_trees(jax.jit(f)(params, XS, scale=2.0), jax_fn(params, XS, scale=2.0))
+    grads = jax.grad(lambda p: jnp.sum(f(p, XS, scale=2.0)["y"]), allow_int=True)(params)
+    want = jax.grad(lambda p: jnp.sum(jax_fn(p, XS, scale=2.0)["y"]), allow_int=True)(params)
+    close_trees(grads["w"], want["w"])
+    assert grads["n"].dtype == jax.dtypes.float0
+    out = hf.to_jax(lambda x: x * 2)(jnp.ones(3, jnp.bfloat16))
+    assert out.dtype == jnp.bfloat16 and isinstance(out, jax.Array)
+
+
+def test_float64_under_jax_enable_x64_round_trips():
+    x = np.array([1 + 2 ** -40, 3.0], np.float64)
+    with jax.enable_x64(True):
+        f = hf.to_jax(lambda x: x * 3.0)
+        got = jax.jit(f)(x)
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(np.asarray(got), x * 3.0)
+        np.testing.assert_array_equal(np.asarray(jax.grad(lambda x: f(x).sum())(x)), np.full(2, 3.0))
+
+
+def test_a_new_signature_traces_again_and_the_same_one_does_not():
+    f = hf.to_jax(hf_loss)
+    f(X, W)
+    jax.jit(f)(X, W)
+    assert f.cache_size() == 1
+    f(XS[0], W)  # same shapes
+    assert f.cache_size() == 1
+    f(np.ones(7, np.float32), np.ones(7, np.float32))
+    assert f.cache_size() == 2
+
+
+def test_inside_jit_the_module_is_inlined_and_optimized():
+    f = hf.to_jax(lambda x: hnp.fft.irfft(hnp.fft.rfft(x), n=8) * 2.0)
+    text = jax.jit(f).lower(np.ones(8, np.float32)).as_text()
+    assert "stablehlo.fft" not in text and "custom_call" not in text
+    kept = hf.to_jax(lambda x: hnp.fft.irfft(hnp.fft.rfft(x), n=8) * 2.0, optimize=False)
+    assert "stablehlo.fft" in jax.jit(kept).lower(np.ones(8, np.float32)).as_text()
+    x = RNG.standard_normal(8).astype(np.float32)
+    close_trees(jax.jit(f)(x), 2 * x)
+
+
+def test_derivative_modules_are_optimized_too():
+    f = hf.to_jax(lambda x: hnp.sum(hnp.fft.irfft(hnp.fft.rfft(x), n=8) ** 2))
+    text = jax.jit(jax.grad(f)).lower(np.ones(8, np.float32)).as_text()
+    assert "stablehlo.fft" not in text
+    x = RNG.standard_normal(8).astype(np.float32)
+    close_trees(jax.grad(f)(x), 2 * x)
+
+
+def test_custom_vjp_rules_inside_are_kept():
+    @hf.custom_vjp
+    def clipped(x):
+        return x
+
+    clipped.defvjp(lambda x: (x, None), lambda _, g: (hnp.clip(g, -0.1, 0.1),))
+    f = hf.to_jax(lambda x: hnp.sum(clipped(x) * 5.0))
+    np.testing.assert_allclose(np.asarray(jax.grad(f)(X)), np.full(5, 0.1, np.float32))
+
+
+def test_a_to_jax_function_inside_an_hloforge_trace_runs_inline():
+    f = hf.to_jax(hf_loss)
+    g = hf.jit(lambda x, w: f(x, w) * 2.0)
+    close_trees(g(X, W), 2 * jax_loss(X, W))
+    m = hf.to_jax(hf.trace(hf_loss, X, W))
+    close_trees(hf.jit(lambda x, w: m(x, w) + 1.0)(X, W), jax_loss(X, W) + 1.0)
+
+
+def test_optax_training_loop_through_to_jax():
+    optax = pytest.importorskip("optax")
+    model = hf.to_jax(lambda p, x: hnp.tanh(x @ p["w"] + p["b"]))
+    jax_model = lambda p, x: jnp.tanh(x @ p["w"] + p["b"])  # noqa: E731
+    y = RNG.standard_normal((3, 2)).astype(np.float32)
+    params = {"w": RNG.standard_normal((5, 2)).astype(np.float32), "b": np.zeros(2, np.float32)}
+    optimizer = optax.adam(0.05)
+    losses = {}
+    for name, m in (("hloforge", model), ("jax", jax_model)):
+        @jax.jit
+        def step(p, s):
+            loss, g = jax.value_and_grad(lambda p: jnp.mean((m(p, XS) - y) ** 2))(p)
+            updates, s = optimizer.update(g, s, p)
+            return optax.apply_updates(p, updates), s, loss
+        p, s, out = params, optimizer.init(params), []
+        for _ in range(5):
+            p, s, loss = step(p, s)
+            out.append(float(loss))
+        losses[name] = out
+    assert_close(np.array(losses["hloforge"]), np.array(losses["jax"]), rtol=1e-5)
+    assert losses["jax"][-1] < losses["jax"][0]
+
+
+# ---------------------------------------------------------------- hf.optimize: pure jax functions
+
+def _clip(a):
+    return a
+
+
+_clip_gradient = jax.custom_vjp(_clip)
+_clip_gradient.defvjp(lambda a: (a, None), lambda _, g: (jnp.clip(g, -0.1, 0.1),))
+
+
+@pytest.mark.parametrize("fn, forward_mode", [
+    (lambda a: jnp.sum(jax.lax.stop_gradient(a) * a), True),
+    (lambda a: jnp.sum(_clip_gradient(a) * 5), False),  # (jax has no jvp of a custom_vjp function)
+    (lambda a: jnp.sum(jax.nn.relu(a)), True),
+    (lambda a: jnp.sum(jnp.sin(a) * jnp.maximum(a, 0.0)), True),
+], ids=["stop_gradient", "custom_vjp", "relu_at_0", "plain"])
+def test_optimize_keeps_jax_derivatives(fn, forward_mode):
+    x = np.array([1.5, -2.0, 0.0, 3.0], np.float32)
+    f = hf.optimize(fn)
+    close_trees(jax.grad(f)(x), jax.grad(fn)(x))
+    if forward_mode:
+        close_trees(jax.jvp(f, (x,), (x,)), jax.jvp(fn, (x,), (x,)))
+    else:
+        with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+            jax.jvp(f, (x,), (x,))
+    close_trees(jax.vmap(jax.grad(f))(np.stack([x, -x])), jax.vmap(jax.grad(fn))(np.stack([x, -x])))
+
+
+def test_optimize_removes_what_jax_keeps():
+    def round_trip(x, w):
+        return jnp.tanh(jnp.fft.irfft(jnp.fft.rfft(x), n=x.shape[-1]) * w)
+
+    f = hf.optimize(round_trip, finite_math=True)
+    x = RNG.standard_normal((2, 16)).astype(np.float32)
+    assert "stablehlo.fft" in jax.jit(round_trip).lower(x, W[0]).as_text()
+    assert "stablehlo.fft" not in jax.jit(f).lower(x, W[0]).as_text()
+    close_trees(jax.jit(f)(x, W[0]), round_trip(x, W[0]), rtol=1e-5, atol=1e-6)
+    close_trees(jax.grad(lambda w: f(x, w).sum())(W[0]), jax.grad(lambda w: round_trip(x, w).sum())(W[0]),
+                rtol=1e-4, atol=1e-5)
+    assert f.__name__ == "round_trip"
+
+    @hf.optimize(pipeline="canonicalize")
+    def decorated(x):
+        return x * 2.0
+    close_trees(decorated(X), 2 * X)
+
+
+# ---------------------------------------------------------------- errors
+
+def test_wrong_calls_are_type_errors_with_the_values():
+    m = hf.to_jax(hf.trace(hf_loss, X, W))
+    with pytest.raises(TypeError, match=r"takes 2 arguments .*got 1"):
+        m(X)
+    with pytest.raises(TypeError, match=r"argument 1 must be float32\[5\], got float32\[7\]"):
+        m(X, np.ones(7, np.float32))
+    with pytest.raises(TypeError, match=r"argument leaf 1 is not an array, got 'w'"):
+        hf.to_jax(hf_loss)(X, "w")
+    with pytest.raises(TypeError, match=r"missing 1 required positional argument"):
+        hf.to_jax(hf_loss)(X)
+    with pytest.raises(TypeError, match=r"unknown option\(s\) \['level'\]"):
+        hf.to_jax(hf_loss, level=3)
+    with pytest.raises(TypeError, match=r"expected a function or an hf.Module, got 3"):
+        hf.to_jax(3)
+    with pytest.raises(TypeError, match=r"hf.optimize: expected a jax function, got 'f'"):
+        hf.optimize("f")
+
+
+def test_a_64_bit_module_without_x64_says_how_to_enable_it():
+    with jax.enable_x64(True):
+        m = hf.trace(lambda x: x * 2.0, np.ones(2, np.float64))
+    with pytest.raises(TypeError, match=r"argument 0 must be .*float64.*jax_enable_x64"):
+        hf.to_jax(m)(np.ones(2, np.float64))
+
+
+def test_a_program_is_one_primitive_with_hloforge_rules():
+    jaxpr = jax.make_jaxpr(jax.grad(BRIDGED))(X, W)
+    names = {e.primitive.name for e in jaxpr.jaxpr.eqns}
+    assert "hloforge_call" in names
+    assert bridge.call_p.name == "hloforge_call" and bridge.linear_call_p.name == "hloforge_linear_call"
