@@ -220,6 +220,14 @@ def refine_shapes(module: ir.Module, arg_types=None) -> None:
     _run_passes(module, passes)
 
 
+def static_ops(module: ir.Module) -> None:
+    """Turn dynamic ops whose shape operands are constants (after refinement) into their static
+    forms in place (stablehlo-canonicalize-dynamism: dynamic_broadcast_in_dim -> broadcast_in_dim,
+    dynamic_reshape -> reshape, ...)."""
+    _register_stablehlo_passes()
+    _run_passes(module, ["func.func(stablehlo-canonicalize-dynamism)"])
+
+
 def refine_polymorphic(module: ir.Module, arg_types=None) -> ir.Module:
     """A refined copy of a jax.export module by jaxlib's own refinement (the one jax runs before
     compiling an exported module): it inlines calls first, so a function that jax calls with

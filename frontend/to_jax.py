@@ -27,7 +27,7 @@ from hloforge.frontend import jax_api
 from hloforge.frontend.ad import core
 from hloforge.frontend.ad.module_ad import _entry, _recursion_room, cotangent_module, tangent_module
 from hloforge.frontend.batching.module_vmap import module_vmap
-from hloforge.frontend.context import ir
+from hloforge.frontend.context import ir, static_ops
 from hloforge.frontend.from_jax import from_jax
 from hloforge.frontend.jit import trace_flat
 from hloforge.frontend.module import Module, ShapeDtype
@@ -405,7 +405,11 @@ def _entry_module(module: Module, specs) -> Module:
     op for op, refined at ``specs`` where the module has dynamic dimensions)."""
     if module.entry == "main" and all(s.is_static for s in module.signature[0]):
         return module
-    source = module.refine(specs) if not all(s.is_static for s in module.signature[0]) else module
+    source = module
+    if not all(s.is_static for s in module.signature[0]):
+        source = module.refine(specs)
+        with source.context:
+            static_ops(source.mlir)
     leaves, in_tree = jax_api.tree_flatten((tuple(range(len(specs))), {}))
     return trace_flat(lambda *args: tuple(_inline(source, args)), in_tree, [(s.shape, s.dtype) for s in specs],
                       kwargs_tree=True)

@@ -73,6 +73,20 @@ def test_modules_from_files_and_from_jax_transform_too(tmp_path):
             close_trees(TRANSFORMS[name](f), TRANSFORMS[name](jax_loss))
 
 
+def test_a_shape_polymorphic_module_is_refined_per_call():
+    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("n"), jnp.float32)
+    exported = jax.export.export(jax.jit(lambda x: jnp.sin(x) * 2))(spec)
+    f = hf.to_jax(hf.Module.parse(exported.mlir_module_serialized))
+    for n in (3, 5):
+        x = RNG.standard_normal(n).astype(np.float32)
+        close_trees(jax.jit(f)(x), np.sin(x) * 2)
+        close_trees(jax.grad(lambda x: f(x).sum())(x), 2 * np.cos(x))
+    close_trees(jax.vmap(f)(XS), np.sin(XS) * 2)  # (batches the n = 5 program)
+    assert f.cache_size() == 2
+    with pytest.raises(TypeError, match=r"argument 0 must be float32\[\?\], got float32\[2, 2\]"):
+        f(np.ones((2, 2), np.float32))
+
+
 def test_complex_weights_follow_jax_conventions():
     z = (RNG.standard_normal(4) + 1j * RNG.standard_normal(4)).astype(np.complex64)
 
