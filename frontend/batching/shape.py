@@ -29,11 +29,13 @@ def _reshape_batch(size, ins, dims, *, shape):
 
 @def_rule("batch", "stablehlo.transpose")
 def _transpose_batch(size, ins, dims, *, permutation):
-    """Pattern: transpose(x[b at d], p) -> transpose(x, p')[b at d], p' = p shifted around d."""
+    """Pattern: transpose(x[b at d], p) -> transpose(x, (d,) + p shifted around d)[b at 0].
+
+    The transpose moves data anyway, so it takes the batch dimension to the front at no cost (as
+    jax's rule does), where the batched inputs, reshapes and two-sided dots put it: the ops after it
+    then need no transpose of their own."""
     (x,), (d,) = ins, dims
-    moved = list(unbatched_axes(permutation, d))
-    moved.insert(d, d)
-    return [ops.transpose(x, moved)], [d]
+    return [ops.transpose(x, [d] + list(unbatched_axes(permutation, d)))], [0]
 
 
 @def_rule("batch", "stablehlo.broadcast_in_dim")
