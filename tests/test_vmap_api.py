@@ -168,9 +168,9 @@ def test_tree_prefix_errors(name):
         call(hf.vmap)
 
 
-def test_axis_name_is_not_supported_yet():
-    with pytest.raises(NotImplementedError, match=r"axis_name='i'.*hloforge.lax has no named-axis collectives"):
-        hf.vmap(f1, axis_name="i")
+def test_spmd_axis_name_is_not_supported():
+    with pytest.raises(NotImplementedError, match=r"spmd_axis_name='i': hloforge batches on one device"):
+        hf.vmap(f1, spmd_axis_name="i")
 
 
 def test_axis_size_must_be_a_nonnegative_int():

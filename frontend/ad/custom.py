@@ -25,7 +25,7 @@ def _symbolic(args) -> bool:
     return any(isinstance(l, Tensor) for l in tree_util.tree_leaves(args))
 
 
-def _emit_call(body, args, key):
+def emit_rule_call(body, args, key):
     """Trace ``body`` (flat Tensors -> flat Tensors) into a private function; emit a call to it."""
     b = current_builder("custom_vjp")
     types = [a.value.type for a in args]
@@ -101,7 +101,7 @@ class custom_vjp:
         flat, in_tree = _flat_args(diff, what)
         key = core.custom_key("custom_vjp", self.__name__)
         rule = _VjpRule(self, in_tree, what, static, len(args))
-        outs = _emit_call(rule.forward_flat, flat, key)
+        outs = emit_rule_call(rule.forward_flat, flat, key)
         core.CUSTOM_RULES[key] = rule
         return tree_util.tree_unflatten(rule.out_tree, outs[:rule.n_out])
 
@@ -192,7 +192,7 @@ class _VjpRule:
         cv.defvjp(batched_fwd, batched_bwd)
         key = core.custom_key("custom_vjp", cv.__name__)
         rule = _VjpRule(cv, tree_util.tree_structure(tuple(ins)), f"custom_vjp({cv.__name__})", n_args=len(ins))
-        outs = _emit_call(rule.forward_flat, list(ins), key)
+        outs = emit_rule_call(rule.forward_flat, list(ins), key)
         core.CUSTOM_RULES[key] = rule
         return outs, [0] * len(outs)
 
@@ -233,7 +233,7 @@ class custom_jvp:
         flat, in_tree = _flat_args(args, what)
         key = core.custom_key("custom_jvp", self.__name__)
         rule = _JvpRule(self, in_tree, what)
-        outs = _emit_call(rule.primal_flat, flat, key)
+        outs = emit_rule_call(rule.primal_flat, flat, key)
         core.CUSTOM_RULES[key] = rule
         return tree_util.tree_unflatten(rule.out_tree, outs)
 

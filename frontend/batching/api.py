@@ -19,6 +19,7 @@ from jax import tree_util
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.ad.core import tape_of_block
 from hloforge.frontend.batching import _util
+from hloforge.frontend.batching import axes as named_axes
 from hloforge.frontend.batching.core import batch_tape, erase_dead
 from hloforge.frontend.jit import jit
 from hloforge.frontend.tracing import Tensor, as_tensor, current_builder, is_tracing
@@ -146,17 +147,21 @@ def _placeholder(x: Tensor, axis: int) -> Tensor:
     return ops.broadcast_in_dim(ops.constant(np.zeros((), x.dtype)), shape, [])
 
 
-def batch_traced(trace, leaves, axes, size, out_axes_of, what) -> list:
+def batch_traced(trace, leaves, axes, size, out_axes_of, what, axis_name=None) -> list:
     """The batched program of one per-example ``trace``, emitted into the current block.
 
     ``leaves``: the arguments (Tensors for batched ones, anything for ``axes[i] is None``);
     ``trace(inner)`` runs the per-example program over ``inner`` (a placeholder per batched leaf)
     and returns ``(output leaves, tape)``, tape None for "the ops it emitted into the block";
     ``out_axes_of(outs, dims)``: the out axis (nonnegative int or None) of each output leaf, from
-    the batch dimensions the sweep found (None for unbatched). Returns the output leaves batched.
+    the batch dimensions the sweep found (None for unbatched). ``axis_name`` is bound to the batch
+    axis while the trace runs and its tape is swept (``axes.py``). Returns the output leaves batched.
     """
     block = current_builder(what).ip.block
     start = len(block.operations)
+    n = len(leaves)
+    if axis_name is not None:  # (the axis index: one more batched input, iota over the batch)
+        leaves, axes = list(leaves) + [ops.iota((size,), np.int32)], list(axes) + [0]
     env, inner = {}, []
     for i, (x, a) in enumerate(zip(leaves, axes)):
         if a is None:
@@ -167,13 +172,17 @@ def batch_traced(trace, leaves, axes, size, out_axes_of, what) -> list:
         env[e.value] = (t, a)
         inner.append(e)
     traced = len(block.operations)
-    outs, tape = trace(inner)
-    outs = [as_tensor(o, what=f"{what}: output leaf {i}") for i, o in enumerate(outs)]
-    batch_tape(tape if tape is not None else tape_of_block(list(block.operations)[traced:]), env, size)
+    with named_axes.bound(axis_name, size, inner[n] if axis_name is not None else None) as frame:
+        outs, tape = trace(inner[:n])
+        outs = [as_tensor(o, what=f"{what}: output leaf {i}") for i, o in enumerate(outs)]
+        frame.sweeping = True
+        batch_tape(tape if tape is not None else tape_of_block(list(block.operations)[traced:]), env, size)
     found = [env.get(o.value) for o in outs]
     o_axes = out_axes_of(outs, [None if f is None else f[1] for f in found])
     results = []
     for o, f, a in zip(outs, found, o_axes):
+        if f is not None and f[1] is None:  # (computed anew, the same for every example)
+            o, f = f[0], None
         if a is None:
             results.append(o)
         else:
@@ -183,7 +192,7 @@ def batch_traced(trace, leaves, axes, size, out_axes_of, what) -> list:
     return results
 
 
-def _vmap_symbolic(fun, in_axes, out_axes, axis_size, args, kwargs):
+def _vmap_symbolic(fun, in_axes, out_axes, axis_size, axis_name, args, kwargs):
     leaves, tree = tree_util.tree_flatten((args, kwargs))
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
         raise ValueError("vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
@@ -212,7 +221,7 @@ def _vmap_symbolic(fun, in_axes, out_axes, axis_size, args, kwargs):
             axes_out.append(None if a is None else out_axis(a, o.ndim + 1))
         return axes_out
 
-    results = batch_traced(trace, leaves, axes, size, out_axes_of, "hf.vmap")
+    results = batch_traced(trace, leaves, axes, size, out_axes_of, "hf.vmap", axis_name)
     return tree_util.tree_unflatten(out_tree[0], results)
 
 
@@ -260,8 +269,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
         output); None only for outputs that depend on no batched input. Outputs that depend on
         none are broadcast along their out axis.
       axis_size: the batch size; needed when no argument is batched.
-      axis_name: a name for the batch axis for named-axis collectives; hloforge.lax has none yet,
-        so it raises NotImplementedError.
+      axis_name: a hashable name for the batch axis, for hloforge.lax's named-axis collectives
+        inside ``fun`` (``psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``axis_index``).
+      spmd_axis_name: jax's sharding of the batch axis; not supported (NotImplementedError).
 
     Returns:
       A function with ``fun``'s signature whose arguments and results carry the batch axis. Inside
@@ -282,13 +292,16 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
     _check_out_axes(out_axes)
     if axis_size is not None and (type(axis_size) is not int or axis_size < 0):
         raise TypeError(f"hf.vmap: axis_size must be a nonnegative int or None, got {axis_size!r}")
-    if axis_name is not None or spmd_axis_name is not None:
-        raise NotImplementedError(f"hf.vmap: axis_name={axis_name!r} / spmd_axis_name={spmd_axis_name!r}: "
-                                  "hloforge.lax has no named-axis collectives (psum, pmean, all_gather, "
-                                  "axis_index) to use a vmapped axis name with yet")
+    if spmd_axis_name is not None:
+        raise NotImplementedError(f"hf.vmap: spmd_axis_name={spmd_axis_name!r}: hloforge batches on one device "
+                                  "(shard the batched program with hf.jit's in_shardings instead)")
+    try:
+        hash(axis_name)
+    except TypeError:
+        raise TypeError(f"hf.vmap: axis_name must be hashable, got {axis_name!r}") from None
 
     def symbolic(*args, **kwargs):
-        return _vmap_symbolic(fun, in_axes, out_axes, axis_size, args, kwargs)
+        return _vmap_symbolic(fun, in_axes, out_axes, axis_size, axis_name, args, kwargs)
 
     eager = _eager(symbolic)
 

@@ -9,7 +9,9 @@ unbatched are left as they are.
 from __future__ import annotations
 
 from hloforge.frontend.ad.core import Entry, _located
+from hloforge.frontend.batching._util import broadcast_batch
 from hloforge.frontend.registry import Spec, TupleSpec, rule_of
+from hloforge.frontend.tracing import Tensor
 
 WHAT = "hloforge.vmap"
 
@@ -24,14 +26,28 @@ def batch_tape(tape, env: dict, size: int) -> dict:
                 if s.value in env:
                     env[o.value] = env[s.value]
             continue
-        dims = [env[x.value][1] if x.value in env else None for x in e.ins]
+        ins, dims = _operands(e, env, size)
         if all(d is None for d in dims):
             continue
-        ins = [env[x.value][0] if d is not None else x for x, d in zip(e.ins, dims)]
         outs, out_dims = batch_entry(e, size, ins, dims)
         for o, t, d in zip(e.outs, outs, out_dims):
             env[o.value] = (t, d)
     return env
+
+
+def _operands(e: Entry, env: dict, size: int) -> tuple:
+    """The batched operands of ``e`` and their batch dimensions (None: unbatched, used as it is).
+    A value a rule computed anew without a batch dimension (a named-axis reduction's result, the
+    same for every example) is broadcast along the batch for the ops that read it (tuples, which
+    cannot be, are read as the per-example value)."""
+    ins, dims = [], []
+    for x in e.ins:
+        t, d = env.get(x.value, (x, None))
+        if d is None and isinstance(t, Tensor) and t.value != x.value:
+            t, d = broadcast_batch(t, size, 0), 0
+        ins.append(t)
+        dims.append(d)
+    return ins, dims
 
 
 def batch_entry(e: Entry, size: int, ins, dims) -> tuple:
