@@ -13,6 +13,7 @@ _FAMILIES = {
     "autodiff": ("stop_gradient",),
     "control_flow": ("cond", "fori_loop", "map", "scan", "switch", "while_loop"),
     "convolution": ("ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated", "conv_general_permutations", "conv_transpose", "conv_with_general_padding", "padtype_to_pads"),
+    "parallel": ("all_gather", "axis_index", "axis_size", "pmax", "pmean", "pmin", "psum"),
     "ordering": ("argmax", "argmin", "broadcasted_iota", "cummax", "cummin", "cumprod", "cumsum", "iota", "sort", "top_k"),
     "products": ("batch_matmul", "dot_general"),
     "slicing": ("GatherDimensionNumbers", "GatherScatterMode", "ScatterDimensionNumbers", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_slice", "gather", "scatter", "scatter_add", "scatter_max", "scatter_min", "scatter_mul", "select"),
@@ -48,4 +49,5 @@ __all__ = [
     "conv_general_permutations", "conv_transpose", "conv_with_general_padding", "padtype_to_pads",
     "batch_matmul", "dot_general", "digamma", "erf_inv", "igamma", "igammac", "lgamma",
     "bitcast_convert_type", "clz", "population_count", "reduce_precision", "reduce_window", "stop_gradient",
+    "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size",
 ]
