@@ -1,8 +1,12 @@
 """``trace`` (Python function -> Module) and ``jit`` (trace + compile once per signature + run)."""
 from __future__ import annotations
 
+import collections
 import contextlib
+import functools
+import inspect
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -158,10 +162,11 @@ class Jitted:
     """A function compiled once per argument signature (pytree structure, shapes, dtypes)."""
 
     def __init__(self, fn, *, optimize: bool = True, device=None, name: str = "main",
-                 in_shardings=None, out_shardings=None, mesh=None):
+                 in_shardings=None, out_shardings=None, mesh=None, donate_argnums=()):
         if not callable(fn):
             raise TypeError(f"hf.jit: expected a callable value, got {fn!r}")
         self.fn = fn
+        self.donate_argnums = frozenset(donate_argnums)
         self.optimize = optimize
         self.device = device
         self.name = name
@@ -186,12 +191,20 @@ class Jitted:
     def _trace(self, leaves, in_tree) -> Module:
         specs = [_spec_of(l, i) for i, l in enumerate(leaves)]
         with _tracing_guard(self):
-            return trace_flat(self.fn, in_tree, specs, self.name, kwargs_tree=True, spmd=self._sharded)
+            module = trace_flat(self.fn, in_tree, specs, self.name, kwargs_tree=True, spmd=self._sharded)
+        if self.donate_argnums:
+            donate(module, _donated_leaves(in_tree, len(leaves), self.donate_argnums))
+        return module
 
     def lower(self, *args, **kwargs) -> Module:
-        """Trace for these arguments' shapes and dtypes; returns the Module (nothing compiled)."""
+        """Trace for these arguments' shapes and dtypes; returns the Module (nothing compiled).
+        Its ``compile()`` runs the pass pipeline ``f(x)`` runs first (unless ``optimize()`` is
+        called on it), so ``f.lower(x).compile()(x)`` is ``f(x)``."""
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-        return self._trace(leaves, in_tree)
+        module = self._trace(leaves, in_tree)
+        if self.optimize:
+            module.pending_optimize = {"cost_model": _cost_model_for(self.device)}
+        return module
 
     def _compiled(self, leaves, in_tree):
         key = (in_tree, tuple(map(_abstract_key, leaves)))
@@ -269,6 +282,150 @@ class Jitted:
         return len(self._cache)
 
 
+def _donated_leaves(in_tree, n_leaves, argnums) -> list:
+    """The flat leaf indices of the positional arguments ``argnums``."""
+    args, _ = tree_util.tree_unflatten(in_tree, list(range(n_leaves)))
+    return [i for k, a in enumerate(args) if k in argnums for i in tree_util.tree_leaves(a)]
+
+
+def donate(module: Module, leaves) -> list:
+    """Let each argument in ``leaves`` (flat indices) give its buffer to a result of the same shape
+    and dtype (``tf.aliasing_output``, as jax marks donated buffers; XLA then writes that result in
+    place and PJRT deletes the donated jax array). Returns the specs of those no result could take,
+    after jax's warning."""
+    ins, outs = module.signature
+    taken, unusable, aliases = set(), [], {}
+    for i in leaves:
+        k = next((k for k, o in enumerate(outs) if k not in taken and o == ins[i]), None)
+        if k is None:
+            unusable.append(ins[i])
+        else:
+            taken.add(k)
+            aliases[i] = k
+    if aliases:
+        f = module.entry_function()
+        with module.context:
+            i32 = ir.IntegerType.get_signless(32)
+            old = list(f.attributes["arg_attrs"]) if "arg_attrs" in f.attributes else [ir.DictAttr.get({})] * len(ins)
+            new = []
+            for i, a in enumerate(old):
+                entries = {n.name: n.attr for n in ir.DictAttr(a)}
+                if i in aliases:
+                    entries["tf.aliasing_output"] = ir.IntegerAttr.get(i32, aliases[i])
+                new.append(ir.DictAttr.get(entries))
+            f.attributes["arg_attrs"] = ir.ArrayAttr.get(new)
+    if unusable:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(str(s) for s in unusable)} (hf.jit: no "
+                      "result has the same shape and dtype)", stacklevel=4)
+    return unusable
+
+
+class StaticJitted:
+    """hf.jit with static arguments: one Jitted per distinct (hashable) value of them, each
+    compiling the function with those values bound (jax.jit's static_argnums/static_argnames)."""
+
+    MAX_VALUES = 256  # static signatures kept (least recently used evicted)
+
+    def __init__(self, fn, static_argnums, static_argnames, donate_argnums, options):
+        self.fn, self.options = fn, options
+        self.static_argnums, self.static_argnames = _static_positions(fn, static_argnums, static_argnames)
+        overlap = sorted(set(donate_argnums) & set(self.static_argnums))
+        if overlap:
+            raise ValueError(f"hf.jit: static arguments {overlap} cannot be donated")
+        self.donate_argnums = tuple(donate_argnums)
+        self._jitted = collections.OrderedDict()
+        self._lock = threading.Lock()
+        functools.update_wrapper(self, fn)
+
+    def _split(self, args, kwargs):
+        n = len(args)
+        statics = tuple((i, args[i]) for i in self.static_argnums if i < n)
+        kw_statics = tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
+        key = (statics, kw_statics)
+        try:
+            hash(key)
+        except TypeError as e:
+            bad = next(v for _, v in statics + kw_statics if not _hashable(v))
+            raise ValueError(f"Non-hashable static arguments are not supported. An error occurred while trying to "
+                             f"hash an object of type {type(bad)}, {bad!r}. The error was:\nTypeError: {e}") from None
+        positions = [i for i, _ in statics]
+        dynamic = [a for i, a in enumerate(args) if i not in positions]
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        return key, dynamic, dyn_kwargs
+
+    def _for(self, key, n_args) -> Jitted:
+        inner = self._jitted.get(key)
+        if inner is not None:
+            self._jitted.move_to_end(key)
+            return inner
+        with self._lock:
+            statics, kw_statics = dict(key[0]), dict(key[1])
+            fn = self.fn
+
+            def bound(*dynamic, **dyn_kwargs):
+                rest = iter(dynamic)
+                args = [statics[i] if i in statics else next(rest) for i in range(len(dynamic) + len(statics))]
+                return fn(*args, **dyn_kwargs, **kw_statics)
+
+            bound.__name__ = getattr(fn, "__name__", "jitted")
+            shift = [sum(1 for s in statics if s < i) for i in range(n_args)]
+            donate = tuple(i - shift[i] for i in self.donate_argnums if i < n_args)
+            inner = self._jitted[key] = Jitted(bound, donate_argnums=donate, **self.options)
+            if len(self._jitted) > self.MAX_VALUES:
+                self._jitted.popitem(last=False)
+        return inner
+
+    def __call__(self, *args, **kwargs):
+        key, dynamic, dyn_kwargs = self._split(args, kwargs)
+        return self._for(key, len(args))(*dynamic, **dyn_kwargs)
+
+    def lower(self, *args, **kwargs) -> Module:
+        key, dynamic, dyn_kwargs = self._split(args, kwargs)
+        return self._for(key, len(args)).lower(*dynamic, **dyn_kwargs)
+
+    def cache_size(self) -> int:
+        return sum(j.cache_size() for j in self._jitted.values())
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _static_positions(fn, argnums, argnames) -> tuple:
+    """(static positional indices, static keyword names), each completed from the other through
+    ``fn``'s signature and checked against it, as jax.jit does."""
+    argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    argnames = (argnames,) if isinstance(argnames, str) else tuple(argnames)
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return tuple(sorted(argnums)), frozenset(argnames)
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+    if not varargs:
+        for i in argnums:
+            if not -len(positional) <= i < len(positional):
+                raise ValueError(f"Jitted function has static_argnums={argnums}, but only accepts "
+                                 f"{len(positional)} positional arguments.")
+    nums = {i % len(positional) if i < 0 and positional else i for i in argnums}
+    names = set(argnames)
+    named = {p.name for p in params if p.kind != p.VAR_POSITIONAL}
+    bad = names - named if not any(p.kind == p.VAR_KEYWORD for p in params) else set()
+    if bad:
+        raise ValueError(f"Jitted function has invalid argnames {bad} in static_argnames. Function does not "
+                         "take these args.")
+    for i, p in enumerate(positional):
+        if p.name in names:
+            nums.add(i)
+        if i in nums:
+            names.add(p.name)
+    return tuple(sorted(nums)), frozenset(names)
+
+
 def _cache_miss(jitted_ref):
     """The C++ dispatch loop met a new signature: run in Python, hand it the executable."""
     def cache_miss(*args, **kwargs):
@@ -277,7 +434,8 @@ def _cache_miss(jitted_ref):
 
 
 def jit(fn=None, *, optimize: bool = True, device=None, name: str = "main",
-        in_shardings=None, out_shardings=None, mesh=None):
+        in_shardings=None, out_shardings=None, mesh=None, static_argnums=(), static_argnames=(),
+        donate_argnums=(), donate_argnames=()):
     """Compile ``fn`` on first call, once per argument signature; later calls only run.
 
     Args:
@@ -291,16 +449,51 @@ def jit(fn=None, *, optimize: bool = True, device=None, name: str = "main",
         Arguments are placed as sharded jax.Arrays; keyword arguments are replicated.
       out_shardings: the same for the results; None lets XLA choose.
       mesh: the Mesh for PartitionSpecs (default: a NamedSharding's mesh, or ``jax.set_mesh``).
+      static_argnums, static_argnames: arguments that are Python values, not arrays (as in
+        jax.jit): hashable, part of the signature (each new value traces again), bound in the
+        trace; positions and names complete each other through ``fn``'s signature.
+      donate_argnums, donate_argnames: positional arguments whose buffers the call may reuse for
+        results of the same shape and dtype (XLA writes them in place); a donated jax array is
+        deleted after the call, as in jax. Buffers no result can take are kept, with jax's warning.
     Returns:
-      A callable; ``.lower(*args)`` returns the traced Module without compiling. Sharded
-      functions return global sharded jax.Arrays.
+      A callable; ``.lower(*args)`` returns the traced Module without compiling (its
+      ``compile()`` runs the same pass pipeline as the call). Sharded functions return global
+      sharded jax.Arrays.
+    Raises:
+      ValueError: static or donated argument positions or names ``fn`` does not take; at a call,
+        a static argument that is not hashable (jax's messages).
     Example:
       >>> f = hf.jit(lambda x: hnp.sin(x) * 2.0)
       >>> y = f(np.ones(3, np.float32))
       >>> g = hf.jit(model, in_shardings=(hf.P("batch"), None), mesh=hf.Mesh(devices, ("batch",)))
+      >>> step = hf.jit(update, static_argnames="steps", donate_argnums=0)
     """
     options = dict(optimize=optimize, device=device, name=name, in_shardings=in_shardings,
                    out_shardings=out_shardings, mesh=mesh)
-    if fn is None:
-        return lambda f: Jitted(f, **options)
-    return Jitted(fn, **options)
+
+    def make(f):
+        if not callable(f):
+            raise TypeError(f"hf.jit: expected a callable value, got {f!r}")
+        donated = _donated_positions(f, donate_argnums, donate_argnames)
+        if static_argnums not in ((), None) or static_argnames not in ((), None):
+            return StaticJitted(f, static_argnums or (), static_argnames or (), donated, options)
+        return Jitted(f, donate_argnums=donated, **options)
+    return make if fn is None else make(fn)
+
+
+def _donated_positions(fn, argnums, argnames) -> tuple:
+    argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums or ())
+    argnames = (argnames,) if isinstance(argnames, str) else tuple(argnames or ())
+    if not argnames:
+        return argnums
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = {p.name: i for i, p in enumerate(params)}
+    bad = set(argnames) - set(names)
+    if bad:
+        raise ValueError(f"Jitted function has invalid argnames {bad} in donate_argnames. Function does not take "
+                         "these args.")
+    return tuple(sorted(set(argnums) | {names[n] for n in argnames}))

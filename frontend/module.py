@@ -71,6 +71,9 @@ class Module:
         self.context = module.context
         self.entry = entry
         self.out_tree = out_tree  # the pytree structure of the traced outputs, if known
+        # Module.optimize's keyword arguments that ``compile()`` applies first (to a copy): set by
+        # ``hf.jit(f).lower(...)`` so that lower().compile() runs f(x)'s pipeline; optimize() clears it
+        self.pending_optimize: dict | None = None
 
     # ---------------------------------------------------------------- construction
 
@@ -154,6 +157,20 @@ class Module:
     def text(self) -> str:
         """Pretty MLIR without source locations."""
         return self.to_text()
+
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """The module's text, as jax's ``Lowered.as_text()`` answers (``dialect``: None or
+        "stablehlo"; hloforge modules are StableHLO)."""
+        if dialect not in (None, "stablehlo"):
+            raise ValueError(f"Module.as_text: dialect must be None or 'stablehlo', got {dialect!r} (the compiled "
+                             "HLO is Executable.hlo_text)")
+        return self.to_text(debug_info=debug_info)
+
+    def compiler_ir(self, dialect: str | None = None) -> ir.Module:
+        """The MLIR module itself, as jax's ``Lowered.compiler_ir()`` (``dialect``: None or "stablehlo")."""
+        if dialect not in (None, "stablehlo"):
+            raise ValueError(f"Module.compiler_ir: dialect must be None or 'stablehlo', got {dialect!r}")
+        return self.mlir
 
     def to_text(self, debug_info: bool = False, generic: bool = False) -> str:
         """MLIR text; ``debug_info`` shows the ops' source locations, ``generic`` the generic form."""

@@ -325,6 +325,7 @@ def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir
     Example:
       >>> report = m.optimize(); print(report)
     """
+    self.pending_optimize = None  # (an explicit pipeline replaces the one hf.jit's lower() left for compile)
     if cost_model is None:
         cost_model = config.cost_model if config.cost_model is not None else config.device
     with using_cost_model(spectral.resolve(cost_model)):

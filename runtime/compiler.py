@@ -37,6 +37,9 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
     (NamedSharding, PartitionSpec or None = replicated); ``out_shardings=None`` lets XLA choose.
     The annotated copy of the module (``module`` itself when ``in_place``) is what XLA compiles.
     """
+    if getattr(module, "pending_optimize", None) is not None:  # (hf.jit(f).lower(x).compile(): f(x)'s pipeline)
+        options, module = module.pending_optimize, module.clone()
+        module.optimize(**options)
     module = guard_for_xla(module)  # (integer x / 0 and empty concatenate operands kill XLA:CPU)
     ins, outs = _signature(module)
     in_specs, out_specs = [tuple(s) for s in ins], [tuple(s) for s in outs]
