@@ -1,8 +1,11 @@
-"""jax.lax's convolutions: conv_general_dilated, conv, conv_with_general_padding, conv_transpose."""
+"""jax.lax's convolutions: conv_general_dilated, conv, conv_with_general_padding, conv_transpose,
+conv_general_dilated_patches and conv_general_dilated_local, and the static shape helpers
+conv_shape_tuple, conv_general_shape_tuple and conv_transpose_shape_tuple."""
 from __future__ import annotations
 
+import math
 import operator
-from typing import NamedTuple
+from typing import NamedTuple, Union
 
 import numpy as np
 
@@ -18,6 +21,10 @@ class ConvDimensionNumbers(NamedTuple):
     lhs_spec: tuple
     rhs_spec: tuple
     out_spec: tuple
+
+
+# (jax's alias, over hloforge's ConvDimensionNumbers; jax's ConvDimensionNumbers are accepted as well)
+ConvGeneralDilatedDimensionNumbers = Union[None, ConvDimensionNumbers, tuple[str, str, str]]
 
 
 def conv_general_permutations(dimension_numbers):
@@ -237,5 +244,173 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
                                 preferred_element_type=preferred_element_type)
 
 
-__all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_permutations", "padtype_to_pads",
-           "conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose"]
+# ---------------------------------------------------------------- patches and unshared convolutions
+
+def _moveaxis(x, sources, destinations):
+    """numpy.moveaxis for a Tensor: one ``stablehlo.transpose``."""
+    sources = [s % x.ndim for s in sources]
+    destinations = [d % x.ndim for d in destinations]
+    order = [d for d in range(x.ndim) if d not in sources]
+    for dest, src in sorted(zip(destinations, sources)):
+        order.insert(dest, src)
+    return x if order == list(range(x.ndim)) else ops.transpose(x, order)
+
+
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs_dilation=None, rhs_dilation=None,
+                                 dimension_numbers=None, precision=None, preferred_element_type=None):
+    """jax.lax.conv_general_dilated_patches: the receptive-field patches of ``lhs``, stacked along
+    the feature dimension (input channel major, then the window positions); emits one grouped
+    ``stablehlo.convolution`` with a one-hot kernel, as jax does.
+
+    Args:
+      lhs: the input, rank n + 2.
+      filter_shape: the n window sizes.
+      window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers: as in
+        conv_general_dilated.
+      precision: None or one precision (for lhs).
+      preferred_element_type: compute and return in this dtype.
+    Returns:
+      An array with ``C * prod(filter_shape)`` features.
+    Example:
+      >>> p = hf.lax.conv_general_dilated_patches(x, (3, 3), (1, 1), "SAME")
+    """
+    x = asarray(lhs)
+    filter_shape = tuple(operator.index(n) for n in filter_shape)
+    dn = conv_dimension_numbers(x.shape, (1, 1) + filter_shape, dimension_numbers)
+    lhs_spec, rhs_spec, _ = dn
+    spatial = math.prod(filter_shape)
+    channels = x.shape[lhs_spec[1]]
+    eye = np.broadcast_to(np.eye(spatial, dtype=x.dtype), (channels, spatial, spatial))
+    kernel = ops.constant(np.ascontiguousarray(eye).reshape((channels * spatial, 1) + filter_shape))
+    kernel = _moveaxis(kernel, (0, 1), (rhs_spec[0], rhs_spec[1]))
+    return conv_general_dilated(x, kernel, window_strides, padding, lhs_dilation, rhs_dilation, dn,
+                                feature_group_count=channels,
+                                precision=None if precision is None else (precision, "DEFAULT"),
+                                preferred_element_type=preferred_element_type)
+
+
+def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape, lhs_dilation=None,
+                               rhs_dilation=None, dimension_numbers=None, precision=None):
+    """jax.lax.conv_general_dilated_local: an unshared convolution (a separate kernel per output
+    position), as jax computes it: ``conv_general_dilated_patches``, then a ``stablehlo.dot_general``
+    batched over the output positions.
+
+    Args:
+      lhs: the input, rank n + 2.
+      rhs: the kernels: spatial dimensions are the output positions, the in-feature dimension
+        fuses the input channels and the window positions (channel major).
+      window_strides, padding: as in conv_general_dilated.
+      filter_shape: the n window sizes.
+      lhs_dilation, rhs_dilation, dimension_numbers: as in conv_general_dilated.
+      precision: None, one precision, or an (lhs, rhs) pair.
+    Returns:
+      The output.
+    Example:
+      >>> y = hf.lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (3, 3))
+    """
+    x, w = asarray(lhs), asarray(rhs)
+    pair = _precision_names(precision)
+    lhs_precision = pair[0] if isinstance(pair, tuple) else pair
+    patches = conv_general_dilated_patches(x, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
+                                           dimension_numbers, precision=lhs_precision)
+    lhs_spec, rhs_spec, out_spec = conv_dimension_numbers(x.shape, (1, 1) + tuple(filter_shape), dimension_numbers)
+    out_spatial, rhs_spatial = list(out_spec[2:]), list(rhs_spec[2:])
+    rhs_batch = [rhs_spatial[i] for i in sorted(range(len(rhs_spatial)), key=lambda k: out_spatial[k])]
+    if w.dtype != patches.dtype:
+        raise TypeError(f"hloforge.lax.conv_general_dilated_local requires arguments to have the same dtypes, got "
+                        f"{x.dtype}, {w.dtype}.")
+    out = ops.dot_general(patches, w, tuple(sorted(out_spatial)), tuple(rhs_batch), (out_spec[1],), (rhs_spec[1],),
+                          precision=pair)
+    return _moveaxis(out, (-2, -1), (out_spec[0], out_spec[1]))
+
+
+# ---------------------------------------------------------------- static shapes
+
+def _stride_dim(n, window, stride):
+    return max(n - window + stride, 0) // stride
+
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
+    """jax.lax.conv_shape_tuple: the output shape of a convolution in the canonical (NC..., OI...)
+    layout (no IR).
+
+    Args:
+      lhs_shape, rhs_shape: shapes in the canonical layout.
+      strides: n window strides.
+      pads: 'SAME'/'VALID'/'SAME_LOWER' or n (low, high) pairs.
+      batch_group_count: the batch group count.
+    Returns:
+      A tuple of ints.
+    Example:
+      >>> hf.lax.conv_shape_tuple((1, 2, 5, 5), (3, 2, 3, 3), (1, 1), "SAME")   # (1, 3, 5, 5)
+    """
+    lhs_shape, rhs_shape = [operator.index(n) for n in lhs_shape], [operator.index(n) for n in rhs_shape]
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
+    if len(pads) != len(lhs_shape) - 2:
+        raise TypeError(f"hloforge.lax.conv_shape_tuple: wrong number of explicit pads for convolution: expected "
+                        f"{len(lhs_shape) - 2}, got {len(pads)}.")
+    padded = [n + lo + hi for n, (lo, hi) in zip(lhs_shape[2:], pads)]
+    if any(n < 0 for n in padded):
+        raise ValueError(f"hloforge.lax.conv_shape_tuple: negative padding is larger than the size of the "
+                         f"corresponding dimension: got padding={list(pads)} for lhs_shape[2:]={lhs_shape[2:]}")
+    space = tuple(_stride_dim(n, k, s) for n, k, s in zip(padded, rhs_shape[2:], strides))
+    batch = lhs_shape[0] // batch_group_count if batch_group_count > 1 else lhs_shape[0]
+    return (batch, rhs_shape[0]) + space
+
+
+def _permuted(shape, perm):
+    return [shape[p] for p in perm]
+
+
+def _unpermuted(shape, perm):
+    out = [0] * len(perm)
+    for value, p in zip(shape, perm):
+        out[p] = value
+    return tuple(out)
+
+
+def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dimension_numbers):
+    """jax.lax.conv_general_shape_tuple: the output shape of conv_general_dilated for
+    ("NHWC", "HWIO", "NHWC")-style string dimension numbers (no IR).
+
+    Args:
+      lhs_shape, rhs_shape: the shapes.
+      window_strides, padding: as in conv_general_dilated.
+      dimension_numbers: a string triple.
+    Returns:
+      A tuple of ints.
+    Example:
+      >>> hf.lax.conv_general_shape_tuple((1, 5, 5, 2), (3, 3, 2, 4), (1, 1), "SAME", ("NHWC", "HWIO", "NHWC"))
+    """
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    out = conv_shape_tuple(_permuted(lhs_shape, lhs_perm), _permuted(rhs_shape, rhs_perm), window_strides, padding)
+    return _unpermuted(out, out_perm)
+
+
+def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dimension_numbers):
+    """jax.lax.conv_transpose_shape_tuple: the output shape of conv_transpose (no IR).
+
+    Args:
+      lhs_shape, rhs_shape: the shapes.
+      window_strides: the transposed convolution's strides.
+      padding: 'SAME', 'VALID' or n (low, high) pairs.
+      dimension_numbers: a string triple.
+    Returns:
+      A tuple of ints.
+    Example:
+      >>> hf.lax.conv_transpose_shape_tuple((1, 5, 5, 2), (3, 3, 2, 4), (2, 2), "SAME", ("NHWC", "HWIO", "NHWC"))
+    """
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    lhs_t, rhs_t = _permuted(lhs_shape, lhs_perm), _permuted(rhs_shape, rhs_perm)
+    if isinstance(padding, str):
+        padding = [_conv_transpose_padding(k, s, padding) for k, s in zip(rhs_t[2:], window_strides)]
+    totals = [sum(p) for p in padding]
+    space = [(i - 1) * s - k + 2 + p for i, k, s, p in zip(lhs_t[2:], rhs_t[2:], window_strides, totals)]
+    return _unpermuted([lhs_t[0], rhs_t[0], *space], out_perm)
+
+
+__all__ = ["ConvDimensionNumbers", "ConvGeneralDilatedDimensionNumbers", "conv_dimension_numbers",
+           "conv_general_permutations", "padtype_to_pads", "conv_general_dilated", "conv", "conv_with_general_padding",
+           "conv_transpose", "conv_general_dilated_patches", "conv_general_dilated_local", "conv_shape_tuple",
+           "conv_general_shape_tuple", "conv_transpose_shape_tuple"]

@@ -1,9 +1,11 @@
-"""jax.lax ordering and scans: sort, top_k, cumsum/cumprod/cummax/cummin, argmax/argmin, iota."""
+"""jax.lax ordering and scans: sort, sort_key_val, top_k, approx_max_k/approx_min_k,
+cumsum/cumprod/cummax/cummin/cumlogsumexp, associative_scan, argmax/argmin, iota."""
 from __future__ import annotations
 
 import operator
 
 import numpy as np
+from jax import tree_util
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.lax._common import lax_operand
@@ -76,11 +78,78 @@ def top_k(operand, k, *, axis=-1):
     return ops.slice(values, (0,) * x.ndim, limit), ops.slice(indices, (0,) * x.ndim, limit)
 
 
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """jax.lax.sort_key_val: ``values`` permuted as sorting ``keys`` along ``dimension`` permutes
+    them; emits one two-operand ``stablehlo.sort``.
+
+    Args:
+      keys, values: arrays of one shape.
+      dimension: the sorted dimension.
+      is_stable: keep the order of equal keys.
+    Returns:
+      (sorted keys, values in that order).
+    Example:
+      >>> k, v = hf.lax.sort_key_val(scores, ids)
+    """
+    return sort((keys, values), dimension, is_stable, num_keys=1)
+
+
+def _approx_k(name, is_max):
+    def fn(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
+           aggregate_to_topk=True):
+        x = lax_operand(operand, f"hloforge.lax.{name} operand")
+        k = operator.index(k)
+        if k <= 0:
+            raise ValueError(f"hloforge.lax.{name}: k must be positive, got {k}")
+        if x.ndim == 0:
+            raise TypeError(f"hloforge.lax.{name}: operand must have >= 1 dimension, got {x.shape}")
+        if not dtypes.is_float(x.dtype):
+            raise ValueError(f"hloforge.lax.{name}: operand must be a floating type, got {x.dtype}")
+        if not aggregate_to_topk:
+            raise ValueError(f"hloforge.lax.{name}: aggregate_to_topk=False is not supported (its result size is "
+                             "XLA's approximate-top-k heuristic); pass True")
+        ax = _axis(reduction_dimension, x.ndim, name)
+        if x.shape[ax] < k:
+            raise ValueError(f"hloforge.lax.{name}: k must be smaller than the size of reduction_dim "
+                             f"{x.shape[ax]}, got {k}")
+        direction = "GT" if is_max else "LT"
+
+        def before(a, b, ia, ib):  # (XLA's fallback: a stable sort in IEEE total order)
+            return ops.compare(a, b, direction, "TOTALORDER")
+        idx = ops.iota(x.shape, _I32, ax)
+        values, indices = ops.sort([x, idx], ax, before, is_stable=True)
+        limit = tuple(k if d == ax else n for d, n in enumerate(x.shape))
+        return ops.slice(values, (0,) * x.ndim, limit), ops.slice(indices, (0,) * x.ndim, limit)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"""jax.lax.{name}: the k {'largest' if is_max else 'smallest'} elements along
+    ``reduction_dimension`` and their int32 indices, exactly, as XLA computes it on CPU and GPU (a
+    stable ``stablehlo.sort`` in IEEE total order, then a ``slice``; on TPU jax approximates).
+
+    Args:
+      operand: a floating array.
+      k: how many.
+      reduction_dimension: the dimension.
+      recall_target, reduction_input_size_override: accepted, unused (the result is exact).
+      aggregate_to_topk: True (False, XLA's unaggregated size, is not supported).
+    Returns:
+      (values, indices).
+    Example:
+      >>> v, i = hf.lax.{name}(x, 4)
+    """
+    return fn
+
+
+approx_max_k = _approx_k("approx_max_k", True)
+approx_min_k = _approx_k("approx_min_k", False)
+
+
 # ---------------------------------------------------------------- cumulative reductions
 
 def _identity(name, dtype):
     if name == "add":
         return np.zeros((), dtype)
+    if name == "logaddexp":
+        return np.asarray(-np.inf).astype(dtype)
     if name == "mul":
         return np.ones((), dtype)
     if dtypes.is_bool(dtype):
@@ -91,7 +160,14 @@ def _identity(name, dtype):
     return np.asarray(-np.inf if name == "max" else np.inf).astype(dtype)
 
 
-_COMBINE = {"add": ops.add, "mul": ops.multiply, "max": ops.maximum, "min": ops.minimum}
+def _logaddexp(a, b):
+    # jax's real logaddexp: NaN differences (NaNs, same-signed infinities) give a + b
+    delta = ops.subtract(a, b)
+    stable = ops.add(ops.maximum(a, b), ops.log1p(ops.exp(ops.neg(ops.abs(delta)))))
+    return ops.select(ops.compare(delta, delta, "NE"), ops.add(a, b), stable)
+
+
+_COMBINE = {"add": ops.add, "mul": ops.multiply, "max": ops.maximum, "min": ops.minimum, "logaddexp": _logaddexp}
 
 
 def _cumulative(name, what):
@@ -100,6 +176,9 @@ def _cumulative(name, what):
         ax = _axis(axis, x.ndim, what)
         if name in ("max", "min") and dtypes.is_complex(x.dtype):
             raise TypeError(f"{what} does not accept dtype {x.dtype}")
+        if name == "logaddexp" and not dtypes.is_float(x.dtype):
+            raise TypeError(f"hloforge.lax.{what} does not accept dtype {x.dtype}. Accepted dtypes are subtypes of "
+                            "floating (complex logaddexp is not supported).")
         combine = _COMBINE[name]
         if dtypes.is_bool(x.dtype) and name in ("add", "mul"):
             combine = ops.or_ if name == "add" else ops.and_
@@ -124,6 +203,80 @@ cumsum = _cumulative("add", "cumsum")
 cumprod = _cumulative("mul", "cumprod")
 cummax = _cumulative("max", "cummax")
 cummin = _cumulative("min", "cummin")
+cumlogsumexp = _cumulative("logaddexp", "cumlogsumexp")
+
+
+def _interleave(a, b, axis):
+    """a's elements at the even positions of ``axis``, b's at the odd ones (pads and one add)."""
+    ones = a.shape[axis] == b.shape[axis]
+    zero_a, zero_b = as_tensor(np.zeros((), a.dtype)), as_tensor(np.zeros((), b.dtype))
+    n = a.ndim
+
+    def config(lo, hi):
+        return ([lo if d == axis else 0 for d in range(n)], [hi if d == axis else 0 for d in range(n)],
+                [1 if d == axis else 0 for d in range(n)])
+    pa, pb = ops.pad(a, zero_a, *config(0, 1 if ones else 0)), ops.pad(b, zero_b, *config(1, 0 if ones else 1))
+    return ops.or_(pa, pb) if dtypes.is_bool(a.dtype) else ops.add(pa, pb)
+
+
+def _slice_axis(x, start, limit, stride, axis):
+    n = x.shape[axis]
+    limit = n if limit is None else (limit + n if limit < 0 else limit)
+    lo = [start if d == axis else 0 for d in range(x.ndim)]
+    hi = [max(limit, start) if d == axis else s for d, s in enumerate(x.shape)]
+    return ops.slice(x, lo, hi, [stride if d == axis else 1 for d in range(x.ndim)])
+
+
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """jax.lax.associative_scan: the inclusive scan of an associative ``fn`` along ``axis``, by
+    jax's recursive odd/even algorithm (log2(n) levels of ``stablehlo.slice``, ``fn``, ``pad`` and
+    ``concatenate``), over a pytree of arrays.
+
+    Args:
+      fn: an associative function of two pytrees of arrays (of elems' structure), built with
+        hloforge.lax / hloforge.numpy, applied to whole slices.
+      elems: a pytree of arrays with one size along ``axis``.
+      reverse: scan from the end.
+      axis: the scanned dimension.
+    Returns:
+      A pytree of elems' structure.
+    Example:
+      >>> sums = hf.lax.associative_scan(hf.lax.add, x)
+    """
+    if not callable(fn):
+        raise TypeError("hloforge.lax.associative_scan: fn argument should be callable.")
+    leaves, tree = tree_util.tree_flatten(elems)
+    xs = [lax_operand(v, "hloforge.lax.associative_scan elems") for v in leaves]
+    if not xs:
+        raise ValueError("hloforge.lax.associative_scan: elems has no arrays")
+    ax = _axis(axis, xs[0].ndim, "associative_scan")
+    if any(x.ndim != xs[0].ndim or x.shape[ax] != xs[0].shape[ax] for x in xs[1:]):
+        raise ValueError(f"hloforge.lax.associative_scan: array inputs must have the same first dimension. "
+                         f"(saw: {[x.shape for x in xs]})")
+    if reverse:
+        xs = [ops.reverse(x, (ax,)) for x in xs]
+
+    def combine(a, b):
+        out = tree_util.tree_leaves(fn(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b)))
+        return [lax_operand(v, "hloforge.lax.associative_scan fn output") for v in out]
+
+    def scan(elems):
+        n = elems[0].shape[ax]
+        if n < 2:
+            return elems
+        reduced = combine([_slice_axis(e, 0, -1, 2, ax) for e in elems], [_slice_axis(e, 1, None, 2, ax) for e in elems])
+        odd = scan(reduced)
+        if n % 2 == 0:
+            even = combine([_slice_axis(e, 0, -1, 1, ax) for e in odd], [_slice_axis(e, 2, None, 2, ax) for e in elems])
+        else:
+            even = combine(odd, [_slice_axis(e, 2, None, 2, ax) for e in elems])
+        even = [ops.concatenate([_slice_axis(e, 0, 1, 1, ax), r], ax) for e, r in zip(elems, even)]
+        return [_interleave(e, o, ax) for e, o in zip(even, odd)]
+
+    out = scan(xs)
+    if reverse:
+        out = [ops.reverse(x, (ax,)) for x in out]
+    return tree_util.tree_unflatten(tree, out)
 
 
 # ---------------------------------------------------------------- argmax, argmin
@@ -165,5 +318,5 @@ def _arg(name, direction):
 argmax = _arg("argmax", "GT")
 argmin = _arg("argmin", "LT")
 
-__all__ = ["sort", "top_k", "cumsum", "cumprod", "cummax", "cummin", "argmax", "argmin", "iota",
-           "broadcasted_iota"]
+__all__ = ["sort", "sort_key_val", "top_k", "approx_max_k", "approx_min_k", "cumsum", "cumprod", "cummax", "cummin",
+           "cumlogsumexp", "associative_scan", "argmax", "argmin", "iota", "broadcasted_iota"]
