@@ -1,5 +1,12 @@
-"""``hloforge.nn``: the layers neural operators and vision/sequence models are built from."""
-from hloforge.frontend.nn.activations import gelu, relu, softmax
+"""``hloforge.nn``: jax.nn's functions (activations, softmax and its relatives, one_hot,
+standardize) and the layers neural operators and vision/sequence
+models are built from."""
+from hloforge.frontend.nn.activations import (
+    celu, elu, gelu, hard_sigmoid, hard_silu, hard_swish, hard_tanh, identity, leaky_relu, relu, relu6, selu,
+    soft_sign, sparse_plus, sparse_sigmoid, squareplus)
+from hloforge.frontend.nn.sigmoids import glu, log1mexp, log_sigmoid, mish, sigmoid, silu, softplus, swish
+from hloforge.frontend.nn.functions import log_softmax, logmeanexp, logsumexp, one_hot, softmax, standardize
+from hloforge.frontend.numpy import tanh
 from hloforge.frontend.nn.attention import dot_product_attention, dropout, embedding
 from hloforge.frontend.nn.conv import avg_pool, conv, max_pool
 from hloforge.frontend.nn.layers import dense, layer_norm
@@ -7,5 +14,9 @@ from hloforge.frontend.nn.normalization import batch_norm
 from hloforge.frontend.nn.fno import FNO, pointwise
 from hloforge.frontend.nn.spectral import SpectralConv
 
-__all__ = ["relu", "gelu", "softmax", "dense", "layer_norm", "batch_norm", "conv", "max_pool", "avg_pool",
+__all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "identity",
+           "leaky_relu", "log1mexp", "log_sigmoid", "log_softmax", "logmeanexp", "logsumexp", "mish", "one_hot",
+           "relu", "relu6", "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus",
+           "sparse_sigmoid", "squareplus", "standardize", "swish", "tanh",
+           "dense", "layer_norm", "batch_norm", "conv", "max_pool", "avg_pool",
            "dot_product_attention", "dropout", "embedding", "pointwise", "SpectralConv", "FNO"]

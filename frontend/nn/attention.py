@@ -7,7 +7,7 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend import numpy as hnp
-from hloforge.frontend.nn.activations import softmax
+from hloforge.frontend.nn.functions import softmax
 from hloforge.frontend.numpy._base import asarray
 
 
