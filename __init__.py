@@ -39,6 +39,7 @@ _NAMES = {
 _SUBMODULES = {
     "numpy": "hloforge.frontend.numpy", "numpy.fft": "hloforge.frontend.numpy.fft",
     "numpy.linalg": "hloforge.frontend.numpy.linalg", "ops": "hloforge.frontend.ops", "nn": "hloforge.frontend.nn",
+    "nn.initializers": "hloforge.frontend.nn.initializers",
     "lax": "hloforge.frontend.lax", "lax.linalg": "hloforge.frontend.lax.linalg", "random": "hloforge.frontend.random",
 }
 # What a program that touches any of the names above needs although that name's module may not

@@ -1,5 +1,5 @@
 """``hloforge.nn``: jax.nn's functions (activations, softmax and its relatives, one_hot,
-standardize) and the layers neural operators and vision/sequence
+standardize, ``hloforge.nn.initializers``) and the layers neural operators and vision/sequence
 models are built from."""
 from hloforge.frontend.nn.activations import (
     celu, elu, gelu, hard_sigmoid, hard_silu, hard_swish, hard_tanh, identity, leaky_relu, relu, relu6, selu,
@@ -13,10 +13,11 @@ from hloforge.frontend.nn.layers import dense, layer_norm
 from hloforge.frontend.nn.normalization import batch_norm
 from hloforge.frontend.nn.fno import FNO, pointwise
 from hloforge.frontend.nn.spectral import SpectralConv
+from hloforge.frontend.nn import initializers
 
 __all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "identity",
            "leaky_relu", "log1mexp", "log_sigmoid", "log_softmax", "logmeanexp", "logsumexp", "mish", "one_hot",
            "relu", "relu6", "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus",
-           "sparse_sigmoid", "squareplus", "standardize", "swish", "tanh",
+           "sparse_sigmoid", "squareplus", "standardize", "swish", "tanh", "initializers",
            "dense", "layer_norm", "batch_norm", "conv", "max_pool", "avg_pool",
            "dot_product_attention", "dropout", "embedding", "pointwise", "SpectralConv", "FNO"]
