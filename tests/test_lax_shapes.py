@@ -70,6 +70,22 @@ def test_fft_rng_and_dot_match_jax():
     both(fn, key, x, rtol=1e-5)
 
 
+def test_ragged_dot_matches_jax_in_its_three_modes():
+    rng = np.random.default_rng(0)
+    lhs, rhs = rng.normal(size=(7, 4)).astype(np.float32), rng.normal(size=(3, 4, 5)).astype(np.float32)
+    b3, r3 = rng.normal(size=(2, 7, 4)).astype(np.float32), rng.normal(size=(2, 4, 5)).astype(np.float32)
+    r33 = rng.normal(size=(2, 3, 4, 5)).astype(np.float32)
+
+    def fn(L, lhs, rhs, b3, r3, r33):
+        R = L.RaggedDotDimensionNumbers
+        sizes = np.array([2, 0, 4], np.int32)  # (the last row is in no group: zeros)
+        return [L.ragged_dot(lhs, rhs, sizes), L.ragged_dot(lhs, rhs, np.array([3, 3, 3], np.int32)),
+                L.ragged_dot_general(b3, r3, np.array([1, 3], np.int32), R((([2], [1]), ([0], [0])), [2], [])),
+                L.ragged_dot_general(b3, r3, np.array([1, 1], np.int32), R((([2], [1]), ([0], [0])), [0], [])),
+                L.ragged_dot_general(b3, r33, sizes, R((([2], [2]), ([0], [0])), [1], [1]))]
+    both(fn, lhs, rhs, b3, r3, r33, rtol=1e-5)
+
+
 def test_conv_patches_and_local_match_jax():
     x = np.linspace(-1, 1, 2 * 5 * 6 * 3, dtype=np.float32).reshape(2, 5, 6, 3)
     dn = ("NHWC", "HWIO", "NHWC")
@@ -195,6 +211,16 @@ ERRORS = [
      r"rng_bit_generator: unsupported dtype int32"),
     (lambda x: lax.dot(x, x), ValueError, r"dot: dimension_numbers must be specified when not performing simple "
                                           r"un-batched .* got lhs_shape=\(2, 3, 4\) rhs_shape=\(2, 3, 4\)"),
+    (lambda x: lax.ragged_dot(x[0], x, np.array([1, 1, 1], np.int32)), TypeError,
+     r"ragged_dot_general: rhs group dimension 0 of rhs shape \(2, 3, 4\) must have the 3 groups"),
+    (lambda x: lax.ragged_dot(x[0], x, np.array([[1, 1]], np.int32)), TypeError,
+     r"group_sizes must be a 1-d integer array"),
+    (lambda x: lax.ragged_dot(x[0], x, np.array([1, 1], np.int32), group_offset=np.zeros(1, np.int32)), ValueError,
+     r"ragged_dot_general: group_offset=.* is not supported"),
+    (lambda x: lax.ragged_dot_general(x, x, np.array([1], np.int32), (((2,), (2,)), ((), ()))), TypeError,
+     r"ragged_dot_dimension_numbers must be a RaggedDotDimensionNumbers, got tuple"),
+    (lambda x: lax.dot_general(x, x, (((2,), (2,)), ((), ())), out_sharding=1), ValueError,
+     r"dot_general: out_sharding=1 is not supported"),
     (lambda x: lax.after_all(x), TypeError, r"after_all: operand 0 must be a token"),
     (lambda x: lax.composite(3, "c"), TypeError, r"composite: decomposition must be callable, got int"),
     (lambda x: lax.composite(lambda v: v + x, "c")(x), ValueError, r"not visible here"),

@@ -103,7 +103,7 @@ def _ints(name, values, n):
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None,
                          dimension_numbers=None, feature_group_count=1, batch_group_count=1, precision=None,
-                         preferred_element_type=None):
+                         preferred_element_type=None, out_sharding=None):
     """jax.lax.conv_general_dilated; emits one ``stablehlo.convolution``.
 
     Args:
@@ -116,11 +116,15 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
       feature_group_count, batch_group_count: see ops.convolution.
       precision: None, a precision name or an (lhs, rhs) pair (jax.lax.Precision values work).
       preferred_element_type: compute and return in this dtype (operands are converted first).
+      out_sharding: None.
     Returns:
       The convolution.
     Example:
       >>> y = hf.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
     """
+    if out_sharding is not None:
+        raise ValueError(f"hloforge.lax.conv_general_dilated: out_sharding={out_sharding!r} is not supported here; "
+                         "pass None")
     lhs, rhs = asarray(lhs), asarray(rhs)
     dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
     n = lhs.ndim - 2

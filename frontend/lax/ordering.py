@@ -27,8 +27,12 @@ def iota(dtype, size):
     return ops.iota((operator.index(size),), dtypes.canonical(dtype), 0)
 
 
-def broadcasted_iota(dtype, shape, dimension):
-    """jax.lax.broadcasted_iota: counts along ``dimension`` of ``shape``; emits ``stablehlo.iota``."""
+def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
+    """jax.lax.broadcasted_iota: counts along ``dimension`` of ``shape`` (``out_sharding``: None);
+    emits ``stablehlo.iota``."""
+    if out_sharding is not None:
+        raise ValueError(f"hloforge.lax.broadcasted_iota: out_sharding={out_sharding!r} is not supported here; "
+                         "pass None")
     shape = tuple(operator.index(s) for s in shape)
     return ops.iota(shape, dtypes.canonical(dtype), _axis(dimension, len(shape), "broadcasted_iota"))
 
