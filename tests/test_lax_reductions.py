@@ -127,3 +127,17 @@ ERRORS = [
 @pytest.mark.parametrize("fn,exc,match", ERRORS)
 def test_errors(fn, exc, match):
     refuses(fn, F, exc=exc, match=match)
+
+
+def test_named_computations_become_one_op_bodies():
+    """hloforge.lax's, jax.lax's and hloforge.ops' add/max/... give the one-op bodies of
+    hloforge.ops' named reducers (what the passes and evaluate know); a lambda is traced."""
+    import hloforge as hf
+    from hloforge import ops
+
+    def fn(x):
+        return (lax.reduce_window(x, -np.inf, lax.max, (2, 2), (1, 1), "VALID"), lax.reduce(x, 0.0, ops.add, (0,)),
+                lax.reduce(x, 1.0, jax.lax.mul, (1,)), lax.reduce(x, 0.0, lambda a, b: lax.add(a, b), (0,)))
+    text = hf.trace(fn, F).text
+    assert "applies stablehlo.add" in text and "applies stablehlo.multiply" in text
+    assert text.count("stablehlo.maximum") == 1 and text.count("stablehlo.add") == 2

@@ -33,11 +33,22 @@ for _fns, _name, _lax, _accepted in (
         _MONOIDS[_fn] = (_name, _lax, _accepted)
 
 
+def _known(computation):
+    """The computation's _MONOIDS entry, looking through wrappers (``__wrapped__``, e.g. eager ones)."""
+    while _hashable(computation):
+        if computation in _MONOIDS:
+            return _MONOIDS[computation]
+        if not hasattr(computation, "__wrapped__"):
+            return None
+        computation = computation.__wrapped__
+    return None
+
+
 def reducer(computation, xs):
     """What to give hloforge.ops.reduce / reduce_window as the body: a reducer name when the
     computation is a known function of one operand whose dtype it accepts, else a callable
     (jax.lax's functions replaced by hloforge.lax's, which take Tensors)."""
-    known = _MONOIDS.get(computation) if _hashable(computation) else None
+    known = _known(computation)
     if known is None:
         return computation
     name, lax_fn, accepted = known
