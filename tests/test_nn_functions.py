@@ -68,7 +68,8 @@ def test_elementwise_activations_match_jax(dtype):
 
 
 def test_aliases_are_jax_aliases():
-    assert nn.swish is nn.silu and nn.hard_swish is nn.hard_silu and nn.tanh is hnp.tanh
+    same = lambda a, b: inspect.unwrap(a) is inspect.unwrap(b)  # noqa: E731  (eager wrappers unwrapped)
+    assert same(nn.swish, nn.silu) and same(nn.hard_swish, nn.hard_silu) and same(nn.tanh, hnp.tanh)
 
 
 def test_parameters_keep_jax_dtypes():
@@ -182,6 +183,7 @@ def test_derivatives_match_jax():
                 return np_.sum(np_.where(np_.isfinite(y), y, 0) * np_.arange(1.0, y.size + 1).reshape(y.shape))
             return fn
         out = {name: g(loss(getattr(m, name)))(GRAD_GRID) for name in CUSTOM}
+        out["gelu_exact"] = g(loss(lambda v: m.gelu(v, approximate=False)))(GRAD_GRID)  # (jax's erfc rule)
         x = np.array([[1.0, 1.0, -2.0, 0.5], [3.0, -np.inf, 0.0, 0.0]], np.float32)  # ties, an -inf
         mask = np.array([[True, True, False, True], [True, False, True, True]])
         for name, f in {"softmax": lambda v: m.softmax(v, where=mask), "log_softmax": m.log_softmax,

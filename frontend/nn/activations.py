@@ -12,6 +12,7 @@ import math
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend import numpy as hnp
 from hloforge.frontend.ad.custom import custom_jvp
+from hloforge.frontend.lax.special import erfc
 from hloforge.frontend.numpy._base import asarray, splat
 
 
@@ -182,13 +183,22 @@ def selu(x):
     return _SELU_SCALE * elu(real("selu", x), _SELU_ALPHA)
 
 
-def gelu(x, approximate: bool = True):
-    """Gaussian error linear unit (jax.nn.gelu).
+def _erfc_primal(x):
+    return erfc(x)
 
-    ``approximate=True``: x * 0.5 (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3))) in jax's op order
-    (stablehlo.tanh); ``approximate=False``: 0.5 x (1 + erf(x / sqrt(2))) (chlo.erf; jax uses
-    erfc, which hloforge.ops lacks: equal to rounding, except that for x below about -5 this
-    form gives 0 where erfc's gives the tiny negative value).
+
+# hloforge.lax.erfc is XLA's expansion in StableHLO ops; differentiating its branches gives NaN at 0,
+# so it carries jax's erfc rule: -2/sqrt(pi) exp(-x**2)
+_erfc = with_jvp("erfc", _erfc_primal, lambda x, y, t: ops.multiply(
+    splat(-2.0 / math.sqrt(math.pi), x.dtype, x.shape), ops.multiply(t, ops.exp(ops.neg(ops.multiply(x, x))))))
+
+
+def gelu(x, approximate: bool = True):
+    """Gaussian error linear unit (jax.nn.gelu), in jax's op order.
+
+    ``approximate=True``: x * 0.5 (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3))) (stablehlo.tanh);
+    ``approximate=False``: 0.5 x erfc(-x / sqrt(2)) (hloforge.lax.erfc: XLA's expansion of
+    chlo.erfc, accurate where 1 + erf would cancel).
 
     Example:
       >>> hf.nn.gelu(x)
@@ -200,7 +210,7 @@ def gelu(x, approximate: bool = True):
         cube = x * (x * x)  # (jax's x ** 3: lax.integer_pow's multiplications)
         cdf = 0.5 * (1.0 + hnp.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * cube)))
         return x * cdf
-    return 0.5 * x * (1.0 + ops.erf(x * (1.0 / math.sqrt(2.0))))
+    return 0.5 * x * _erfc(-x * math.sqrt(0.5))
 
 
 def sparse_plus(x):
