@@ -3,6 +3,7 @@ values (the samplers are hloforge.random's, scaled with jax's ops), for dense an
 shapes, real and complex dtypes, variance_scaling's axes and modes; eager calls return arrays,
 calls inside hf.jit emit IR; errors name the bad values."""
 import contextlib
+import inspect
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +41,10 @@ def test_namespace():
     names = {n for n in dir(J) if not n.startswith("_")}
     assert names <= set(dir(init)), names - set(dir(init))
     assert isinstance(init.glorot_uniform(), init.Initializer)
+    for name in names - {"Initializer"}:  # jax's parameter names, and those of the init functions
+        assert list(inspect.signature(getattr(init, name)).parameters) == list(
+            inspect.signature(getattr(J, name)).parameters), name
+    assert list(inspect.signature(init.normal()).parameters) == list(inspect.signature(J.normal()).parameters)
 
 
 @pytest.mark.parametrize("name", ["glorot_uniform", "glorot_normal", "lecun_uniform", "lecun_normal", "he_uniform",
