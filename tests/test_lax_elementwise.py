@@ -7,7 +7,6 @@ import jax
 import numpy as np
 import pytest
 
-import hloforge as hf
 from hloforge import lax
 
 from lax_helpers import both, jax_accepts, refuses

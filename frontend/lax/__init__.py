@@ -1,8 +1,9 @@
 """``hloforge.lax``: a jax.lax-compatible layer over :mod:`hloforge.ops`.
 
-Same names, signatures, semantics and errors as ``jax.lax``, emitting StableHLO: control flow,
-indexing, convolution, windows, linear algebra and special functions, each family in its own
-module of this package.
+Same names, signatures, semantics and errors as ``jax.lax``, emitting StableHLO: elementwise
+functions, shapes, reductions, control flow, indexing, ordering, products, convolution, windows,
+fft, random bits, tokens, linear algebra and special functions, each family in its own module of
+this package (docs/lax.md).
 
 The functions load with their family module on first use (PEP 562), so importing one family (as
 ``hloforge.numpy`` does) does not import the others or the linear-algebra tables.
