@@ -44,10 +44,11 @@ _SUBMODULES = {
 }
 # What a program that touches any of the names above needs although that name's module may not
 # import it: Tensor's operators (attached by hloforge.numpy), Module.optimize and Module.compile
-# (attached by the passes and the runtime, the layers above the core). Module.vjp and Module.jvp,
+# (attached by the passes and the runtime, the layers above the core), hf.jit for eager calls
+# (frontend/eager.py). Module.vjp and Module.jvp,
 # attached by the AD package, load it (and its rules) on their first call; Module.vmap loads the
 # batching package (and its rules) the same way.
-_COMPLETE = ("hloforge.frontend.numpy", "hloforge.runtime.compiler")
+_COMPLETE = ("hloforge.frontend.numpy", "hloforge.runtime.compiler", "hloforge.frontend.jit")
 _completed = []
 
 

@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 from jax import tree_util
 
-from hloforge.frontend import dtypes
+from hloforge.frontend import dtypes, eager
 from hloforge.frontend.context import func, ir
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.tracing import Builder, Tensor, active, as_tensor
@@ -497,3 +497,6 @@ def _donated_positions(fn, argnums, argnames) -> tuple:
         raise ValueError(f"Jitted function has invalid argnames {bad} in donate_argnames. Function does not take "
                          "these args.")
     return tuple(sorted(set(argnums) | {names[n] for n in argnames}))
+
+
+eager.use_jit(jit, pjrt.DEVICE_ARRAY_TYPE)  # (hloforge.numpy/lax/nn/ops called outside a trace compile with hf.jit)

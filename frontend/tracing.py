@@ -226,10 +226,14 @@ def _types_str(specs) -> str:
     return "(" + ", ".join(_type_str(s, d) for s, d in specs) + ")"
 
 
+class NoTraceError(RuntimeError):
+    """An op builder was called outside a trace (``frontend/eager.py`` then compiles the call)."""
+
+
 def current_builder(what: str = "this op") -> Builder:
     stack = getattr(_state, "stack", None)
     if not stack:
-        raise RuntimeError(
+        raise NoTraceError(
             f"{what} builds IR and needs an active trace: call it inside a function "
             "passed to hloforge.trace or hloforge.jit")
     return stack[-1]

@@ -10,6 +10,8 @@ The functions load with their family module on first use (PEP 562), so importing
 """
 import importlib as _importlib
 
+from hloforge.frontend import eager as _eager  # (functions callable outside a trace: frontend/eager.py)
+
 _FAMILIES = {
     "autodiff": ("stop_gradient",),
     "control_flow": ("cond", "fori_loop", "map", "scan", "switch", "while_loop"),
@@ -53,7 +55,7 @@ _SUBMODULES = ("linalg",)
 
 def __getattr__(name):
     if name in _NAMES:
-        value = getattr(_importlib.import_module(f"{__name__}.{_NAMES[name]}"), name)
+        value = _eager.wrap(getattr(_importlib.import_module(f"{__name__}.{_NAMES[name]}"), name))
     elif name in _SUBMODULES:
         value = _importlib.import_module(f"{__name__}.{name}")
     else:

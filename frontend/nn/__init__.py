@@ -21,3 +21,6 @@ __all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swis
            "sparse_sigmoid", "squareplus", "standardize", "swish", "tanh", "initializers",
            "dense", "layer_norm", "batch_norm", "conv", "max_pool", "avg_pool",
            "dot_product_attention", "dropout", "embedding", "pointwise", "SpectralConv", "FNO"]
+
+from hloforge.frontend import eager as _eager  # noqa: E402
+_eager.wrap_namespace(globals(), __all__)  # (callable eagerly: frontend/eager.py)

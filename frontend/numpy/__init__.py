@@ -75,6 +75,9 @@ from hloforge.frontend.numpy._setops import (  # noqa: E402
     argwhere, compress, extract, flatnonzero, intersect1d, nonzero, setdiff1d, setxor1d, union1d, unique,
     unique_all, unique_counts, unique_inverse, unique_values)
 
+from hloforge.frontend import eager as _eager  # noqa: E402
+_eager.wrap_namespace(globals(), [n for n in list(globals()) if not n.startswith("_")])  # (callable eagerly)
+
 _SUBMODULES = ("fft", "linalg")
 
 

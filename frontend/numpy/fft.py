@@ -8,3 +8,6 @@ __all__ = [
     "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn",
     "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift",
 ]
+
+from hloforge.frontend import eager as _eager  # noqa: E402
+_eager.wrap_namespace(globals(), __all__)  # (callable eagerly: frontend/eager.py)

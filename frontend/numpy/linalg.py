@@ -35,3 +35,6 @@ __all__ = [
     "lstsq", "cond", "multi_dot", "tensorsolve", "tensorinv", "matmul", "matrix_transpose",
     "outer", "tensordot", "vecdot", "diagonal", "trace", "cross",
 ]
+
+from hloforge.frontend import eager as _eager  # noqa: E402
+_eager.wrap_namespace(globals(), __all__)  # (callable eagerly: frontend/eager.py)

@@ -49,3 +49,6 @@ __all__ = [
     "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "slice", "sort", "sqrt",
     "subtract", "tan", "tanh", "transpose", "while_", "xor",
 ]
+
+from hloforge.frontend import eager as _eager  # noqa: E402
+_eager.wrap_namespace(globals(), __all__, static={"constant": ("value",)})  # (callable eagerly: frontend/eager.py)

@@ -15,30 +15,13 @@ import threading
 import jax
 import numpy as np
 
+from hloforge.frontend.eager import hashable, is_array
 from hloforge.frontend.jit import jit
 from hloforge.frontend.tracing import Tensor, is_tracing
 
 _CACHE_SIZE = 256
 _cache: collections.OrderedDict = collections.OrderedDict()  # least recently used first
 _lock = threading.Lock()
-
-
-def _is_array(value) -> bool:
-    """Array arguments become jit arguments; Python scalars, None, tuples stay static."""
-    if isinstance(value, np.generic):
-        return True
-    if type(value) in (bool, int, float, complex, str, tuple, list) or value is None:
-        return False
-    return hasattr(value, "shape") and hasattr(value, "dtype")
-
-
-def _hashable(value):
-    if isinstance(value, list):
-        return ("list", tuple(_hashable(v) for v in value))
-    if isinstance(value, tuple):
-        return ("tuple", tuple(_hashable(v) for v in value))
-    hash(value)
-    return (type(value), value)
 
 
 def jax_typed_key_data(key):
@@ -106,13 +89,13 @@ def eager(static=(), dynamic=None):
                 if isinstance(value, Tensor):
                     raise ValueError(f"{fn.__name__}: argument {name} is a Tensor of a finished trace "
                                      "(a leaked tracer)")
-                if name not in static and _is_array(value):
+                if name not in static and is_array(value):
                     names.append(name)
                     dynamic.append(value)
                 else:
                     statics.append((name, value))
             try:
-                cache_key = (fn, tuple((n, _hashable(v)) for n, v in statics), tuple(names))
+                cache_key = (fn, tuple((n, hashable(v)) for n, v in statics), tuple(names))
             except TypeError:
                 cache_key = None
             return _cached(cache_key, fn, names, statics)(*dynamic)
