@@ -30,7 +30,7 @@ _NAMES = {
     "P": ("hloforge.runtime.pjrt", "PartitionSpec"),
     **{name: ("hloforge.frontend.ad", name) for name in (
         "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp")},
-    "stop_gradient": ("hloforge.frontend.lax.autodiff", "stop_gradient"),
+    "stop_gradient": ("hloforge.frontend.lax", "stop_gradient"),  # the eager-wrapped one
     "vmap": ("hloforge.frontend.batching", "vmap"),
     "bfloat16": ("hloforge.frontend.dtypes", "bfloat16"),
 }
