@@ -32,6 +32,10 @@ _NAMES = {
         "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp")},
     "stop_gradient": ("hloforge.frontend.lax", "stop_gradient"),  # the eager-wrapped one
     "vmap": ("hloforge.frontend.batching", "vmap"),
+    **{name: ("hloforge.frontend.ad.checkpoint", name) for name in (
+        "checkpoint", "remat", "checkpoint_policies", "checkpoint_name")},
+    **{name: ("hloforge.frontend.api_extras", name) for name in ("eval_shape", "ShapeDtypeStruct")},
+    **{name: ("hloforge.runtime.placement", name) for name in ("device_put", "block_until_ready")},
     "bfloat16": ("hloforge.frontend.dtypes", "bfloat16"),
 }
 # `hloforge.numpy` etc. are these modules: as attributes, and for `import hloforge.numpy` (never a
@@ -41,6 +45,7 @@ _SUBMODULES = {
     "numpy.linalg": "hloforge.frontend.numpy.linalg", "ops": "hloforge.frontend.ops", "nn": "hloforge.frontend.nn",
     "nn.initializers": "hloforge.frontend.nn.initializers",
     "lax": "hloforge.frontend.lax", "lax.linalg": "hloforge.frontend.lax.linalg", "random": "hloforge.frontend.random",
+    "tree_util": "jax.tree_util", "tree": "jax.tree",  # (jax's own modules, re-exported)
 }
 # What a program that touches any of the names above needs although that name's module may not
 # import it: Tensor's operators (attached by hloforge.numpy), Module.optimize and Module.compile
@@ -140,4 +145,6 @@ __all__ = ["jit", "trace", "Jitted", "from_jax", "Module", "ShapeDtype", "Tensor
            "ShardedExecutable", "DynamicExecutable", "devices", "config", "Mesh", "NamedSharding", "P",
            "DeviceNotFoundError", "CompileError", "ExecutionError", "grad", "value_and_grad", "vjp", "jvp",
            "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp", "stop_gradient", "vmap", "numpy", "ops", "nn", "lax",
-           "random", "bfloat16", "__version__"]
+           "random", "bfloat16", "__version__",
+           "checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "eval_shape", "ShapeDtypeStruct",
+           "device_put", "block_until_ready", "tree_util", "tree"]

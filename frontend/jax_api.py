@@ -149,3 +149,34 @@ def tree_flatten(tree):
 
 def tree_unflatten(treedef, leaves):
     return jax.tree_util.tree_unflatten(treedef, leaves)
+
+
+# ---------------------------------------------------------------- jax.checkpoint_policies (hf.checkpoint)
+
+def remat_policy(policy):
+    """One of ``jax.checkpoint_policies``' objects as ``(kind, argument)`` for hf.checkpoint to
+    translate ("everything"/"nothing", None; "dots", only_if_no_batch_dims; "only_names" or
+    "names_but", a frozenset of names; "offload", the policy's name), None for anything else
+    (jax's policies are dataclasses of jax._src.ad_checkpoint in this version)."""
+    cp = jax.checkpoint_policies
+    if policy is cp.everything_saveable:
+        return "everything", None
+    if policy is cp.nothing_saveable:
+        return "nothing", None
+    if not str(getattr(policy, "__module__", "")).startswith("jax."):
+        return None
+    kind = type(policy).__name__
+    made_by = getattr(policy, "__qualname__", "").split(".")[0]  # (the offloading ones are closures here)
+    if made_by in ("offload_dot_with_no_batch_dims", "save_and_offload_only_these_names"):
+        return "offload", made_by
+    if kind == "DotsSaveable":
+        return "dots", bool(policy.only_if_no_batch_dims)
+    if kind == "SaveOnlyTheseNames":
+        return "only_names", frozenset(policy.saveable_names)
+    if kind == "SaveAnyNamesButThese":
+        return "names_but", frozenset(policy.names)
+    if kind == "OffloadDotWithNoBatchDims":
+        return "offload", "offload_dot_with_no_batch_dims"
+    if kind == "SaveAndOffloadOnlyTheseNames":
+        return "offload", "save_and_offload_only_these_names"
+    return None

@@ -269,6 +269,16 @@ def is_device_array(x) -> bool:
     return isinstance(x, jax.Array)
 
 
+def is_sharding(x) -> bool:
+    """A jax Sharding (NamedSharding, SingleDeviceSharding, ...): a placement target as it is."""
+    return isinstance(x, jax.sharding.Sharding)
+
+
+def block_until_ready(tree):
+    """``tree``, once every jax.Array leaf's computation has finished (jax.block_until_ready)."""
+    return jax.block_until_ready(tree)
+
+
 # ---------------------------------------------------------------- logging
 
 # absl's severities: what XLA's C++ logs at or above the level reach stderr

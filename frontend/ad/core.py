@@ -20,7 +20,8 @@ from hloforge.frontend.registry import OPS, Spec, rule_of
 from hloforge.frontend.tracing import Tensor, current_builder
 
 CUSTOM_ATTR = "hloforge.custom_rule"
-# key -> a rule with .call(ins), .custom_vjp(entry, cts, needed) and .custom_jvp(entry, tangents)
+# key -> a rule with .call(ins) (or .call_op(op, ins, symbols), given the call op and its module's
+# functions), .custom_vjp(entry, cts, needed) and .custom_jvp(entry, tangents)
 CUSTOM_RULES: dict = {}
 _PROCESS = secrets.token_hex(4)  # (so a module parsed from another process's output names no key of ours)
 _keys = itertools.count()
@@ -224,7 +225,8 @@ def reemit_block(block, args, symbols=None, outer=None) -> tuple:
             key = _custom_key(op)
             if key is not None:
                 rule = CUSTOM_RULES[key]
-                outs = rule.call(ins)
+                call_op = getattr(rule, "call_op", None)  # (a rule that copies the callee: hf.checkpoint)
+                outs = call_op(op, ins, symbols) if call_op is not None else rule.call(ins)
                 tape.append(Entry(op, rule, ins, outs))
             else:
                 outs, sub = reemit_function(symbols[_callee(op)], ins, symbols)
