@@ -49,9 +49,24 @@ def _imports(path: str, modules: dict) -> set:
     return found
 
 
+def _packages_of(name: str, modules: dict) -> set:
+    """The package modules (``__init__`` files) Python runs before ``name``: its parents."""
+    parts = name.split(".")
+    return {".".join(parts[:i]) for i in range(2, len(parts))} & set(modules)
+
+
 def _graph() -> dict:
+    """Module -> the modules it imports, counting the package ``__init__`` files each import runs
+    (``from hloforge.frontend.batching.api import vmap`` runs ``frontend/batching/__init__.py``,
+    which imports the whole package); a module's own packages are not edges (Python runs them
+    first, whatever the module imports)."""
     modules = _modules()
-    return {name: _imports(path, modules) - {name} for name, path in modules.items()}
+    graph = {}
+    for name, path in modules.items():
+        direct = _imports(path, modules)
+        implied = {p for m in direct for p in _packages_of(m, modules)}
+        graph[name] = (direct | implied) - {name} - _packages_of(name, modules)
+    return graph
 
 
 def _cycles(graph: dict) -> list:
@@ -95,6 +110,12 @@ def test_core_does_not_reach_up_into_passes_or_runtime():
     for name in CORE:
         up = {m for m in graph[name] if m.startswith(("hloforge.passes", "hloforge.runtime"))}
         assert not up, f"{name} imports {sorted(up)}"
+
+
+def test_imports_count_the_package_files_they_run():
+    graph = _graph()
+    assert "hloforge.frontend.ad" in graph["hloforge.frontend.batching.core"]  # (via ad.core)
+    assert "hloforge.frontend.batching" not in graph["hloforge.frontend.batching.core"]  # (its own package)
 
 
 def test_the_cycle_finder_finds_cycles():

@@ -165,37 +165,6 @@ class _VjpRule:
         raise TypeError(f"{self.what}: forward-mode differentiation (jvp, jacfwd) of a custom_vjp function "
                         "is not defined; use custom_jvp")
 
-    def custom_batch(self, entry, size, ins, dims):
-        """hf.vmap of the call (jax's custom_vjp batching): a call of a new custom_vjp function
-        whose fwd is fwd batched and whose bwd is bwd batched, so reverse mode of the batched
-        call still uses the rule. Outputs and residuals get the batch dimension first; the
-        cotangents of unbatched arguments are summed over the batch."""
-        from hloforge.frontend.batching._util import moveaxis
-        from hloforge.frontend.batching.api import vmap
-        fwd = vmap(lambda *flat: tuple(self.forward_flat(list(flat))), in_axes=tuple(dims))
-
-        def bwd_example(res, ct):
-            grads = self.custom_vjp(_Call(entry.ins, list(ct) + list(res)), list(ct))
-            return [zeros_like(x) if g is None else g for g, x in zip(grads, entry.ins)]
-
-        def batched_fwd(*flat):
-            out = fwd(*flat)
-            return tuple(out[:self.n_out]), tuple(out[self.n_out:])
-
-        def batched_bwd(res, ct):
-            grads = vmap(bwd_example)(list(res), list(ct))
-            return tuple(ops.reduce(g, 0, (0,), "add") if d is None else moveaxis(g, 0, d)
-                         for g, d in zip(grads, dims))
-
-        cv = custom_vjp(lambda *flat: batched_fwd(*flat)[0])
-        cv.__name__ = f"vmap({self.cv.__name__})"
-        cv.defvjp(batched_fwd, batched_bwd)
-        key = core.custom_key("custom_vjp", cv.__name__)
-        rule = _VjpRule(cv, tree_util.tree_structure(tuple(ins)), f"custom_vjp({cv.__name__})", n_args=len(ins))
-        outs = emit_rule_call(rule.forward_flat, list(ins), key)
-        core.CUSTOM_RULES[key] = rule
-        return outs, [0] * len(outs)
-
 
 class _Call:
     """The parts of a tape entry a custom rule reads: per-example arguments and results."""
@@ -289,25 +258,6 @@ class _JvpRule:
 
     def custom_jvp(self, entry, tangents):
         return self._tangent_out(entry.ins, [instantiate(t, x) for t, x in zip(tangents, entry.ins)], entry.outs)
-
-    def custom_batch(self, entry, size, ins, dims):
-        """hf.vmap of the call (jax's custom_jvp batching): a call of a new custom_jvp function
-        whose primal is the function batched and whose jvp rule is the rule batched (primals and
-        tangents at the arguments' batch dimensions), so differentiating the batched call still
-        uses the rule. Outputs get the batch dimension first."""
-        from hloforge.frontend.batching.api import vmap
-        dims = tuple(dims)
-        primal = vmap(lambda *flat: tuple(self.primal_flat(list(flat))), in_axes=dims)
-
-        def jvp_example(primals, tangents):
-            p_out = self.call(list(primals))
-            t_out = self._tangent_out(list(primals), list(tangents), p_out)
-            return tuple(p_out), tuple(zeros_like(p) if t is None else t for t, p in zip(t_out, p_out))
-
-        cj = custom_jvp(primal)
-        cj.__name__ = f"vmap({self.cj.__name__})"
-        cj.defjvp(lambda primals, tangents: vmap(jvp_example, in_axes=(dims, dims))(tuple(primals), tuple(tangents)))
-        return list(cj(*ins)), [0] * len(entry.outs)
 
     def custom_vjp(self, entry, cts, needed=None):
         """The transpose of the rule's tangent map (traced at zero tangents, then swept backwards),

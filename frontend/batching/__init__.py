@@ -2,7 +2,7 @@
 ``batch`` rule (``OpInfo.rules["batch"]``), set by the modules here, one per op family of
 ``frontend/ops/`` (same name), imported below."""
 from hloforge.frontend.batching import (  # noqa: F401  (they fill OPS[...].rules["batch"])
-    bits, collective, compare, control_flow, convert, convolution, elementwise, factorization, fft, linalg,
+    bits, collective, compare, control_flow, convert, convolution, custom, elementwise, factorization, fft, linalg,
     normalization, pad, shape, slicing, sort, structure, tuples, window)
 from hloforge.frontend.batching.api import vmap
 
