@@ -4,6 +4,7 @@ public name still resolves."""
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import os
 import subprocess
@@ -209,6 +210,10 @@ def test_unknown_names_raise_attribute_errors():
         hf.lax.nonesuch
     with pytest.raises(AttributeError, match="module 'hloforge.numpy' has no attribute 'nonesuch'"):
         hf.numpy.nonesuch
+    for public in ("ops", "nn", "nn.initializers", "numpy.fft", "numpy.linalg", "lax.linalg"):
+        module = importlib.import_module(f"hloforge.{public}")
+        with pytest.raises(AttributeError, match=f"module 'hloforge.{public}' has no attribute 'nonesuch'"):
+            module.nonesuch
     with pytest.raises(ModuleNotFoundError, match="No module named 'hloforge.nonesuch'"):
         import hloforge.nonesuch  # noqa: F401
 

@@ -24,3 +24,5 @@ __all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swis
 
 from hloforge.frontend import eager as _eager  # noqa: E402
 _eager.wrap_namespace(globals(), __all__)  # (callable eagerly: frontend/eager.py)
+from hloforge.frontend.naming import name_missing_attributes as _public_errors  # noqa: E402
+_public_errors(globals())  # (AttributeErrors name hloforge.<module>)

@@ -304,3 +304,6 @@ __all__ = ["Initializer", "constant", "delta_orthogonal", "glorot_normal", "glor
            "he_uniform", "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal", "ones",
            "orthogonal", "truncated_normal", "uniform", "variance_scaling", "xavier_normal", "xavier_uniform",
            "zeros"]
+
+from hloforge.frontend.naming import name_missing_attributes as _public_errors  # noqa: E402
+_public_errors(globals())  # (AttributeErrors name hloforge.<module>)
