@@ -35,25 +35,10 @@ from hloforge.runtime import cache as hf_cache
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import models  # noqa: E402
+from timing import steady  # noqa: E402
 
 TARGETS = {"step": 0.8, "forward": 0.6, "step_numpy": 0.8, "forward_numpy": 0.6, "first_step": 1.0, "tiny": 1.1}
 MODES, WIDTH, LAYERS, GRID, BATCH, IN_CH = (12, 12), 32, 4, 64, 8, 3
-
-
-def _steady(fns, args, repeats):
-    """Interleaved medians of 3-call medians, one per function (run.py's steady state)."""
-    for f in fns:
-        jax.block_until_ready(f(*args))
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for f, ts in zip(fns, times):
-            samples = []
-            for _ in range(3):
-                t = time.perf_counter()
-                jax.block_until_ready(f(*args))
-                samples.append(time.perf_counter() - t)
-            ts.append(statistics.median(samples))
-    return [statistics.median(ts) for ts in times]
 
 
 def fno_model(params, x):
@@ -118,8 +103,8 @@ def fno2d(repeats, steps):
     state_np = jax.tree_util.tree_map(np.asarray, state)
     results = {"loss_gap": gap}
     for suffix, (p, s, a, b) in (("", (params, state, x, y)), ("_numpy", (params_np, state_np, x_np, y_np))):
-        f_jax, f_hf = _steady([forward_jax, forward_hf], (p, a), repeats)
-        s_jax, s_hf = _steady([step_jax, step_hf], (p, s, a, b), repeats)
+        f_jax, f_hf = steady([forward_jax, forward_hf], (p, a), repeats)
+        s_jax, s_hf = steady([step_jax, step_hf], (p, s, a, b), repeats)
         arrays = "numpy" if suffix else "jax"
         results["forward" + suffix] = _row(f"forward ({arrays})", f_jax, f_hf, TARGETS["forward" + suffix])
         results["step" + suffix] = _row(f"step ({arrays})", s_jax, s_hf, TARGETS["step" + suffix])
@@ -135,7 +120,7 @@ def tiny(repeats):
     bridged = hf.to_jax(lambda v: hnp.tanh(v) * 2.0 + 1.0)
     plain = jax.jit(lambda v: jnp.tanh(v) * 2.0 + 1.0)
     through = jax.jit(lambda v: bridged(v))
-    t_jax, t_hf = _steady([plain, through], (x,), repeats * 10)
+    t_jax, t_hf = steady([plain, through], (x,), repeats * 10)
     print(f"tiny            jax {t_jax * 1e6:8.1f} us   hf.to_jax   {t_hf * 1e6:8.1f} us   "
           f"ratio {t_hf / t_jax:.3f}  (target <= {TARGETS['tiny']})")
     return {"tiny": t_hf / t_jax}

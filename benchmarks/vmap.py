@@ -37,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 import models  # noqa: E402
+from timing import steady  # noqa: E402
 import per_example_gradients as dp  # noqa: E402
 
 HLOFORGE = types.SimpleNamespace(np=hnp, grad=hf.grad, vmap=hf.vmap)
@@ -61,22 +62,6 @@ def dpsgd_step(api):
 def fno_example(xp, x, params, modes, padding):
     """The FNO-2D forward of one example: x is (channels, *grid)."""
     return models.fno(xp, x[None], params, modes, padding)[0]
-
-
-def _steady(fns, args, repeats):
-    """Interleaved medians of 3-call medians, one per function (run.py's steady state)."""
-    for f in fns:
-        jax.block_until_ready(f(*args))
-    times = [[] for _ in fns]
-    for _ in range(repeats * 3):
-        for f, ts in zip(fns, times):
-            samples = []
-            for _ in range(3):
-                t = time.perf_counter()
-                jax.block_until_ready(f(*args))
-                samples.append(time.perf_counter() - t)
-            ts.append(statistics.median(samples))
-    return [statistics.median(ts) for ts in times]
 
 
 def _traces(make_h, make_j, args, repeats):
@@ -128,7 +113,7 @@ def measure_dpsgd(quick, repeats):
     _assert_trees_close(f_h(*dev_args), f_j(*dev_args), rtol=1e-4, atol=1e-6)
     rows = []
     for kind, a in (("jax_arrays", dev_args), ("numpy_arrays", args)):
-        rows.append((f"steady_{kind}", *_steady((f_h, f_j), a, repeats), "hloforge", "jax"))
+        rows.append((f"steady_{kind}", *steady((f_h, f_j), a, repeats * 3), "hloforge", "jax"))
     rows.append(("first_call", *_first_calls(lambda: dpsgd_step(HLOFORGE), lambda: dpsgd_step(JAX), dev_args, repeats),
                  "hloforge", "jax"))
     rows.append(("trace", *_traces(lambda: dpsgd_step(HLOFORGE), lambda: dpsgd_step(JAX), args, repeats),
@@ -162,9 +147,9 @@ def measure_fno(name, repeats):
         np.testing.assert_allclose(np.asarray(f(*dev_args)), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
     rows = []
     for kind, a in (("jax_arrays", dev_args), ("numpy_arrays", args)):
-        rows.append((f"vmap_vs_batched_{kind}", *_steady((vmapped_h, batched_h), a, repeats),
+        rows.append((f"vmap_vs_batched_{kind}", *steady((vmapped_h, batched_h), a, repeats * 3),
                      "hf.vmap", "hloforge batched"))
-    rows.append(("jax_vmap_vs_batched_jax_arrays", *_steady((vmapped_j, batched_j), dev_args, repeats),
+    rows.append(("jax_vmap_vs_batched_jax_arrays", *steady((vmapped_j, batched_j), dev_args, repeats * 3),
                  "jax.vmap", "jax batched"))
     rows.append(("trace", *_traces(lambda: vmapped(HLOFORGE), lambda: vmapped(JAX), args, repeats),
                  "hf.vmap", "jax.vmap"))
