@@ -1,5 +1,14 @@
-"""Dtypes hloforge can represent, and numpy-2 promotion with weak Python scalars (NEP 50)."""
+"""Dtypes hloforge can represent, and promotion with weak Python scalars (NEP 50).
+
+Two promotion modes, chosen by ``hf.config.dtypes`` (``runtime/settings.py`` calls ``set_mode``):
+"numpy" (numpy 2: float64/int64 defaults) and "jax" (jax without x64: 32-bit defaults, inputs'
+64-bit dtypes canonicalized to 32 bits, jax's promotion lattice). In both, weakly typed values
+(Python scalars, and Tensors marked ``weak``: hf.jit's Python scalar arguments and what is computed
+from them) take the other operand's dtype, and a result is weak where jax's would be.
+"""
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import ml_dtypes
@@ -13,8 +22,59 @@ SUPPORTED = tuple(np.dtype(d) for d in (
 _SUPPORTED_SET = frozenset(SUPPORTED)
 
 _WEAK_KIND = {bool: 0, int: 1, float: 2, complex: 3}
-_DEFAULT_FOR_WEAK = {bool: np.dtype(bool), int: np.dtype(np.int64),
-                     float: np.dtype(np.float64), complex: np.dtype(np.complex128)}
+_KIND_TYPE = (bool, int, float, complex)  # (kind_rank -> the Python type of that kind)
+MODES = ("numpy", "jax")
+_DEFAULTS = {"numpy": {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64),
+                       complex: np.dtype(np.complex128)},
+             "jax": {bool: np.dtype(bool), int: np.dtype(np.int32), float: np.dtype(np.float32),
+                     complex: np.dtype(np.complex64)}}
+X32 = {np.dtype(a): np.dtype(b) for a, b in ((np.int64, np.int32), (np.uint64, np.uint32),
+                                             (np.float64, np.float32), (np.complex128, np.complex64))}
+"""64-bit dtype -> the 32-bit one jax uses without x64 (``canonicalize`` in "jax" mode)."""
+MODE = ["numpy"]
+"""The promotion mode, ``MODE[0]``: "numpy" or "jax" (set with ``set_mode``; read it, do not write it)."""
+_DEFAULT_FOR_WEAK = _DEFAULTS["numpy"]
+
+
+def set_mode(mode: str) -> None:
+    """Select the promotion mode: "numpy" (numpy 2) or "jax" (jax without x64); ``hf.config.dtypes``
+    calls this. ValueError for anything else."""
+    global _DEFAULT_FOR_WEAK
+    if mode not in MODES:
+        raise ValueError(f"hf.config.dtypes must be one of {MODES}, got {mode!r}")
+    MODE[0] = mode
+    _DEFAULT_FOR_WEAK = _DEFAULTS[mode]
+
+
+def mode() -> str:
+    """The promotion mode: "numpy" or "jax" (``hf.config.dtypes``)."""
+    return MODE[0]
+
+
+def default_int() -> np.dtype:
+    """The default integer dtype (index results, ``arange`` of Python ints): int64, int32 in "jax" mode."""
+    return _DEFAULT_FOR_WEAK[int]
+
+
+def default_float() -> np.dtype:
+    """The default floating dtype (``zeros``, ``linspace``, Python floats): float64, float32 in "jax" mode."""
+    return _DEFAULT_FOR_WEAK[float]
+
+
+def default_complex() -> np.dtype:
+    """The default complex dtype: complex128, complex64 in "jax" mode."""
+    return _DEFAULT_FOR_WEAK[complex]
+
+
+def canonicalize(dtype) -> np.dtype:
+    """``canonical(dtype)``, narrowed to 32 bits in "jax" mode (as jax does without x64:
+    float64 -> float32, int64 -> int32, uint64 -> uint32, complex128 -> complex64).
+
+    >>> canonicalize(float)  # (in "jax" mode)
+    dtype('float32')
+    """
+    d = canonical(dtype)
+    return X32.get(d, d) if MODE[0] == "jax" else d
 
 
 def canonical(dtype) -> np.dtype:
@@ -83,6 +143,8 @@ def complex_dtype(d) -> np.dtype:
 def _promote_strong(a: np.dtype, b: np.dtype) -> np.dtype:
     if a == b:
         return a
+    if MODE[0] == "jax":
+        return _promote_jax(a, b)
     if bfloat16 in (a, b):
         other = b if a == bfloat16 else a
         if other.kind in "biu":
@@ -92,13 +154,22 @@ def _promote_strong(a: np.dtype, b: np.dtype) -> np.dtype:
     return np.result_type(a, b)
 
 
+@functools.lru_cache(maxsize=None)
+def _promote_jax(a: np.dtype, b: np.dtype) -> np.dtype:
+    """jax's lattice (``jax.numpy.promote_types``); a 64-bit result of 32-bit operands (uint32 and
+    int32) narrowed as jax without x64 narrows it."""
+    from hloforge.frontend import jax_api
+    out = jax_api.promote_types(a, b)
+    return X32[out] if out in X32 and a not in X32 and b not in X32 else out
+
+
 def _promote_weak(strong: np.dtype, scalar_type: type) -> np.dtype:
     rank = _WEAK_KIND[scalar_type]
     have = kind_rank(strong)
     if rank <= have:
         return strong
     if rank == 3:
-        return complex_dtype(strong) if have == 2 else np.dtype(np.complex128)
+        return complex_dtype(strong) if have == 2 else _DEFAULT_FOR_WEAK[complex]
     return _DEFAULT_FOR_WEAK[scalar_type]
 
 
@@ -119,27 +190,65 @@ def weak_type(value):
 
 
 def result_type(*operands) -> np.dtype:
-    """numpy-2 ``result_type`` over dtypes/tensors/arrays and weak Python scalars.
+    """numpy-2 ``result_type`` over dtypes/tensors/arrays and weak Python scalars (jax's in "jax"
+    mode: 32-bit defaults, numpy arrays' 64-bit dtypes as 32-bit ones, jax's lattice).
 
     >>> result_type(np.float32, 2.0)
     dtype('float32')
     """
+    return _promotion(operands)[0]
+
+
+def weak_result(*operands) -> bool:
+    """Whether promoting ``operands`` gives a weakly typed result, as jax decides: every operand
+    is weak (Python scalars, weak Tensors), or the weak ones are of a higher kind than the strong
+    ones, which are bools or integers (``int32_array * 0.5`` is weak; ``float16_array * 1j`` is not).
+
+    >>> weak_result(np.int32, 0.5), weak_result(np.float32, 0.5)
+    (True, False)
+    """
+    for x in operands:
+        if weak_type(x) is not None or getattr(x, "weak", False) is True:
+            return _promotion(operands)[1]
+    return False
+
+
+def _promotion(operands) -> tuple:
+    """(result dtype, whether it is weak) of ``operands``."""
+    jax_mode = MODE[0] == "jax"
     strong = None
     weak = []
+    weak_base = None  # (the promoted dtypes of weak Tensors)
     for x in operands:
         w = weak_type(x)
         if w is not None:
             weak.append(w)
             continue
-        d = x if isinstance(x, np.dtype) else getattr(x, "dtype", None)
-        d = canonical(d if d is not None else np.asarray(x).dtype) if not isinstance(x, type) else canonical(x)
+        if getattr(x, "weak", False) is True:  # (a weakly typed Tensor)
+            weak.append(_KIND_TYPE[kind_rank(x.dtype)])
+            weak_base = x.dtype if weak_base is None else _promote_strong(weak_base, x.dtype)
+            continue
+        if isinstance(x, (np.dtype, type)):
+            d = canonical(x)
+        else:
+            d = getattr(x, "dtype", None)
+            array_like = d is None or isinstance(x, (np.ndarray, np.generic))
+            d = canonical(d if d is not None else np.asarray(x).dtype)
+            if jax_mode and array_like:
+                d = X32.get(d, d)
         strong = d if strong is None else _promote_strong(strong, d)
     if strong is None:
-        top = max(weak, key=_WEAK_KIND.__getitem__)
-        return _DEFAULT_FOR_WEAK[top]
+        if weak_base is None:
+            return _DEFAULT_FOR_WEAK[max(weak, key=_WEAK_KIND.__getitem__)], True
+        for w in weak:
+            weak_base = _promote_weak(weak_base, w)
+        return weak_base, True
+    have = kind_rank(strong)
+    top = -1
     for w in weak:
         strong = _promote_weak(strong, w)
-    return strong
+        top = max(top, _WEAK_KIND[w])
+    return strong, top > have and have <= 1
 
 
 def check_scalar_fits(value, dtype: np.dtype, where: str) -> None:

@@ -91,6 +91,12 @@ def x64_if(wide: bool):
     return jax.enable_x64(True) if wide else contextlib.nullcontext()
 
 
+def promote_types(a, b) -> np.dtype:
+    """jax.numpy.promote_types: jax's promotion lattice over two dtypes (not narrowed to 32 bits:
+    ``float64, float32`` is float64), for hf.config.dtypes = "jax"."""
+    return np.dtype(jnp.promote_types(a, b))
+
+
 def x64_enabled() -> bool:
     return bool(jax.config.read("jax_enable_x64"))
 

@@ -42,7 +42,7 @@ def _spec_of(leaf, index: int) -> tuple:
                             "scalar or ShapeDtype")
         shape, dtype = array.shape, array.dtype
     try:
-        return tuple(shape), dtypes.canonical(_native(dtype))
+        return tuple(shape), dtypes.canonicalize(_native(dtype))  # (jax mode: 64-bit arrays as 32-bit ones)
     except TypeError as e:
         raise TypeError(f"trace: argument leaf {index}: {e}") from None
 
@@ -63,8 +63,36 @@ def _function_location(fn) -> ir.Location:
     return ir.Location.file(code.co_filename, code.co_firstlineno, 1)
 
 
-def trace_flat(fn, in_tree, in_specs, name="main", kwargs_tree=False, spmd=False) -> Module:
-    """Trace ``fn`` over flat (shape, dtype) specs unflattened with ``in_tree``."""
+def _weak_leaves(leaves) -> list:
+    """The flat indices of Python int/float/complex leaves: weakly typed arguments (NEP 50, jax)."""
+    return [i for i, leaf in enumerate(leaves) if dtypes.weak_type(leaf) in (int, float, complex)]
+
+
+def _jax_mode_leaves(leaves) -> tuple:
+    """hf.config.dtypes = "jax": (the leaves with 64-bit arrays narrowed to 32 bits, as jax without
+    x64 narrows them; each leaf as jax's C++ loop without x64 sees it, for ``fastpath_ok``: Python
+    scalars weakly 32-bit, numpy arrays narrowed, jax arrays as they are)."""
+    call, seen = [], []
+    for leaf in leaves:
+        if type(leaf) in dispatch.PYTHON_SCALARS:
+            call.append(leaf)
+            seen.append(np.empty((), dtypes.result_type(leaf)))
+            continue
+        d = getattr(leaf, "dtype", None)
+        narrow = dtypes.X32.get(_native(d)) if isinstance(d, np.dtype) else None
+        if narrow is None:
+            call.append(leaf)
+            seen.append(leaf)
+            continue
+        array = np.asarray(leaf).astype(narrow)
+        call.append(array)
+        seen.append(array if type(leaf) in dispatch.NUMPY_TYPES else leaf)
+    return call, seen
+
+
+def trace_flat(fn, in_tree, in_specs, name="main", kwargs_tree=False, spmd=False, weak=()) -> Module:
+    """Trace ``fn`` over flat (shape, dtype) specs unflattened with ``in_tree``; the arguments at
+    the flat indices ``weak`` are weakly typed (Python scalars)."""
     b = Builder(spmd)
     with b.ctx, ir.Location.unknown(), active(b):
         in_types = [b.type(*s) for s in in_specs]
@@ -74,6 +102,8 @@ def trace_flat(fn, in_tree, in_specs, name="main", kwargs_tree=False, spmd=False
         block = f.add_entry_block()
         with b.at(block):
             args = [Tensor(v, s, d, b) for v, (s, d) in zip(block.arguments, in_specs)]
+            for i in weak:
+                args[i].weak = True
             tree_args = tree_util.tree_unflatten(in_tree, args)
             if kwargs_tree:
                 pos, kw = tree_args
@@ -81,6 +111,8 @@ def trace_flat(fn, in_tree, in_specs, name="main", kwargs_tree=False, spmd=False
             else:
                 out = fn(*tree_args)
             out_leaves, out_tree = tree_util.tree_flatten(out)
+            if dtypes.MODE[0] == "jax":  # (constants returned as they are: narrowed, as jax does)
+                out_leaves = [o if isinstance(o, Tensor) else _jax_mode_leaves([o])[0][0] for o in out_leaves]
             outs = [as_tensor(o, what=f"trace: output {i}") for i, o in enumerate(out_leaves)]
             b.emit("func.return", outs, [], loc=fn_loc)  # (not the caller's line: keeps the text,
                                                          # and the executable cache key, stable)
@@ -97,7 +129,8 @@ def trace(fn, *specs, name: str = "main", spmd: bool = False) -> Module:
     Args:
       fn: a Python function over Tensors (pytrees of them in and out).
       *specs: one per positional argument: ``ShapeDtype``, arrays, Python scalars
-        (0-d of numpy's default dtype), or pytrees of those.
+        (weakly typed 0-d of the default dtype: float64, float32 with hf.config.dtypes = "jax"),
+        or pytrees of those.
       name: the entry function's name.
       spmd: the module will be compiled over a mesh (``m.compile(in_shardings=...)``): lowerings
         with a choice (einsum) keep leading batch dims as dot_general batching dims, which XLA's
@@ -108,7 +141,8 @@ def trace(fn, *specs, name: str = "main", spmd: bool = False) -> Module:
       >>> m = hf.trace(lambda x: hnp.exp(x), hf.ShapeDtype((4,), np.float32))
     """
     leaves, in_tree = tree_util.tree_flatten(specs)
-    return trace_flat(fn, in_tree, [_spec_of(l, i) for i, l in enumerate(leaves)], name, spmd=spmd)
+    return trace_flat(fn, in_tree, [_spec_of(l, i) for i, l in enumerate(leaves)], name, spmd=spmd,
+                      weak=_weak_leaves(leaves))
 
 
 def _abstract_key(leaf):
@@ -184,6 +218,7 @@ class Jitted:
         # not hold self (a cycle through a C++ object is never collected)
         self._loops = None if self._sharded else dispatch.Loops(
             getattr(fn, "__name__", "jitted"), fn, _cache_miss(weakref.ref(self)))
+        self._jax_loops = None  # (hf.config.dtypes = "jax": loops of their own, made on first use)
         self.__wrapped__ = fn
         self.__doc__ = getattr(fn, "__doc__", None)
         self.__name__ = getattr(fn, "__name__", "jitted")
@@ -191,7 +226,8 @@ class Jitted:
     def _trace(self, leaves, in_tree) -> Module:
         specs = [_spec_of(l, i) for i, l in enumerate(leaves)]
         with _tracing_guard(self):
-            module = trace_flat(self.fn, in_tree, specs, self.name, kwargs_tree=True, spmd=self._sharded)
+            module = trace_flat(self.fn, in_tree, specs, self.name, kwargs_tree=True, spmd=self._sharded,
+                                weak=_weak_leaves(leaves))
         if self.donate_argnums:
             donate(module, _donated_leaves(in_tree, len(leaves), self.donate_argnums))
         return module
@@ -207,7 +243,7 @@ class Jitted:
         return module
 
     def _compiled(self, leaves, in_tree):
-        key = (in_tree, tuple(map(_abstract_key, leaves)))
+        key = (in_tree, tuple(map(_abstract_key, leaves)), dtypes.MODE[0])
         entry = self._cache.get(key)
         if entry is None:
             _refuse_recursion(self)  # (this thread holds the lock: waiting on it would never end)
@@ -244,6 +280,9 @@ class Jitted:
                     break
             else:
                 kind = dispatch.PLAIN  # (all jax arrays: the common case, checked inline)
+            if dtypes.MODE[0] == "jax":  # (jax's loop without x64 narrows 64-bit values, as jax mode does)
+                loops = self._jax_loops or self._make_jax_loops()
+                kind = dispatch.PYTHON if kind == dispatch.PYTHON else dispatch.PLAIN
             try:
                 if kind == dispatch.PLAIN:
                     return loops.plain(*args)
@@ -259,6 +298,10 @@ class Jitted:
                 raise failure from None
         return self._call(args, kwargs)
 
+    def _make_jax_loops(self):
+        self._jax_loops = dispatch.Loops(self.__name__, self.fn, _cache_miss(weakref.ref(self)))
+        return self._jax_loops
+
     def _call(self, args, kwargs, fast_path=False):
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         if any(isinstance(leaf, Tensor) for leaf in leaves):
@@ -267,6 +310,9 @@ class Jitted:
                 result = self.fn(*args, **kwargs)
             return (result, None, False) if fast_path else result
         dispatch.refuse_tracers(f"hf.jit: {self.__name__}", leaves)
+        seen = leaves
+        if dtypes.MODE[0] == "jax":
+            leaves, seen = _jax_mode_leaves(leaves)
         executable, out_tree = self._compiled(leaves, in_tree)
         outs = executable.call_flat(leaves)
         result = tree_util.tree_unflatten(out_tree, outs)
@@ -274,7 +320,7 @@ class Jitted:
             return result
         data = None
         if (all(type(o) is pjrt.DEVICE_ARRAY_TYPE for o in outs)
-                and dispatch.fastpath_ok(leaves, executable.in_specs, executable._sharding)):
+                and dispatch.fastpath_ok(seen, executable.in_specs, executable._sharding)):
             data = pjrt.fastpath_data(executable._loaded, executable.device, out_tree, len(leaves), outs)
         return result, data, False
 

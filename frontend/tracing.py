@@ -261,8 +261,12 @@ class Tensor:
 
     Operators follow numpy (``+ - * / // % ** @``, comparisons, indexing) and
     emit StableHLO through :mod:`hloforge.numpy`.
+
+    ``weak``: weakly typed, as a Python scalar is (NEP 50, jax's weak types): hf.jit's Python scalar
+    arguments, and hloforge.numpy's results computed from them that jax keeps weak; promotion
+    (``dtypes.result_type``) lets the other operand's dtype win, so ``x_f32 * lr`` is float32.
     """
-    __slots__ = ("value", "shape", "dtype", "builder", "scope")
+    __slots__ = ("value", "shape", "dtype", "builder", "scope", "weak")
     __array_ufunc__ = None  # so that ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, value: ir.Value, shape, dtype, builder: Builder):
@@ -271,12 +275,14 @@ class Tensor:
         self.dtype = np.dtype(dtype)
         self.builder = builder
         self.scope = builder.scope
+        self.weak = False
 
     @classmethod
     def of_spec(cls, value: ir.Value, spec, builder: Builder) -> "Tensor":
         """A Tensor of a canonical (tuple shape of ints, np.dtype) spec, taken without conversion."""
         t = object.__new__(cls)
         t.value, (t.shape, t.dtype), t.builder, t.scope = value, spec, builder, builder.scope
+        t.weak = False
         return t
 
     @property
@@ -288,7 +294,8 @@ class Tensor:
         return int(np.prod(self.shape, dtype=np.int64))
 
     def __repr__(self):
-        return f"Tensor(shape={self.shape}, dtype={self.dtype.name})"
+        weak = ", weak_type=True" if self.weak else ""
+        return f"Tensor(shape={self.shape}, dtype={self.dtype.name}{weak})"
 
     def __bool__(self):
         raise TypeError(

@@ -19,6 +19,8 @@ setting             environment variable      meaning
 ``cost_model``      ``HLOFORGE_COST_MODEL``   what ``fft-truncate`` assumes about the target: "cpu",
                                               "gpu", "keep-ffts" or a ``passes.spectral.CostModel`` (default
                                               None: the model of ``device``; docs/passes.md)
+``dtypes``          ``HLOFORGE_DTYPES``       hloforge.numpy's dtype rules: "numpy" (numpy 2, the default)
+                                              or "jax" (jax without x64: 32-bit defaults; README "Dtypes")
 ==================  ========================  =========================================
 """
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import os
 import re
 
+from hloforge.frontend import dtypes as _dtypes
 from hloforge.runtime import cache, pjrt
 
 _DEVICE_KINDS = ("cpu", "gpu")
@@ -51,7 +54,8 @@ def _count(name: str, value) -> int:
 class Config:
     """hloforge's runtime settings; change them as attributes: ``hf.config.cache_size = 64``."""
 
-    __slots__ = ("_device", "_cache_size", "_cache_dir", "_cache_max_bytes", "_local_ffts", "_log", "_cost_model")
+    __slots__ = ("_device", "_cache_size", "_cache_dir", "_cache_max_bytes", "_local_ffts", "_log", "_cost_model",
+                 "_dtypes")
 
     def __init__(self, environ=None):
         env = os.environ if environ is None else environ
@@ -79,6 +83,11 @@ class Config:
         except ValueError:
             raise ValueError(f"HLOFORGE_LOG must be one of {tuple(pjrt.LOG_LEVELS)}, got {log!r}") from None
         self.cost_model = env.get("HLOFORGE_COST_MODEL") or None
+        mode = (env.get("HLOFORGE_DTYPES") or "numpy").strip().lower()
+        try:
+            self.dtypes = mode
+        except ValueError:
+            raise ValueError(f"HLOFORGE_DTYPES must be one of {_dtypes.MODES}, got {env.get('HLOFORGE_DTYPES')!r}") from None
 
     @property
     def device(self) -> str:
@@ -163,9 +172,27 @@ class Config:
                              f"hloforge.passes.spectral.CostModel, got {value!r}")
         self._cost_model = value
 
+    @property
+    def dtypes(self) -> str:
+        """hloforge.numpy's dtype rules: "numpy" (numpy 2: float64/int64 defaults, the default) or
+        "jax" (jax without x64: float32/int32 defaults, 64-bit inputs narrowed to 32 bits, jax's
+        promotion table). Python scalars are weakly typed in both, hf.jit's scalar arguments too.
+        Set it before tracing: hf.jit traces again for the other mode; README "Dtypes" lists the
+        differences."""
+        return self._dtypes
+
+    @dtypes.setter
+    def dtypes(self, value):
+        if value not in _dtypes.MODES:
+            raise ValueError(f"config.dtypes must be one of {_dtypes.MODES}, got {value!r}")
+        self._dtypes = value
+        if self is _GLOBAL[0]:
+            _dtypes.set_mode(value)
+
     def __repr__(self):
         return (f"Config(device={self.device!r}, cache_size={self.cache_size}, cache_dir={self.cache_dir!r}, "
-                f"cache_max_bytes={self.cache_max_bytes}, local_ffts={self.local_ffts}, log={self.log!r}, cost_model={self.cost_model!r})")
+                f"cache_max_bytes={self.cache_max_bytes}, local_ffts={self.local_ffts}, log={self.log!r}, "
+                f"cost_model={self.cost_model!r}, dtypes={self.dtypes!r})")
 
 
 _GLOBAL = [None]
@@ -173,3 +200,4 @@ config = Config()
 _GLOBAL[0] = config
 cache.MEMORY.resize(config.cache_size)
 pjrt.set_log_level(config.log)
+_dtypes.set_mode(config.dtypes)

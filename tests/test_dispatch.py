@@ -83,7 +83,8 @@ def test_python_scalars_are_float64_and_int64_and_fast(python_calls):
         assert out.dtype == np.float64
         np.testing.assert_array_equal(np.asarray(out), x * s + k)
     assert len(python_calls) == 1
-    assert f(np.ones(2, np.float32), 2.0, 1).dtype == np.float64  # numpy 2 promotion: the scalar is f64
+    # the scalars arrive as float64/int64 but stay weakly typed (NEP 50, as literals would be)
+    assert f(np.ones(2, np.float32), 2.0, 1).dtype == np.float32
 
 
 def test_parameter_trees_run_from_cpp_and_keep_numpy_dtypes(python_calls):
