@@ -22,7 +22,7 @@ import time
 from hloforge.frontend.context import ir, passmanager, rewrite
 from hloforge.frontend.context import diagnostics
 from hloforge.frontend.module import Module
-from hloforge.passes import fft, fold, guards, inline, pad, pad_push, spectral
+from hloforge.passes import fft, fold, guards, inline, pad, pad_push, spec_semantics, spectral
 from hloforge.passes._ir import Unsupported, assume_finite, begin_visit, run_cache, using_cost_model
 from hloforge.passes.report import PassReport
 from hloforge.runtime.settings import config
@@ -36,6 +36,7 @@ FAMILIES = {
     "inverse-fft-elimination": fft.INVERSE,
     "division-guard": guards.PATTERNS,
     "fft-truncate": spectral.PATTERNS,
+    "spec-semantics": spec_semantics.PATTERNS,  # (opt-in: in no default pipeline; hloforge check applies it)
 }
 FINITE_MATH_ONLY = frozenset({"inverse-fft-elimination", "fft-truncate"})
 MLIR_PASSES = ("canonicalize", "cse", "symbol-dce")

@@ -21,11 +21,12 @@ OP = "interpreter.run_parallel"
 DEVICE_FLAG = "--xla_force_host_platform_device_count"
 
 
-def expand_run_parallel(module: Module, device=None, erase_checks=None) -> None:
+def expand_run_parallel(module: Module, device=None, erase_checks=None, prepare=None) -> None:
     """Replace every ``interpreter.run_parallel`` of the entry function by constants of its results.
-    ``erase_checks(module)`` removes the assertions from the copies that compute the inputs."""
+    ``erase_checks(module)`` removes the assertions from the copies that compute the inputs;
+    ``prepare(module)`` rewrites each process program in place once its grid attributes are set."""
     while _first(module) is not None:
-        _expand(module, device, erase_checks)
+        _expand(module, device, erase_checks, prepare)
 
 
 def _first(module: Module):
@@ -71,14 +72,14 @@ def _devices(device, count: int) -> list:
     return devs[:count]
 
 
-def _expand(module: Module, device, erase_checks) -> None:
+def _expand(module: Module, device, erase_checks, prepare=None) -> None:
     op = _first(module)
     name, replicas, partitions = _program(module, op)
     count = replicas * partitions
     devs = _devices(device, count)
     inputs = _inputs_of(module, device, erase_checks)
     per_process = len(inputs) // count
-    code, tokens_out = _process_program(module, name, replicas, partitions)
+    code, tokens_out = _process_program(module, name, replicas, partitions, prepare)
     grid = [devs[r * partitions:(r + 1) * partitions] for r in range(replicas)]
     loaded = pjrt.compile(code, devs, pjrt.process_grid_options(grid))
     args = [[a for a in inputs[k * per_process:(k + 1) * per_process] if a is not None] for k in range(count)]
@@ -116,7 +117,7 @@ def _inputs_of(module: Module, device, erase_checks) -> list:
     return [None if is_token_type(v.type) else next(values) for v in operands]
 
 
-def _process_program(module: Module, name: str, replicas: int, partitions: int):
+def _process_program(module: Module, name: str, replicas: int, partitions: int, prepare=None):
     """(MLIR text of the module with @name as @main for the process grid, which of its results are
     tokens). Token arguments become ``stablehlo.after_all`` inside, token results are dropped."""
     copy = module.clone()
@@ -133,6 +134,8 @@ def _process_program(module: Module, name: str, replicas: int, partitions: int):
         attrs = copy.mlir.operation.attributes
         attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), replicas)
         attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), partitions)
+    if prepare is not None:
+        prepare(copy)
     return copy.to_text(debug_info=True), tokens_out
 
 

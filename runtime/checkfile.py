@@ -29,6 +29,7 @@ import numpy as np
 
 from hloforge.frontend.context import ir, shape_dtype_of
 from hloforge.frontend.module import Module
+from hloforge.passes import spec_semantics
 from hloforge.runtime.check_parallel import OP as RUN_PARALLEL, expand_run_parallel
 from hloforge.runtime.check_quant import QuantizedUnsupported, lower_quantized
 from hloforge.runtime.check_syntax import generic_check_ops, split_pieces
@@ -216,6 +217,7 @@ def _check_function(path: str, piece: Module, name: str, options: Options) -> Ch
 
 def _run_function(module: Module, options: Options) -> str | None:
     """None when the entry function passes, else why not."""
+    spec_semantics.apply(module)  # (the reference values are the spec's: passes/spec_semantics.py)
     probes = _interpreter_identities(module)
     erase_assertions(module, keep=module.entry)
     has_assertions = bool(_assertions(module.entry_function()))
@@ -227,7 +229,7 @@ def _run_function(module: Module, options: Options) -> str | None:
     if not has_assertions:
         return "no check.* assertions found"
     _refuse_host_transfers(module)
-    expand_run_parallel(module, options.device, erase_checks=erase_assertions)
+    expand_run_parallel(module, options.device, erase_checks=erase_assertions, prepare=spec_semantics.apply)
     program = instrument(module, probes)
     raw = _execute(module, program, options.device)
     failure = _failed_check(program, raw)
