@@ -981,3 +981,17 @@ def test_needs_operand_skips_ops_without_such_an_operand(monkeypatch):
     m = hf.trace(lambda x, y: (x * y) * 2.0 * (x * x), sd((3,)), sd((3,)))
     m.optimize("constant-fold")
     assert seen and all("stablehlo.constant" in s for s in seen), seen  # only x*y*2.0 reached it
+
+
+def test_folding_a_scalar_bitcast_keeps_it_a_scalar():
+    """A 0-d bitcast_convert of a constant folds to a 0-d constant (np.ascontiguousarray made it
+    1-d, and the broadcast_in_dim after it raised in the pipeline)."""
+    def f(x):
+        bits = ops.bitcast_convert(ops.constant(np.float32(1.5)), np.int32)
+        return ops.add(x, ops.broadcast_in_dim(bits, (3,), ()))
+    m = hf.trace(f, np.zeros(3, np.int32))
+    want = np.asarray(m.compile()(np.arange(3, dtype=np.int32)))
+    m.optimize()
+    assert "stablehlo.bitcast_convert" not in m.op_counts()
+    np.testing.assert_array_equal(np.asarray(m.compile()(np.arange(3, dtype=np.int32))), want)
+    assert want[0] == np.float32(1.5).view(np.int32)

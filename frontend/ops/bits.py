@@ -38,7 +38,7 @@ def _bitcast_rule(x, dtype):
 
 def _bitcast_evaluate(x, dtype):
     a, b = _bits(x.dtype), _bits(dtype)
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x, order="C")  # (np.ascontiguousarray makes a 0-d array 1-d)
     if a == b:
         out = x.view(dtype)
     elif a > b:
