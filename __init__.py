@@ -37,6 +37,7 @@ _NAMES = {
     **{name: ("hloforge.frontend.api_extras", name) for name in ("eval_shape", "ShapeDtypeStruct")},
     **{name: ("hloforge.runtime.placement", name) for name in ("device_put", "block_until_ready")},
     "bfloat16": ("hloforge.frontend.dtypes", "bfloat16"),
+    "pure_callback": ("hloforge.frontend.callbacks", "pure_callback"),
 }
 # `hloforge.numpy` etc. are these modules: as attributes, and for `import hloforge.numpy` (never a
 # second copy of a module)
@@ -46,6 +47,7 @@ _SUBMODULES = {
     "nn.initializers": "hloforge.frontend.nn.initializers",
     "lax": "hloforge.frontend.lax", "lax.linalg": "hloforge.frontend.lax.linalg", "random": "hloforge.frontend.random",
     "tree_util": "jax.tree_util", "tree": "jax.tree",  # (jax's own modules, re-exported)
+    "debug": "hloforge.frontend.debug",
 }
 # What a program that touches any of the names above needs although that name's module may not
 # import it: Tensor's operators (attached by hloforge.numpy), Module.optimize and Module.compile
@@ -147,4 +149,4 @@ __all__ = ["jit", "trace", "Jitted", "from_jax", "Module", "ShapeDtype", "Tensor
            "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp", "stop_gradient", "vmap", "numpy", "ops", "nn", "lax",
            "random", "bfloat16", "__version__",
            "checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "eval_shape", "ShapeDtypeStruct",
-           "device_put", "block_until_ready", "tree_util", "tree"]
+           "device_put", "block_until_ready", "tree_util", "tree", "debug", "pure_callback"]

@@ -9,7 +9,7 @@ from hloforge.frontend.module import Module
 from hloforge.frontend.shape_assertions import has_shape_assertions
 from hloforge.passes import spectral
 from hloforge.passes.guards import guard_for_xla
-from hloforge.runtime import cache, pjrt, sharding
+from hloforge.runtime import cache, callbacks, pjrt, sharding
 from hloforge.runtime.dynamic import DynamicExecutable
 from hloforge.runtime.executable import Executable
 from hloforge.runtime.fft_sharding import keep_ffts_local
@@ -58,6 +58,12 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
         module = module.refine()
         code = module._code_for_compile()
         out_specs = [tuple(s) for s in module.signature[1]]
+    if callbacks.has_callbacks(code):  # (hf.debug.print, hf.pure_callback: compiled with their Python functions)
+        if sharded:
+            raise NotImplementedError(f"{module.entry}: host callbacks (hloforge.debug.print/callback, "
+                                      f"hloforge.pure_callback) in sharded programs are not supported yet; "
+                                      f"compile for one device")
+        return callbacks.compile_with_callbacks(code, default_device(device), module.entry, in_specs, out_specs)
     if not sharded:
         dev = default_device(device)
         loaded, seconds, source = load_or_compile(code, (dev,), module.entry, module)

@@ -133,15 +133,51 @@ def compile_options(devs, shardy: bool | None = None, partial_dfts: bool = False
     return options
 
 
-def compile(code: str | bytes, devs, options=None):
-    """Compile StableHLO (text or bytecode) for ``devs`` (one device, or an SPMD device list)."""
+def compile(code, devs, options=None, host_callbacks=None):
+    """Compile StableHLO (text or bytecode) for ``devs`` (one device, or an SPMD device list).
+
+    ``host_callbacks``: the Python functions the module's FFI callbacks call, by index (then
+    ``code`` is a parsed ``ir.Module``: jaxlib takes the list only with one); the executable
+    keeps them alive, and comes back wrapped in ``WithHostCallbacks``."""
     if not isinstance(devs, (list, tuple)):
         devs = (devs,)
     options = compile_options(devs) if options is None else options
     try:
-        return devs[0].client.compile_and_load(code, xc.DeviceList(tuple(devs)), options)
+        if host_callbacks is None:
+            return devs[0].client.compile_and_load(code, xc.DeviceList(tuple(devs)), options)
+        return WithHostCallbacks(devs[0].client.compile_and_load(
+            code, executable_devices=xc.DeviceList(tuple(devs)), compile_options=options,
+            host_callbacks=list(host_callbacks)))
     except RuntimeFailure as e:
         raise CompileError(str(e)) from None
+
+
+# jaxlib's FFI targets of Python callbacks (jax 0.10.2's emit_python_callback): the one place that
+# picks them per platform
+_PYTHON_CALLBACK_TARGETS = {"cpu": "xla_ffi_python_cpu_callback", "gpu": "xla_ffi_python_gpu_callback",
+                            "cuda": "xla_ffi_python_gpu_callback", "rocm": "xla_ffi_python_gpu_callback"}
+
+
+def python_callback_target(platform: str) -> str:
+    """The custom-call target of a Python host callback on ``platform`` (a device's ``platform``)."""
+    try:
+        return _PYTHON_CALLBACK_TARGETS[platform]
+    except KeyError:
+        raise DeviceNotFoundError(f"Python callbacks are not supported on {platform!r} devices "
+                                  f"(only {', '.join(sorted(_PYTHON_CALLBACK_TARGETS))})") from None
+
+
+class WithHostCallbacks:
+    """A loaded executable whose module calls back into Python: every attribute is the
+    executable's, but jax's C++ dispatch loop never runs it (``fastpath_data`` is None), since each
+    run is waited for (runtime/callbacks.py)."""
+    __slots__ = ("loaded",)
+
+    def __init__(self, loaded):
+        self.loaded = loaded
+
+    def __getattr__(self, name):
+        return getattr(self.loaded, name)
 
 
 def process_grid_options(grid):
@@ -309,7 +345,10 @@ def fast_dispatcher(name: str, fn, cache_miss, capacity: int = 64):
 
 
 def fastpath_data(loaded, device, out_tree, n_args: int, outs):
-    """What the C++ dispatch loop needs to run ``loaded`` again without Python (single device)."""
+    """What the C++ dispatch loop needs to run ``loaded`` again without Python (single device);
+    None for an executable with host callbacks."""
+    if type(loaded) is WithHostCallbacks:
+        return None
     sharding = jax.sharding.SingleDeviceSharding(device)
     return _pxla.MeshExecutableFastpathData(
         loaded, out_tree, [sharding] * n_args, [sharding] * len(outs), [o.aval for o in outs],

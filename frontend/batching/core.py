@@ -94,14 +94,19 @@ def _fits(got, d, want, size) -> bool:
             and got.shape[:d] + got.shape[d + 1:] == want.shape and got.dtype == want.dtype)
 
 
+# an op with a side effect (hf.debug.print's call): kept, unless the batch rule that replaced it
+# dropped the attribute (frontend/callbacks.py)
+EFFECT = "hloforge.effect"
+
+
 def erase_dead(operations) -> None:
     """Erase the ops of ``operations`` (in program order) whose results nothing uses, last first:
-    the per-example copy a vmap traced to learn the program."""
+    the per-example copy a vmap traced to learn the program (ops marked ``EFFECT`` stay)."""
     for op in reversed(list(operations)):
         op = op.operation
         if op.name in ("func.return", "stablehlo.return"):
             continue
-        if all(_unused(r) for r in op.results):
+        if all(_unused(r) for r in op.results) and EFFECT not in op.attributes:
             op.erase()
 
 

@@ -1,0 +1,205 @@
+"""Compiling modules that call back into Python (hloforge.debug.print/callback, hloforge.pure_callback).
+
+``frontend/callbacks.py`` emits each callback as a call of a private function holding one
+``stablehlo.custom_call @hloforge.python_callback`` tagged with its key (``hloforge.callback``).
+Here, on a copy of the module's text:
+
+1. every such call is replaced by its custom call (so a module compiled without ``optimize()``
+   has them where the calls were, and the ordered ones of a block can be chained);
+2. the target becomes jaxlib's FFI callback for the device (``pjrt.python_callback_target``:
+   ``xla_ffi_python_cpu_callback``, or ``xla_ffi_python_gpu_callback`` on a GPU), and its
+   ``mhlo.backend_config = {index = i : ui64}`` the position of its Python function in the list
+   handed to PJRT with the module (``compile_and_load(..., host_callbacks=...)``, which keeps them
+   alive as long as the executable): what jax 0.10.2's ``emit_python_callback`` emits;
+3. the ordered calls of each block (``hloforge.callback_order``) are put in program order and
+   chained by a token: the first takes ``stablehlo.after_all``'s, each returns the one the next
+   takes (jax passes its token through ``@main``; inside one program the chain is the same).
+   Ordered calls in different regions (a loop body and the code around the loop) are ordered
+   by their data dependencies only.
+
+The executable runs every call to the end before it returns (``CallbackExecutable``), so callbacks
+of one call have run when it returns and successive calls never overlap, and it never takes jax's
+C++ dispatch loop (jax does not either for programs with host callbacks). It is neither cached
+nor written to the disk cache: its Python functions are not part of the module text.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from hloforge.frontend.callback_registry import CALLBACK_ATTR, HOST_CALLBACKS, ORDER_ATTR, TARGET
+from hloforge.frontend.context import ir, make_context, token_type
+from hloforge.runtime import pjrt
+from hloforge.runtime.executable import Executable
+from hloforge.runtime.unsupported import python_callback
+
+_FOREIGN = ("xla_ffi_python", "xla_python", "xla_ffi_partitioned_python", "xla_buffer_python")
+
+
+def has_callbacks(code: str) -> bool:
+    """Whether module text calls hloforge's Python callbacks."""
+    return CALLBACK_ATTR in code
+
+
+class CallbackExecutable(Executable):
+    """An Executable whose module calls back into Python: each run is waited for (its callbacks
+    have run, and a failing callback's error is raised, when the call returns)."""
+
+    def call_flat(self, args) -> list:
+        self._ran = False  # (Executable.call_flat waits for the runs before the first finished one)
+        return super().call_flat(args)
+
+
+def compile_with_callbacks(code: str, device, name: str, in_specs, out_specs) -> CallbackExecutable:
+    """Compile ``code`` (module text for XLA, entry @main) whose callbacks are hloforge's, for ``device``."""
+    ctx = make_context()
+    with ctx:
+        module = ir.Module.parse(code)
+        hosts = _prepare(module, device.platform, name)
+    start = time.perf_counter()
+    try:
+        loaded = pjrt.compile(module, (device,), host_callbacks=hosts)
+    except pjrt.CompileError as e:
+        raise pjrt.CompileError(f"{name}: XLA could not compile the module: {e}") from None
+    return CallbackExecutable(loaded, in_specs, out_specs, device, name, time.perf_counter() - start)
+
+
+def _ops(region_holder):
+    """Every op nested in ``region_holder`` (an Operation), with its block: [(op, block)]."""
+    out, stack = [], [region_holder]
+    while stack:
+        op = stack.pop()
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    child = child.operation
+                    out.append((child, block))
+                    stack.append(child)
+    return out
+
+
+def _string(op, name):
+    return ir.StringAttr(op.attributes[name]).value
+
+
+def _wrapped_call(callee):
+    """The callback custom call that is the whole body of ``callee`` (a private func.func), or None."""
+    blocks = list(callee.regions[0].blocks) if callee.regions else []
+    visibility = callee.attributes["sym_visibility"] if "sym_visibility" in callee.attributes else None
+    if len(blocks) != 1 or visibility is None or ir.StringAttr(visibility).value != "private":
+        return None
+    body = [op.operation for op in blocks[0].operations]
+    if len(body) == 2 and body[0].name == "stablehlo.custom_call" and CALLBACK_ATTR in body[0].attributes:
+        return body[0]
+    return None
+
+
+def _attributes(op) -> dict:
+    return {a.name: a.attr for a in (op.attributes[i] for i in range(len(op.attributes)))}
+
+
+def _replace(old, operands, results, attributes, at):
+    """A new custom call in place of ``old`` (its results replace ``old``'s last ones)."""
+    new = ir.Operation.create("stablehlo.custom_call", results=results, operands=operands, attributes=attributes,
+                              loc=old.location, ip=ir.InsertionPoint(at))
+    extra = len(new.results) - len(old.results)
+    for r, n in zip(old.results, list(new.results)[extra:]):
+        r.replace_all_uses_with(n)
+    old.erase()
+    return new
+
+
+def _inline_wrappers(module) -> None:
+    functions = {_string(op.operation, "sym_name"): op.operation for op in module.body.operations
+                 if op.operation.name == "func.func"}
+    wrappers = {n: _wrapped_call(f) for n, f in functions.items()}
+    wrappers = {n: c for n, c in wrappers.items() if c is not None}
+    for op, _ in _ops(module.operation):
+        if op.name != "func.call":
+            continue
+        inner = wrappers.get(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        if inner is not None:
+            _replace(op, list(op.operands), [r.type for r in op.results], _attributes(inner), op)
+    for n in wrappers:
+        functions[n].erase()
+
+
+def _prepare(module, platform: str, name: str) -> list:
+    """Rewrite ``module``'s callbacks for ``platform`` (see the module docstring); returns the
+    Python functions, in index order."""
+    _inline_wrappers(module)
+    target = ir.StringAttr.get(pjrt.python_callback_target(platform))
+    u64 = ir.IntegerType.get_unsigned(64)
+    hosts, ordered = [], {}
+    for op, block in _ops(module.operation):
+        if op.name != "stablehlo.custom_call":
+            continue
+        callee = _string(op, "call_target_name")
+        if CALLBACK_ATTR not in op.attributes:
+            if callee == TARGET or callee.startswith(_FOREIGN):
+                why = python_callback(f'call_target_name = "{callee}"') or "it has no hloforge.callback key"
+                raise pjrt.CompileError(f"{name}: {why}")
+            continue
+        key = _string(op, CALLBACK_ATTR)
+        host = HOST_CALLBACKS.get(key)
+        if host is None:
+            raise pjrt.CompileError(
+                f"{name}: stablehlo.custom_call @{callee} calls the Python callback {key!r}, which this process "
+                f"never made (a module saved by another process): its function cannot be called; trace the "
+                f"function again here")
+        op.attributes["call_target_name"] = target
+        if ORDER_ATTR in op.attributes:
+            ordered.setdefault(block, []).append(op)
+        else:
+            _set_index(op, len(hosts), u64)
+            hosts.append(host)
+    for block, calls in ordered.items():
+        for op in _in_program_order(calls):
+            hosts.append(_with_token(HOST_CALLBACKS[_string(op, CALLBACK_ATTR)]))
+        _chain(calls, len(hosts) - len(calls), u64)
+    return hosts
+
+
+def _set_index(op, index, u64) -> None:
+    op.attributes["mhlo.backend_config"] = ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, index)})
+
+
+def _order(op) -> int:
+    return ir.IntegerAttr(op.attributes[ORDER_ATTR]).value
+
+
+def _in_program_order(calls) -> list:
+    """``calls`` (ops of one block, no results) sorted by their order, each moved after the one
+    before it where it stood earlier (vmap emits batched calls after the ones it left alone).
+    Moving a call without results later is safe: its operands are defined before it already."""
+    calls.sort(key=_order)
+    for before, op in zip(calls, calls[1:]):
+        if op.is_before_in_block(before):
+            op.move_after(before)
+    return calls
+
+
+def _chain(calls, first_index, u64) -> None:
+    """Give the ordered ``calls`` (in program order) a token operand and result, chained."""
+    start = calls[0]
+    token = ir.Operation.create("stablehlo.after_all", results=[token_type()], operands=[],
+                                loc=start.location, ip=ir.InsertionPoint(start)).result
+    empty = ir.DenseIntElementsAttr.get(np.zeros((0,), np.int64), type=ir.IndexType.get())  # (a token's layout)
+    for i, op in enumerate(list(calls)):
+        attributes = _attributes(op)
+        for layouts in ("operand_layouts", "result_layouts"):
+            attributes[layouts] = ir.ArrayAttr.get([empty, *ir.ArrayAttr(attributes[layouts])])
+        attributes["mhlo.backend_config"] = ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, first_index + i)})
+        new = _replace(op, [token, *op.operands], [token_type(), *[r.type for r in op.results]], attributes, op)
+        token = new.results[0]
+        calls[i] = new
+
+
+def _with_token(host):
+    def run(token, *arrays):
+        return (token, *host(*arrays))
+    return run
+
+
+__all__ = ["has_callbacks", "compile_with_callbacks", "CallbackExecutable"]
