@@ -74,6 +74,9 @@ from hloforge.frontend.numpy._extras import (  # noqa: E402
 from hloforge.frontend.numpy._setops import (  # noqa: E402
     argwhere, compress, extract, flatnonzero, intersect1d, nonzero, setdiff1d, setxor1d, union1d, unique,
     unique_all, unique_counts, unique_inverse, unique_values)
+from hloforge.frontend.numpy._array_api import (  # noqa: E402
+    __array_api_version__, __array_namespace_info__, cumulative_prod, cumulative_sum, finfo, iinfo)
+bool = bool_  # noqa: E305,A001 (the array API's name of the boolean dtype)
 
 from hloforge.frontend import eager as _eager  # noqa: E402
 _eager.wrap_namespace(globals(), [n for n in list(globals()) if not n.startswith("_")])  # (callable eagerly)

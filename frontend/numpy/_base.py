@@ -11,8 +11,15 @@ from hloforge.frontend.context import dense_elements
 from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
 
 
-def asarray(x, dtype=None) -> Tensor:
-    """A Tensor for ``x`` (constants for array-likes), converted to ``dtype`` if given."""
+def asarray(x, dtype=None, *, device=None, copy=None) -> Tensor:
+    """A Tensor for ``x`` (constants for array-likes), converted to ``dtype`` if given.
+
+    ``device`` (the array API's): None or jax's default device, where eager results live; ``copy``
+    is accepted and has no effect (arrays are immutable, so a copy is never observable).
+    """
+    check_device(device, "asarray")
+    if isinstance(x, (list, tuple)) and _has_tensor(x):  # (e.g. [[a[i] * b[j] ...]] of 0-d arrays, eagerly)
+        return _stack_nested(x, dtype)
     if isinstance(x, Tensor):
         t = as_tensor(x)
         return t if dtype is None else astype(t, dtype)
@@ -24,9 +31,31 @@ def asarray(x, dtype=None) -> Tensor:
     return as_tensor(x)
 
 
-def astype(x, dtype) -> Tensor:
+def _has_tensor(x) -> bool:
+    return isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and any(_has_tensor(o) for o in x))
+
+
+def _stack_nested(x, dtype):
+    """A (nested) sequence holding Tensors as one Tensor: the elements' common dtype (Python scalars
+    weak), or ``dtype``; emits ``stablehlo.reshape`` and ``stablehlo.concatenate``."""
+    parts = [o if isinstance(o, Tensor) or dtypes.weak_type(o) is not None else asarray(o) for o in x]
+    parts = [_stack_nested(o, dtype) if isinstance(o, (list, tuple)) else o for o in parts]
+    common = dtypes.canonical(dtype) if dtype is not None else dtypes.result_type(*parts)
+    parts = [asarray(p, common) if not isinstance(p, Tensor) else astype(p, common) for p in parts]
+    shapes = {p.shape for p in parts}
+    if len(shapes) > 1:
+        raise ValueError(f"hloforge.numpy.asarray: the sequence's elements have different shapes "
+                         f"{sorted(shapes)} (an inhomogeneous sequence)")
+    return ops.concatenate([ops.reshape(p, (1,) + p.shape) for p in parts], 0)
+
+
+def astype(x, dtype, /, *, copy=True, device=None) -> Tensor:
     """numpy's ``x.astype(dtype)``: float->int truncates, complex->real keeps the real part,
-    anything->bool is ``x != 0``."""
+    anything->bool is ``x != 0``. Emits ``stablehlo.convert`` (``compare`` for bool).
+
+    ``copy`` and ``device`` as in the array API's ``astype`` (see ``asarray``).
+    """
+    check_device(device, "astype")
     x = asarray(x)
     dtype = dtypes.canonical(dtype)
     if x.dtype == dtype:
@@ -38,6 +67,19 @@ def astype(x, dtype) -> Tensor:
         if x.dtype == dtype:
             return x
     return ops.convert(x, dtype)
+
+
+def default_device():
+    """The device eager results live on: jax's first device."""
+    import jax  # (jax's arrays are what eager calls return)
+    return jax.devices()[0]
+
+
+def check_device(device, what) -> None:
+    """The array API's ``device=``: None or the default device (hloforge places nothing itself)."""
+    if device is not None and device != default_device():
+        raise ValueError(f"hloforge.numpy.{what}: device={device!r} is not supported; arrays live on "
+                         f"{default_device()!r} (pass None or that device)")
 
 
 def splat(value, dtype, shape) -> Tensor:

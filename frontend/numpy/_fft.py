@@ -437,7 +437,7 @@ def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
 
 # ---------------------------------------------------------------- helpers
 
-def _freq(name, fn, n, d):
+def _freq(name, fn, n, d, dtype=None):
     try:
         n = operator.index(n)
     except TypeError:
@@ -449,10 +449,15 @@ def _freq(name, fn, n, d):
     if d == 0:
         raise ValueError(f"{name}: sample spacing d must be nonzero, got {d!r}")
     values = fn(n, d)
+    if dtype is not None:
+        dtype = dtypes.canonical(dtype)
+        if not dtypes.is_float(dtype):
+            raise ValueError(f"hloforge.numpy.fft.{name}: dtype must be a real floating dtype, got {dtype}")
+        values = values.astype(dtype)
     return ops.constant(values, dtypes.canonical(values.dtype))
 
 
-def fftfreq(n, d=1.0, device=None):
+def fftfreq(n, d=1.0, device=None, *, dtype=None):
     """numpy.fft.fftfreq: the sample frequencies ``[0, 1, ..., -1] / (d * n)``, as a constant.
     Emits one ``stablehlo.constant`` (float64, like numpy).
 
@@ -460,15 +465,16 @@ def fftfreq(n, d=1.0, device=None):
       n: window length (int >= 1).
       d: sample spacing (a Python or numpy scalar; not a traced Tensor).
       device: accepted for numpy compatibility and ignored.
+      dtype: the result's real floating dtype (the array API's; default float64, as numpy).
     Returns:
-      float64 Tensor of shape (n,).
+      float64 (or ``dtype``) Tensor of shape (n,).
     Example:
       >>> f = hnp.fft.fftfreq(8, d=0.1)
     """
-    return _freq("fftfreq", np.fft.fftfreq, n, d)
+    return _freq("fftfreq", np.fft.fftfreq, n, d, dtype)
 
 
-def rfftfreq(n, d=1.0, device=None):
+def rfftfreq(n, d=1.0, device=None, *, dtype=None):
     """numpy.fft.rfftfreq: the non-negative sample frequencies ``[0, ..., n // 2] / (d * n)``,
     the frequencies of :func:`rfft`. Emits one ``stablehlo.constant`` (float64).
 
@@ -476,12 +482,13 @@ def rfftfreq(n, d=1.0, device=None):
       n: window length (int >= 1).
       d: sample spacing (a Python or numpy scalar).
       device: accepted for numpy compatibility and ignored.
+      dtype: the result's real floating dtype (the array API's; default float64, as numpy).
     Returns:
-      float64 Tensor of shape (n // 2 + 1,).
+      float64 (or ``dtype``) Tensor of shape (n // 2 + 1,).
     Example:
       >>> f = hnp.fft.rfftfreq(8)
     """
-    return _freq("rfftfreq", np.fft.rfftfreq, n, d)
+    return _freq("rfftfreq", np.fft.rfftfreq, n, d, dtype)
 
 
 def _roll(name, x, axes, sign):

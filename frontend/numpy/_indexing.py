@@ -374,7 +374,7 @@ def _along_axis_key(arr, indices, axis, what):
     return tuple(key)
 
 
-def take_along_axis(arr, indices, axis):
+def take_along_axis(arr, indices, axis=-1):
     """numpy.take_along_axis: ``out[i, j] = arr[i, indices[i, j]]`` (for axis 1), broadcasting the
     other dims."""
     arr = asarray(arr)

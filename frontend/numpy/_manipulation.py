@@ -90,6 +90,8 @@ def unstack(x, axis=0):
     if x.ndim == 0:
         raise ValueError("Input array must be at least 1-d.")
     axis = normalize_axis(axis, x.ndim)
+    if x.shape[axis] == 0:
+        return ()
     return tuple(reshape(p, p.shape[:axis] + p.shape[axis + 1:]) for p in array_split(x, x.shape[axis], axis))
 
 

@@ -42,6 +42,8 @@ def _sign(x):
         safe = ops.select(zero, splat(1, mag.dtype, mag.shape), mag)
         q = ops.divide(x, ops.complex(safe, splat(0, mag.dtype, mag.shape)))
         return ops.select(zero, splat(0, x.dtype, x.shape), q)
+    if dtypes.is_float(x.dtype):  # (numpy: sign(-0.0) is +0.0; stablehlo.sign keeps the zero's sign)
+        return ops.select(ops.compare(x, splat(0, x.dtype, x.shape), "EQ"), splat(0, x.dtype, x.shape), ops.sign(x))
     return ops.sign(x)
 
 
@@ -317,9 +319,14 @@ def where(condition, x, y):
     return ops.select(broadcast_to(cond, shape), broadcast_to(a, shape), broadcast_to(b, shape))
 
 
-def clip(x, a_min=None, a_max=None):
+def clip(x, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 (numpy 2.1's and the array API's names)
     """numpy.clip: minimum(maximum(x, a_min), a_max) with broadcasting (complex: lexicographic,
-    as numpy)."""
+    as numpy); ``min``/``max`` are numpy 2.1's (and the array API's) names of the bounds."""
+    for old, new, name in ((a_min, min, "min"), (a_max, max, "max")):
+        if old is not None and new is not None:
+            raise ValueError(f"hloforge.numpy.clip: pass a_{name} or {name}, not both")
+    a_min = a_min if min is None else min
+    a_max = a_max if max is None else max
     out = asarray(x)
     if a_min is not None:
         out = maximum(out, a_min)

@@ -74,7 +74,8 @@ def vecdot(x1, x2, /, *, axis=-1):
         raise ValueError(f"vecdot: input arrays have mismatched dimensions along axis {axis}: "
                          f"{x.shape[ax_x]} and {y.shape[ax_y]}")
     x, y = moveaxis(x, ax_x, -1), moveaxis(y, ax_y, -1)
-    return _sum(m.multiply(m.conj(x), y), axis=-1)
+    prod = m.multiply(m.conj(x), y)
+    return _sum(prod, axis=-1, dtype=prod.dtype)  # (numpy's vecdot: uint8 stays uint8, unlike sum)
 
 
 def matvec(x1, x2, /):

@@ -13,8 +13,9 @@ from hloforge.frontend.numpy._math import add, less, where
 from hloforge.frontend.tracing import Tensor
 
 
-def reshape(x, shape, order="C"):
-    """numpy.reshape (C order; one -1 is inferred). Emits stablehlo.reshape."""
+def reshape(x, shape, order="C", *, copy=None):
+    """numpy.reshape (C order; one -1 is inferred). Emits stablehlo.reshape. ``copy`` (numpy 2.1's):
+    accepted, without effect (arrays are immutable)."""
     if order != "C":
         raise ValueError(f"reshape: only order='C' is supported, got {order!r}")
     x = asarray(x)

@@ -108,12 +108,9 @@ def _signbit(x):
         if dtypes.is_unsigned_int(x.dtype) or x.dtype == np.bool_:
             return ops.compare(x, x, "NE")
         return ops.compare(x, _c(x, 0), "LT")
-    # x < 0, or x is -0.0 (1 / -0 is -inf). (hloforge.ops has no bitcast yet: the sign of a NaN
-    # is not read.)
-    neg = ops.compare(x, _c(x, 0), "LT")
-    negzero = ops.and_(ops.compare(x, _c(x, 0), "EQ"),
-                       ops.compare(ops.divide(_c(x, 1), x), _c(x, 0), "LT"))
-    return ops.or_(neg, negzero)
+    # the top bit, read as a signed integer of the same width (-0.0 and -NaN included)
+    bits = ops.bitcast_convert(x, np.dtype(f"int{x.dtype.itemsize * 8}"))
+    return ops.compare(bits, splat(0, bits.dtype, bits.shape), "LT")
 
 
 def signbit(x):
