@@ -11,15 +11,15 @@ Here, on a copy of the module's text:
    ``mhlo.backend_config = {index = i : ui64}`` the position of its Python function in the list
    handed to PJRT with the module (``compile_and_load(..., host_callbacks=...)``, which keeps them
    alive as long as the executable): what jax 0.10.2's ``emit_python_callback`` emits;
-3. the ordered calls of each block (``hloforge.callback_order``) are put in program order and
-   chained by a token: the first takes ``stablehlo.after_all``'s, each returns the one the next
-   takes (jax passes its token through ``@main``; inside one program the chain is the same).
-   Ordered calls in different regions (a loop body and the code around the loop) are ordered
-   by their data dependencies only.
+3. the ordered calls (``hloforge.callback_order``) of each block are put in program order, and one
+   token per function is threaded through them as jax does: the first takes
+   ``stablehlo.after_all``'s, each returns the one the next takes, and a while/if/case holding
+   ordered calls carries it in and out (jax passes its token through ``@main``; inside one program
+   the chain is the same).
 
-The executable runs every call to the end before it returns (``CallbackExecutable``), so callbacks
-of one call have run when it returns and successive calls never overlap, and it never takes jax's
-C++ dispatch loop (jax does not either for programs with host callbacks). It is neither cached
+The executable waits for each run to end (``pjrt.WithHostCallbacks``: on the run's token), so the
+callbacks of a call have run when it returns and successive calls never overlap, and it never
+takes jax's C++ dispatch loop (jax does not either for programs with host callbacks). It is neither cached
 nor written to the disk cache: its Python functions are not part of the module text.
 """
 from __future__ import annotations
@@ -42,16 +42,7 @@ def has_callbacks(code: str) -> bool:
     return CALLBACK_ATTR in code
 
 
-class CallbackExecutable(Executable):
-    """An Executable whose module calls back into Python: each run is waited for (its callbacks
-    have run, and a failing callback's error is raised, when the call returns)."""
-
-    def call_flat(self, args) -> list:
-        self._ran = False  # (Executable.call_flat waits for the runs before the first finished one)
-        return super().call_flat(args)
-
-
-def compile_with_callbacks(code: str, device, name: str, in_specs, out_specs) -> CallbackExecutable:
+def compile_with_callbacks(code: str, device, name: str, in_specs, out_specs) -> Executable:
     """Compile ``code`` (module text for XLA, entry @main) whose callbacks are hloforge's, for ``device``."""
     ctx = make_context()
     with ctx:
@@ -62,7 +53,7 @@ def compile_with_callbacks(code: str, device, name: str, in_specs, out_specs) ->
         loaded = pjrt.compile(module, (device,), host_callbacks=hosts)
     except pjrt.CompileError as e:
         raise pjrt.CompileError(f"{name}: XLA could not compile the module: {e}") from None
-    return CallbackExecutable(loaded, in_specs, out_specs, device, name, time.perf_counter() - start)
+    return Executable(loaded, in_specs, out_specs, device, name, time.perf_counter() - start)
 
 
 def _ops(region_holder):
@@ -138,7 +129,8 @@ def _prepare(module, platform: str, name: str) -> list:
         callee = _string(op, "call_target_name")
         if CALLBACK_ATTR not in op.attributes:
             if callee == TARGET or callee.startswith(_FOREIGN):
-                why = python_callback(f'call_target_name = "{callee}"') or "it has no hloforge.callback key"
+                why = python_callback(f'call_target_name = "{callee}"') or (
+                    f"stablehlo.custom_call @{callee} has no {CALLBACK_ATTR} attribute naming its Python function")
                 raise pjrt.CompileError(f"{name}: {why}")
             continue
         key = _string(op, CALLBACK_ATTR)
@@ -154,10 +146,13 @@ def _prepare(module, platform: str, name: str) -> list:
         else:
             _set_index(op, len(hosts), u64)
             hosts.append(host)
-    for block, calls in ordered.items():
-        for op in _in_program_order(calls):
-            hosts.append(_with_token(HOST_CALLBACKS[_string(op, CALLBACK_ATTR)]))
-        _chain(calls, len(hosts) - len(calls), u64)
+    for calls in ordered.values():
+        _in_program_order(calls)
+    if ordered:
+        chain = _Chain(hosts, u64)
+        for f in module.body.operations:
+            if f.operation.name == "func.func" and f.operation.regions[0].blocks:
+                chain.thread(f.operation.regions[0].blocks[0], None)
     return hosts
 
 
@@ -180,20 +175,67 @@ def _in_program_order(calls) -> list:
     return calls
 
 
-def _chain(calls, first_index, u64) -> None:
-    """Give the ordered ``calls`` (in program order) a token operand and result, chained."""
-    start = calls[0]
-    token = ir.Operation.create("stablehlo.after_all", results=[token_type()], operands=[],
-                                loc=start.location, ip=ir.InsertionPoint(start)).result
-    empty = ir.DenseIntElementsAttr.get(np.zeros((0,), np.int64), type=ir.IndexType.get())  # (a token's layout)
-    for i, op in enumerate(list(calls)):
+_CONTROL = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
+
+
+def _has_ordered(op) -> bool:
+    return any(o.name == "stablehlo.custom_call" and ORDER_ATTR in o.attributes for o, _ in _ops(op))
+
+
+class _Chain:
+    """Threads one token through the ordered calls of a function in program order, as jax does:
+    each call takes the token and returns the next; a while/if/case holding some carries it in and
+    out (an extra loop carry, block argument and result; a branch reads it from outside)."""
+
+    def __init__(self, hosts, u64):
+        self.hosts, self.u64 = hosts, u64
+        self.token_type = token_type()
+        self.empty = ir.DenseIntElementsAttr.get(np.zeros((0,), np.int64), type=ir.IndexType.get())  # (its layout)
+
+    def thread(self, block, token):
+        """Thread ``token`` (None: made where first needed) through ``block``; returns the last one."""
+        for op in list(block.operations):
+            op = op.operation
+            ordered = op.name == "stablehlo.custom_call" and ORDER_ATTR in op.attributes
+            if not ordered and not (op.name in _CONTROL and _has_ordered(op)):
+                continue
+            if token is None:
+                token = ir.Operation.create("stablehlo.after_all", results=[self.token_type], operands=[],
+                                            loc=op.location, ip=ir.InsertionPoint(op)).result
+            token = self._call(op, token) if ordered else self._control(op, token)
+        return token
+
+    def _call(self, op, token):
         attributes = _attributes(op)
         for layouts in ("operand_layouts", "result_layouts"):
-            attributes[layouts] = ir.ArrayAttr.get([empty, *ir.ArrayAttr(attributes[layouts])])
-        attributes["mhlo.backend_config"] = ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, first_index + i)})
-        new = _replace(op, [token, *op.operands], [token_type(), *[r.type for r in op.results]], attributes, op)
-        token = new.results[0]
-        calls[i] = new
+            attributes[layouts] = ir.ArrayAttr.get([self.empty, *ir.ArrayAttr(attributes[layouts])])
+        attributes["mhlo.backend_config"] = ir.DictAttr.get({"index": ir.IntegerAttr.get(self.u64, len(self.hosts))})
+        self.hosts.append(_with_token(HOST_CALLBACKS[_string(op, CALLBACK_ATTR)]))
+        new = _replace(op, [token, *op.operands], [self.token_type, *[r.type for r in op.results]], attributes, op)
+        return new.results[0]
+
+    def _control(self, op, token):
+        """``op`` rebuilt with the token as one more operand (while) and result, its regions moved over."""
+        is_while = op.name == "stablehlo.while"
+        operands = [*op.operands, token] if is_while else list(op.operands)
+        new = ir.Operation.create(op.name, results=[*[r.type for r in op.results], self.token_type],
+                                  operands=operands, attributes=_attributes(op), regions=len(op.regions),
+                                  loc=op.location, ip=ir.InsertionPoint(op))
+        for i, region in enumerate(op.regions):
+            block = region.blocks[0]
+            block.append_to(new.regions[i])
+            inner = block.add_argument(self.token_type, op.location) if is_while else token
+            out = self.thread(block, inner)
+            if is_while and i == 0:
+                continue  # (the condition returns only the predicate: its calls chain among themselves)
+            end = list(block.operations)[-1].operation
+            ir.Operation.create(end.name, results=[], operands=[*end.operands, out], loc=end.location,
+                                ip=ir.InsertionPoint(end))
+            end.erase()
+        for r, n in zip(op.results, new.results):
+            r.replace_all_uses_with(n)
+        op.erase()
+        return new.results[len(new.results) - 1]
 
 
 def _with_token(host):
@@ -202,4 +244,4 @@ def _with_token(host):
     return run
 
 
-__all__ = ["has_callbacks", "compile_with_callbacks", "CallbackExecutable"]
+__all__ = ["has_callbacks", "compile_with_callbacks"]

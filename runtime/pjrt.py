@@ -169,8 +169,9 @@ def python_callback_target(platform: str) -> str:
 
 class WithHostCallbacks:
     """A loaded executable whose module calls back into Python: every attribute is the
-    executable's, but jax's C++ dispatch loop never runs it (``fastpath_data`` is None), since each
-    run is waited for (runtime/callbacks.py)."""
+    executable's, except that ``execute`` waits for the run to end (its callbacks have run, a
+    failing one's error is raised), and jax's C++ dispatch loop never runs it (``fastpath_data`` is
+    None; jax skips it for host callbacks too)."""
     __slots__ = ("loaded",)
 
     def __init__(self, loaded):
@@ -178,6 +179,11 @@ class WithHostCallbacks:
 
     def __getattr__(self, name):
         return getattr(self.loaded, name)
+
+    def execute(self, arrays):
+        outs, token = self.loaded.execute_with_token(arrays)
+        token.block_until_ready()
+        return outs
 
 
 def process_grid_options(grid):

@@ -48,4 +48,5 @@ def python_callback(text: str) -> str | None:
     return (f"stablehlo.custom_call @{found.group(1)} is a jax Python callback (jax.debug.print, "
             f"jax.debug.callback, jax.pure_callback, jax.experimental.io_callback, buffer_callback): its "
             f"Python function lives in the jax process that lowered the module and cannot run from a parsed "
-            f"module (hloforge's own hf.debug.print and hf.pure_callback are future work)")
+            f"module (hloforge.debug.print/callback and hloforge.pure_callback do the same in hloforge's own "
+            f"traces)")

@@ -89,19 +89,30 @@ def _loops(lib, lax):
 
         def body(i, c):
             lib.debug.print("i={} c={}", i, c, ordered=True)
-            return c * 2
-        y = lax.fori_loop(0, 3, body, x)
+
+            def inner(j, d):
+                lib.debug.print("  j={}", j, ordered=True)
+                return d + 1
+            return lax.fori_loop(0, 2, inner, c * 2)
+        y = lax.fori_loop(0, 2, body, x)
         lib.debug.print("after {}", y, ordered=True)
-        return lax.cond(y > 0, lambda v: (lib.debug.print("pos {}", v), v)[1],
-                        lambda v: (lib.debug.print("neg {}", v), -v)[1], y)
+        z = lax.cond(y > 0, lambda v: (lib.debug.print("pos {}", v, ordered=True), v)[1], lambda v: -v, y)
+        lib.debug.print("end {}", z, ordered=True)
+        return z
     return f
 
 
-def test_prints_in_loops_and_branches(capsys):
-    x = np.float32(1.5)
-    want = _jax_out(capsys, _loops(jax, jax.lax), x)
-    got, y = _hf_out(capsys, hf.jit(_loops(hf, hf.lax)), x)
-    assert got == want and float(y) == 12.0
+def test_ordered_prints_in_loops_and_branches(capsys):
+    f = hf.jit(_loops(hf, hf.lax))
+    for x in (np.float32(1.5), np.float32(-1.5)):  # (-1.5: the branch without a print)
+        want = _jax_out(capsys, _loops(jax, jax.lax), x)
+        got, y = _hf_out(capsys, f, x)
+        assert got == want
+    m = f.lower(x)
+    m.optimize()
+    hlo = m.compile().hlo_text.splitlines()  # (the token is a loop carry and a result of the conditional, as in jax)
+    assert sum("token[]" in line and " while(" in line for line in hlo) == 2
+    assert sum("token[]" in line and " conditional(" in line for line in hlo) == 1
 
 
 def _values(lib, seen):
@@ -307,6 +318,12 @@ def test_pass_pipeline_keeps_side_effecting_callbacks(capsys):
     calls = [op for op in m.walk() if op.name == "stablehlo.custom_call"]
     assert len(calls) == 2 and all("has_side_effect = true" in str(op) for op in calls)
     assert "func.call" not in m.text  # (the wrappers are inlined)
+    plain = hf.trace(lambda x: (hf.ops.custom_call([x], "side_effect", [], has_side_effect=True),
+                                hf.ops.custom_call([x], "pure", [((3,), np.float32)]), x)[-1],
+                     hf.ShapeDtype((3,), np.float32))
+    plain.optimize()  # (any side-effecting custom call stays, an unused pure one goes)
+    assert [str(op.attributes["call_target_name"]) for op in plain.walk()
+            if op.name == "stablehlo.custom_call"] == ['"side_effect"']
     for optimize in (True, False):  # (without the pipeline, the compile step inlines the wrappers itself)
         got, y = _hf_out(capsys, hf.jit(_kept, optimize=optimize), X)
         assert got == "kept [0. 1. 2.]\n"
@@ -317,6 +334,16 @@ def test_pass_pipeline_keeps_side_effecting_callbacks(capsys):
     with pytest.raises(hf.CompileError, match=r"calls the Python callback 'cb_00000000_\d+', which this process "
                                               r"never made"):
         hf.Module.parse(other).compile()
+    stripped = re.sub(r'hloforge.callback = "cb_[0-9a-f_]+", ', "", text, count=1)
+    with pytest.raises(hf.CompileError, match=r"main: stablehlo.custom_call @hloforge.python_callback has no "
+                                              r"hloforge.callback attribute naming its Python function"):
+        hf.Module.parse(stripped).compile()
+    jaxs = text.replace("@hloforge.python_callback(%arg0) {backend_config", "@xla_ffi_python_cpu_callback(%arg0) "
+                        "{backend_config", 1)  # (a jax callback next to hloforge's: still refused)
+    jaxs = re.sub(r'hloforge.callback = "cb_[0-9a-f_]+", ', "", jaxs, count=1)
+    with pytest.raises(hf.CompileError, match=r"main: stablehlo.custom_call @xla_ffi_python_cpu_callback is a jax "
+                                              r"Python callback"):
+        hf.Module.parse(jaxs).compile()
 
 
 @pytest.mark.parametrize("call, error, match", [
