@@ -8,5 +8,8 @@ Example:
 """
 from hloforge.frontend.callbacks import debug_callback as callback
 from hloforge.frontend.callbacks import debug_print as print  # noqa: A001  (jax.debug.print's name)
+from hloforge.frontend.naming import name_missing_attributes
 
 __all__ = ["print", "callback"]
+
+name_missing_attributes(globals())

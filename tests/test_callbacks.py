@@ -391,3 +391,5 @@ def test_debug_namespace():
     import hloforge.debug as debug
     assert debug is hf.debug and set(debug.__all__) == {"print", "callback"}
     assert "pure_callback" in hf.__all__ and "debug" in hf.__all__
+    with pytest.raises(AttributeError, match="module 'hloforge.debug' has no attribute 'breakpoint'"):
+        hf.debug.breakpoint
