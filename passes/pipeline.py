@@ -22,7 +22,7 @@ import time
 from hloforge.frontend.context import ir, passmanager, rewrite
 from hloforge.frontend.context import diagnostics
 from hloforge.frontend.module import Module
-from hloforge.passes import fft, fold, guards, inline, pad, pad_push, spec_semantics, spectral
+from hloforge.passes import fft, fold, guards, indexing, inline, pad, pad_push, spec_semantics, spectral
 from hloforge.passes._ir import Unsupported, assume_finite, begin_visit, run_cache, using_cost_model
 from hloforge.passes.report import PassReport
 from hloforge.runtime.settings import config
@@ -32,6 +32,7 @@ FAMILIES = {
     "constant-fold": fold.PATTERNS,
     "pad-canonicalize": pad.PATTERNS,
     "pad-push": pad_push.PATTERNS,
+    "index-windows": indexing.PATTERNS,
     "fft-canonicalize": fft.CANONICALIZE,
     "inverse-fft-elimination": fft.INVERSE,
     "division-guard": guards.PATTERNS,
@@ -40,8 +41,8 @@ FAMILIES = {
 }
 FINITE_MATH_ONLY = frozenset({"inverse-fft-elimination", "fft-truncate"})
 MLIR_PASSES = ("canonicalize", "cse", "symbol-dce")
-FIXPOINT = ("constant-fold", "pad-canonicalize", "pad-push", "fft-canonicalize", "inverse-fft-elimination",
-            "fft-truncate")
+FIXPOINT = ("constant-fold", "pad-canonicalize", "pad-push", "index-windows", "fft-canonicalize",
+            "inverse-fft-elimination", "fft-truncate")
 DEFAULT = ("inline", "symbol-dce", "canonicalize", "cse", FIXPOINT, "division-guard")
 SYMBOL_PASSES = ("inline", "symbol-dce")  # no-ops on a module of one public function
 MAX_ITERATIONS = 64  # the greedy driver's sweeps per pass (it stops after a sweep that changed nothing)

@@ -629,7 +629,40 @@ PUSH_CASES += [
          lambda a, b, c: ops.concatenate([ops.concatenate([a, b], 0), c], 1), [sd((1, 2)), sd((1, 2)), sd((2, 3))]),
 ]
 
-CASES = PAD_CASES + FOLD_CASES + FFT_CASES + INVERSE_CASES + GUARD_CASES + SPECTRAL_CASES + PUSH_CASES
+
+
+def _box_positions(reverse=False):
+    """Flat positions of rows 1:3, columns 0:2 of a 4x5 array, as hloforge.numpy's .at[] computes them."""
+    grid = ops.slice(ops.reshape(ops.iota((20,), I32, 0), (4, 5)), (1, 0), (3, 2))
+    return ops.reverse(grid, (1,)) if reverse else grid
+
+
+def _flat_gather(x, reverse=False):
+    return ops.gather(ops.reshape(x, (20,)), _box_positions(reverse), (), (0,), (0,), 2, (1,))
+
+
+INDEX_CASES = [
+    Case("flat_scatter_window", True, "x.at[1:3, 0:2].set(u): one box of x's shape",
+         lambda x, u: x.at[1:3, 0:2].set(u), [sd((4, 5)), sd((2, 2))], present=["stablehlo.scatter"],
+         absent=["stablehlo.iota"]),
+    Case("flat_scatter_window", True, "x.at[2, 1:4].add(u), integers (an int index drops a dim)",
+         lambda x, u: x.at[2, 1:4].add(u), [sd((4, 5), I32), sd((3,), I32)], present=["stablehlo.scatter"]),
+    Case("flat_scatter_window", False, "x.at[::2].set(u): the positions are no box",
+         lambda x, u: x.at[::2].set(u), [sd((4, 5)), sd((2, 5))]),
+    Case("flat_scatter_window", False, "traced positions", lambda x, i, u: x.at[i].set(u),
+         [sd((6,)), sd((2,), I32), sd((2,))]),
+    Case("flat_gather_slice", True, "positions of rows 1:3, columns 0:2 of a 4x5 array",
+         _flat_gather, [sd((4, 5))], present=["stablehlo.slice"], absent=["stablehlo.gather"]),
+    Case("flat_gather_slice", False, "the columns reversed: not row-major",
+         lambda x: _flat_gather(x, reverse=True), [sd((4, 5))]),
+    Case("reshape_of_reshape", True, "(3, 2) -> (6,) -> (2, 3): one reshape",
+         lambda x: ops.reshape(ops.reshape(x, (6,)), (2, 3)), [sd((3, 2))], present=[("stablehlo.reshape", 1)]),
+    Case("reshape_of_reshape", True, "back to x's shape: no reshape",
+         lambda x: ops.reshape(ops.reshape(x, (6,)), (3, 2)) * 2.0, [sd((3, 2))], absent=["stablehlo.reshape"]),
+    Case("reshape_of_reshape", False, "a reshape of an argument", lambda x: ops.reshape(x, (6,)), [sd((3, 2))]),
+]
+
+CASES = PAD_CASES + FOLD_CASES + FFT_CASES + INVERSE_CASES + GUARD_CASES + SPECTRAL_CASES + PUSH_CASES + INDEX_CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.pattern}-{'fires' if c.fires else 'not'}-{i}"
@@ -782,7 +815,8 @@ def test_report():
     names = [p[0] for p in report.passes]
     assert {"inline", "cse", "division-guard"} <= set(names)
     # the fixpoint families run as one pattern set, reported as one pass
-    assert "constant-fold+pad-canonicalize+pad-push+fft-canonicalize+inverse-fft-elimination+fft-truncate" in names
+    assert ("constant-fold+pad-canonicalize+pad-push+index-windows+fft-canonicalize+inverse-fft-elimination+"
+            "fft-truncate") in names
     assert dict((p[0], p[2]) for p in report.passes)["division-guard"] == 0
 
 

@@ -1,0 +1,222 @@
+"""Flat index windows (``index-windows``): scatters and gathers over a flattened array at the
+positions of one box become window scatters and slices.
+
+``x.at[a:b, c:d].set(u)`` in hloforge.numpy scatters into ``reshape(x, (x.size,))`` at the flat
+positions of the box (``iota`` reshaped to ``x.shape`` and sliced), and its derivative gathers
+from the flattened cotangent at the same positions. XLA runs those as element-by-element loops,
+and the FFT patterns (``fft-truncate``) cannot see which modes such a spectrum holds. When the
+positions are known at compile time and enumerate one box of a shape ``S`` in row-major order,
+the scatter is jax's window scatter of ``x.at[a:b, c:d].set(u)`` on the array of shape ``S`` (XLA
+makes it a dynamic_update_slice; ``fft-truncate`` reads the windows) and the gather is a slice.
+
+Every pattern is exact (the same values bit for bit).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hloforge.frontend.context import ir, stablehlo
+from hloforge.passes._ir import NO_MATCH, constant, emit, params_of, producer, shape_of, tensor, element_type, evaluate
+
+MAX_POSITIONS = 1 << 22  # largest position array evaluated at compile time
+# the ops a position array is computed with (hloforge.numpy's _positions: iota, reshape, slices;
+# an integer index pads the grid and gathers its row)
+_EVALUATED = frozenset(f"stablehlo.{n}" for n in (
+    "iota", "constant", "reshape", "slice", "broadcast_in_dim", "transpose", "reverse", "concatenate", "convert",
+    "add", "subtract", "multiply", "pad", "gather", "dynamic_slice", "select", "clamp", "compare"))
+RESHAPE = "stablehlo.reshape"
+
+
+def _static(value, depth=0):
+    """The numpy value of ``value`` when it is computed from constants and iotas by ``_EVALUATED``
+    ops (at most MAX_POSITIONS elements each), else None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name not in _EVALUATED or depth > 64:
+        return None
+    if math.prod(shape_of(value)) > MAX_POSITIONS:
+        return None
+    op = owner.operation
+    args = []
+    for v in op.operands:
+        a = _static(v, depth + 1)
+        if a is None:
+            return None
+        args.append(a)
+    try:
+        out = evaluate(op.name, *args, **params_of(op))
+    except Exception:  # (an op whose evaluate declines these operands)
+        return None
+    return None if out is None else np.asarray(out)
+
+
+def _box(flat, shape):
+    """(start, sizes) when ``flat`` (positions in an array of ``shape``) lists one box of it in
+    row-major order, else None."""
+    if flat.size == 0 or flat.dtype.kind not in "iu":
+        return None
+    size = math.prod(shape)
+    if flat.min() < 0 or flat.max() >= size:
+        return None
+    coords = np.unravel_index(flat, shape)
+    start = [int(c.min()) for c in coords]
+    sizes = [int(c.max()) - s + 1 for c, s in zip(coords, start)]
+    if math.prod(sizes) != flat.size:
+        return None
+    grid = np.indices(sizes).reshape(len(shape), -1) + np.asarray(start)[:, None]
+    if not np.array_equal(np.ravel_multi_index(tuple(grid), shape), flat):
+        return None
+    return start, sizes
+
+
+def _shapes(flat_operand, index, users=()):
+    """Candidate shapes S the flat operand was flattened from: its producer's operand, the
+    reshapes of the result, the reshape of an iota in the position array's computation."""
+    n = shape_of(flat_operand)[0]
+    found = []
+    r = producer(flat_operand, RESHAPE)
+    if r is not None:
+        found.append(shape_of(r.operands[0]))
+    for u in users:
+        if u.name == RESHAPE:
+            found.append(shape_of(u.result))
+    stack, seen = [index], 0
+    while stack and seen < 32:
+        v = stack.pop()
+        seen += 1
+        owner = v.owner
+        if isinstance(owner, ir.Block) or owner.name not in _EVALUATED:
+            continue
+        if owner.name == RESHAPE and math.prod(shape_of(v)) == n:
+            found.append(shape_of(v))
+        stack.extend(owner.operation.operands)
+    out = []
+    for s in found:
+        s = tuple(s)
+        if len(s) > 1 and math.prod(s) == n and s not in out:
+            out.append(s)
+    return out
+
+
+def _unflatten(value, shape, loc):
+    """``value`` (1-d) as an array of ``shape``: the operand of the reshape that flattened it, or a reshape."""
+    r = producer(value, RESHAPE)
+    if r is not None and tuple(shape_of(r.operands[0])) == tuple(shape):
+        return r.operands[0]
+    return emit(RESHAPE, [value], tensor(shape, element_type(value)), None, loc)
+
+
+def _scatter_dims(op):
+    return stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+
+
+def flat_scatter_window(op, rewriter):
+    """scatter(flat x, positions of a box of S, u) -> reshape(window scatter(x as S, start, u as box))
+
+    Preconditions: one operand, update and result of rank 1 (x flattened); each position is one
+    element (no update window dims, inserted dim 0, the index vector implicit); the positions are
+    known at compile time (constants, iotas, reshapes, slices...) and list one box of a shape S
+    (the shape x was flattened from, a reshape of the result, or the iota's) in row-major order.
+    The window scatter keeps the update computation; each element still gets the same single
+    update (a box lists every position once), so set, add, min, max and mul agree."""
+    if len(op.operands) != 3:
+        return NO_MATCH
+    x, index, update = op.operands
+    if len(shape_of(x)) != 1:
+        return NO_MATCH
+    dims = _scatter_dims(op)
+    rank_i = len(shape_of(index))
+    if (list(dims.update_window_dims) or list(dims.inserted_window_dims) != [0]
+            or list(dims.scattered_dims_to_operand_dims) != [0] or dims.index_vector_dim != rank_i
+            or list(dims.input_batching_dims) or list(dims.scatter_indices_batching_dims)):
+        return NO_MATCH
+    positions = _static(index)
+    if positions is None:
+        return NO_MATCH
+    users = [u.owner for u in op.result.uses]
+    for shape in _shapes(x, index, users):
+        box = _box(positions.ravel(), shape)
+        if box is not None:
+            break
+    else:
+        return NO_MATCH
+    start, sizes = box
+    loc = op.location
+    with rewriter.ip:
+        base = _unflatten(x, shape, loc)
+        window = emit(RESHAPE, [update], tensor(sizes, element_type(update)), None, loc)
+        index_type = ir.RankedTensorType.get([len(shape)], ir.RankedTensorType(index.type).element_type)
+        copy = op.clone()
+        copy.operands[0] = base
+        copy.operands[1] = constant(np.asarray(start), index_type, loc)
+        copy.operands[2] = window
+        copy.attributes["scatter_dimension_numbers"] = stablehlo.ScatterDimensionNumbers.get(
+            update_window_dims=list(range(len(shape))), inserted_window_dims=[], input_batching_dims=[],
+            scatter_indices_batching_dims=[], scattered_dims_to_operand_dims=list(range(len(shape))),
+            index_vector_dim=0)
+        copy.attributes["unique_indices"] = ir.BoolAttr.get(True)
+        copy.results[0].set_type(tensor(shape, element_type(x)))
+        out = emit(RESHAPE, [copy.results[0]], x.type, None, loc)
+    rewriter.replace_op(op, [out])
+
+
+def flat_gather_slice(op, rewriter):
+    """gather(flat y, positions of a box of S) -> reshape(slice(y as S, box))
+
+    Preconditions: a rank-1 operand, one element per position (slice sizes [1], collapsed dim 0,
+    no offset dims, the index vector implicit, no batching dims), the positions known at compile
+    time and listing one box of a shape S (the shape y was flattened from, or the iota's) in
+    row-major order."""
+    y, index = op.operands
+    if len(shape_of(y)) != 1:
+        return NO_MATCH
+    dims = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+    rank_i = len(shape_of(index))
+    if (list(dims.offset_dims) or list(dims.collapsed_slice_dims) != [0] or list(dims.start_index_map) != [0]
+            or dims.index_vector_dim != rank_i or list(dims.operand_batching_dims)
+            or list(dims.start_indices_batching_dims) or list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"])) != [1]):
+        return NO_MATCH
+    positions = _static(index)
+    if positions is None:
+        return NO_MATCH
+    for shape in _shapes(y, index):
+        box = _box(positions.ravel(), shape)
+        if box is not None:
+            break
+    else:
+        return NO_MATCH
+    start, sizes = box
+    loc = op.location
+    with rewriter.ip:
+        base = _unflatten(y, shape, loc)
+        piece = emit("stablehlo.slice", [base], tensor(sizes, element_type(y)),
+                     {"start_indices": ir.DenseI64ArrayAttr.get(start),
+                      "limit_indices": ir.DenseI64ArrayAttr.get([s + n for s, n in zip(start, sizes)]),
+                      "strides": ir.DenseI64ArrayAttr.get([1] * len(shape))}, loc)
+        out = emit(RESHAPE, [piece], op.result.type, None, loc)
+    rewriter.replace_op(op, [out])
+
+
+def reshape_of_reshape(op, rewriter):
+    """reshape(reshape(x)) -> reshape(x), or x when that is x's own shape
+
+    Preconditions: the operand is a reshape (the patterns above leave such pairs between a window
+    scatter and its users)."""
+    inner = producer(op.operands[0], RESHAPE)
+    if inner is None:
+        return NO_MATCH
+    x = inner.operands[0]
+    if x.type == op.result.type:
+        rewriter.replace_op(op, [x])
+        return None
+    with rewriter.ip:
+        out = emit(RESHAPE, [x], op.result.type, None, op.location)
+    rewriter.replace_op(op, [out])
+
+
+PATTERNS = {
+    "flat_scatter_window": (("stablehlo.scatter",), flat_scatter_window),
+    "flat_gather_slice": (("stablehlo.gather",), flat_gather_slice),
+    "reshape_of_reshape": ((RESHAPE,), reshape_of_reshape),
+}
