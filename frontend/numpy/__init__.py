@@ -78,6 +78,8 @@ from hloforge.frontend.numpy._array_api import (  # noqa: E402
     __array_api_version__, __array_namespace_info__, cumulative_prod, cumulative_sum, finfo, iinfo)
 bool = bool_  # noqa: E305,A001 (the array API's name of the boolean dtype)
 
+from hloforge.frontend.numpy import _dtype_mode  # noqa: E402
+_dtype_mode.wrap_namespace(globals(), [n for n in list(globals()) if not n.startswith("_")])  # (hf.config.dtypes = "jax": 32-bit in, 32-bit out)
 from hloforge.frontend import eager as _eager  # noqa: E402
 _eager.wrap_namespace(globals(), [n for n in list(globals()) if not n.startswith("_")])  # (callable eagerly)
 

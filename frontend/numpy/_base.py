@@ -28,7 +28,10 @@ def asarray(x, dtype=None, *, device=None, copy=None) -> Tensor:
         if dtypes.weak_type(x) is not None:
             dtypes.check_scalar_fits(x, dtype, "asarray")
         return as_tensor(np.asarray(x).astype(dtype))
-    return as_tensor(x)
+    t = as_tensor(x)
+    if dtypes.weak_type(x) in (int, float, complex):
+        t.weak = True  # (a Python scalar's Tensor stays weak, as jax.numpy.asarray(0.5) is)
+    return t
 
 
 def _has_tensor(x) -> bool:
@@ -167,6 +170,11 @@ def ufunc_dtypes(ufunc, *in_dtypes):
     if any(d == dtypes.bfloat16 for d in in_dtypes):
         return in_dtypes[0], in_dtypes[0]
     ins, out = _ufunc_types(ufunc, tuple(np.dtype(d) for d in in_dtypes))
+    if dtypes.MODE[0] == "jax" and not any(d in dtypes.X32 for d in in_dtypes):
+        # (jax without x64: integers and bools compute inexact functions in float32, none in 64 bits)
+        if dtypes.is_inexact(out) and not any(dtypes.is_inexact(d) for d in in_dtypes):
+            return dtypes.default_float(), dtypes.default_float()
+        return dtypes.canonicalize(ins[0]), dtypes.canonicalize(out)
     return ins[0], out
 
 

@@ -27,7 +27,7 @@ def full(shape, fill_value, dtype=None):
         v = fill_value if dtype is None else astype(fill_value, dtype)
         return broadcast_to(v, shape)
     if dtype is None:
-        dtype = dtypes.result_type(fill_value) if dtypes.weak_type(fill_value) else np.asarray(fill_value).dtype
+        dtype = dtypes.result_type(fill_value)  # (Python scalars: the default dtype of their kind)
     dtype = dtypes.canonical(dtype)
     if np.ndim(fill_value) != 0:
         return asarray(np.broadcast_to(np.asarray(fill_value, dtype), shape).copy())
@@ -35,13 +35,13 @@ def full(shape, fill_value, dtype=None):
 
 
 def zeros(shape, dtype=float):
-    """numpy.zeros (float64 by default)."""
-    return full(shape, 0, dtypes.canonical(dtype))
+    """numpy.zeros (float64 by default; float32 with hf.config.dtypes = "jax")."""
+    return full(shape, 0, dtypes.canonicalize(dtype))
 
 
 def ones(shape, dtype=float):
-    """numpy.ones (float64 by default)."""
-    return full(shape, 1, dtypes.canonical(dtype))
+    """numpy.ones (float64 by default; float32 with hf.config.dtypes = "jax")."""
+    return full(shape, 1, dtypes.canonicalize(dtype))
 
 
 def full_like(x, fill_value, dtype=None):
@@ -66,7 +66,7 @@ def arange(start, stop=None, step=1, dtype=None):
         start, stop = 0, start
     if step == 0:
         raise ValueError("arange: step must not be zero (Maximum allowed size exceeded)")
-    out_dtype = dtypes.canonical(dtype) if dtype is not None else np.result_type(start, stop, step)
+    out_dtype = dtypes.canonical(dtype) if dtype is not None else dtypes.canonicalize(np.result_type(start, stop, step))
     length = max(0, math.ceil((stop - start) / step))
     if length == 0:
         return splat(0, out_dtype, (0,))

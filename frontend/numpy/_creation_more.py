@@ -112,7 +112,7 @@ def tri(N, M=None, k=0, dtype=float):
     M = N if M is None else _int(M, "M")
     if N < 0 or M < 0:
         raise ValueError(f"negative dimensions are not allowed: ({N}, {M})")
-    return astype(_mask(N, M, _int(k, "k")), dtypes.canonical(dtype))
+    return astype(_mask(N, M, _int(k, "k")), dtypes.canonicalize(dtype))
 
 
 def eye(N, M=None, k=0, dtype=float):
@@ -124,7 +124,7 @@ def eye(N, M=None, k=0, dtype=float):
     k = _int(k, "k")
     shape = (N, M)
     d = ops.subtract(ops.iota(shape, np.int64, 1), ops.iota(shape, np.int64, 0))
-    return astype(ops.compare(d, splat(k, np.int64, shape), "EQ"), dtypes.canonical(dtype))
+    return astype(ops.compare(d, splat(k, np.int64, shape), "EQ"), dtypes.canonicalize(dtype))
 
 
 def identity(n, dtype=float):

@@ -12,7 +12,10 @@ def _unary(name, ufunc, emit, doc):
     def fn(x):
         x = asarray(x)
         compute, out = ufunc_dtypes(ufunc, x.dtype)
-        return astype(emit(astype(x, compute)), out)
+        y = astype(emit(astype(x, compute)), out)
+        if x.weak and y.dtype == x.dtype:
+            y.weak = True  # (a weak value's sin is weak, as in jax)
+        return y
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"numpy.{ufunc.__name__}: {doc}. Emits {getattr(emit, 'stablehlo_op', 'StableHLO ops')}."
     return fn
@@ -158,7 +161,10 @@ def _binary(name, ufunc, emit, doc):
     def fn(x1, x2):
         a, b = operands(name, x1, x2)
         compute, out = ufunc_dtypes(ufunc, a.dtype, b.dtype)
-        return astype(emit(astype(a, compute), astype(b, compute)), out)
+        y = astype(emit(astype(a, compute), astype(b, compute)), out)
+        if y.dtype == a.dtype and not dtypes.is_bool(y.dtype) and dtypes.weak_result(x1, x2):
+            y.weak = True  # (int32_array * lr is weak, so `x_f32 + i * lr` stays float32, as in jax)
+        return y
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"numpy.{ufunc.__name__}: {doc}, with broadcasting. Emits {getattr(emit, 'stablehlo_op', 'StableHLO ops')}."
     return fn

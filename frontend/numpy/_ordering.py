@@ -8,7 +8,10 @@ from hloforge.frontend.lax import ordering as lax_ordering
 from hloforge.frontend.numpy import _shape
 from hloforge.frontend.numpy._base import asarray, astype, normalize_axis
 
-_INTP = np.dtype(np.int64)  # numpy's index dtype
+
+def _intp():
+    """The index dtype: numpy's int64 (int32 with hf.config.dtypes = "jax")."""
+    return dtypes.default_int()
 
 
 def _flat_or_axis(a, axis):
@@ -33,15 +36,16 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
 
 
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
-    """numpy.argsort: int64 indices that sort ``a`` along ``axis`` (stable; NaN last)."""
+    """numpy.argsort: int64 (jax mode: int32) indices that sort ``a`` along ``axis`` (stable; NaN last)."""
     if order is not None:
         raise NotImplementedError("argsort: order= (structured arrays) is not supported")
     a, axis = _flat_or_axis(a, axis)
     n = a.shape[axis]
-    idx = ops.iota(a.shape, _INTP, axis)
+    intp = _intp()
+    idx = ops.iota(a.shape, intp, axis)
     if descending:  # stable descending: sort the reversed operand ascending, map indices back, reverse
         _, i = ops.sort([ops.reverse(a, (axis,)), idx], axis, "LT", is_stable=True)
-        return ops.reverse(ops.subtract(asarray(np.full(a.shape, n - 1, _INTP)), i), (axis,))
+        return ops.reverse(ops.subtract(asarray(np.full(a.shape, n - 1, intp)), i), (axis,))
     _, i = ops.sort([a, idx], axis, "LT", is_stable=True)
     return i
 
@@ -58,13 +62,13 @@ def _arg(name, lax_fn):
             raise TypeError(f"{name}: complex operands are not supported")
         if dtypes.is_bool(flat.dtype):
             flat = astype(flat, np.int8)
-        r = lax_fn(flat, ax, _INTP)
+        r = lax_fn(flat, ax, _intp())
         if keepdims:
             shape = (1,) * x.ndim if axis is None else tuple(1 if d == ax else n for d, n in enumerate(x.shape))
             r = _shape.reshape(r, shape)
         return r
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"numpy.{name}: int64 index of the first {'largest' if name == 'argmax' else 'smallest'} element (NaN wins)."
+    fn.__doc__ = f"numpy.{name}: int64 (jax mode: int32) index of the first {'largest' if name == 'argmax' else 'smallest'} element (NaN wins)."
     return fn
 
 
@@ -77,7 +81,12 @@ def _cumulative(name, np_fn, lax_fn):
         if out is not None:
             raise NotImplementedError(f"{name}: out= is not supported (arrays are immutable)")
         a, ax = _flat_or_axis(a, axis)
-        acc = dtypes.canonical(dtype) if dtype is not None else np_fn(np.zeros(1, a.dtype)).dtype
+        if dtype is not None:
+            acc = dtypes.canonical(dtype)
+        elif dtypes.MODE[0] == "jax":  # (jax.numpy keeps the operand's dtype; bools count in int32)
+            acc = dtypes.default_int() if dtypes.is_bool(a.dtype) else a.dtype
+        else:
+            acc = np_fn(np.zeros(1, a.dtype)).dtype
         return lax_fn(astype(a, acc), ax)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"numpy.{name}: running {name[3:]} along ``axis`` (flattened when None), numpy's dtypes."

@@ -34,7 +34,7 @@ def _reduce(x, axes, body, init):
 def _accumulate(x, axis, dtype, keepdims, np_reduction, body, identity):
     x = asarray(x)
     axes = normalize_axes(axis, x.ndim)
-    acc = dtypes.canonical(dtype) if dtype is not None else _accumulator_dtype(np_reduction, x.dtype)
+    acc = dtypes.canonical(dtype) if dtype is not None else dtypes.narrow(_accumulator_dtype(np_reduction, x.dtype), x.dtype)
     x = astype(x, acc)
     return _keep(x, _reduce(x, axes, body, np.array(identity, acc)), axes, keepdims)
 
@@ -50,7 +50,7 @@ def prod(x, axis=None, dtype=None, keepdims=False):
 
 
 def mean(x, axis=None, dtype=None, keepdims=False):
-    """numpy.mean: integers average in float64; float16/bfloat16 accumulate in float32."""
+    """numpy.mean: integers average in float64 (jax mode: float32); float16/bfloat16 accumulate in float32."""
     x = asarray(x)
     axes = normalize_axes(axis, x.ndim)
     if dtype is not None:
@@ -58,7 +58,7 @@ def mean(x, axis=None, dtype=None, keepdims=False):
     elif dtypes.is_inexact(x.dtype):
         out_dtype = x.dtype
     else:
-        out_dtype = np.dtype(np.float64)
+        out_dtype = dtypes.default_float()
     acc = np.dtype(np.float32) if out_dtype in (np.float16, dtypes.bfloat16) else out_dtype
     count = math.prod(x.shape[a] for a in axes)
     total = sum(x, axis=axes, dtype=acc)

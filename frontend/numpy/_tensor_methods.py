@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hloforge.frontend.numpy import _indexing as indexing, _contractions as linalg, _math as math, _ordering as ordering, _reductions as reductions, _shape as shape
 from hloforge.frontend.numpy._base import astype
+from hloforge.frontend.numpy._dtype_mode import boundary
 from hloforge.frontend.tracing import Tensor
 
 
@@ -34,7 +35,7 @@ Tensor.T = property(lambda self: shape.transpose(self))
 Tensor.real = property(math.real)
 Tensor.imag = property(math.imag)
 Tensor.conj = math.conj
-Tensor.astype = astype
+Tensor.astype = boundary(astype)  # (hf.config.dtypes = "jax": x.astype(np.float64) is float32, as in jax)
 Tensor.transpose = lambda self, *axes: shape.transpose(  # (np.transpose(t) calls t.transpose(None))
     self, axes[0] if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))) else (axes or None))
 Tensor.reshape = lambda self, *s, order="C": shape.reshape(
@@ -73,7 +74,7 @@ for _name, _fn, _has_dtype in (("sum", reductions.sum, True), ("prod", reduction
                                ("mean", reductions.mean, True), ("max", reductions.max, False),
                                ("min", reductions.min, False), ("any", reductions.any, False),
                                ("all", reductions.all, False)):
-    setattr(Tensor, _name, _reduction(_name, _fn, _has_dtype))
+    setattr(Tensor, _name, _reduction(_name, boundary(_fn), _has_dtype))
 
 
 def _clip(self, a_min=None, a_max=None, out=None, **extra):
@@ -91,6 +92,6 @@ Tensor.round = _round
 Tensor.argmax = ordering.argmax
 Tensor.argmin = ordering.argmin
 Tensor.argsort = ordering.argsort
-Tensor.cumsum = ordering.cumsum
-Tensor.cumprod = ordering.cumprod
+Tensor.cumsum = boundary(ordering.cumsum)
+Tensor.cumprod = boundary(ordering.cumprod)
 Tensor.take = indexing.take

@@ -36,6 +36,8 @@ __all__ = [
     "outer", "tensordot", "vecdot", "diagonal", "trace", "cross",
 ]
 
+from hloforge.frontend.numpy import _dtype_mode  # noqa: E402
+_dtype_mode.wrap_namespace(globals(), __all__)  # (hf.config.dtypes = "jax": 32-bit in, 32-bit out)
 from hloforge.frontend import eager as _eager  # noqa: E402
 _eager.wrap_namespace(globals(), __all__)  # (callable eagerly: frontend/eager.py)
 from hloforge.frontend.naming import name_missing_attributes as _public_errors  # noqa: E402
