@@ -154,6 +154,20 @@ def _promote_strong(a: np.dtype, b: np.dtype) -> np.dtype:
     return np.result_type(a, b)
 
 
+def narrow(d, *inputs) -> np.dtype:
+    """"jax" mode: the dtype numpy's rule gave (``d``, for operands of dtypes ``inputs``) narrowed to
+    32 bits unless an operand is 64-bit itself (jax without x64 computes none in 64 bits; internal
+    64-bit values keep theirs); "numpy" mode: ``canonical(d)``.
+
+    >>> narrow(np.int64, np.int8)  # (numpy.sum of int8, in "jax" mode)
+    dtype('int32')
+    """
+    d = canonical(d)
+    if MODE[0] != "jax" or d not in X32 or any(np.dtype(i) in X32 for i in inputs):
+        return d
+    return X32[d]
+
+
 @functools.lru_cache(maxsize=None)
 def _promote_jax(a: np.dtype, b: np.dtype) -> np.dtype:
     """jax's lattice (``jax.numpy.promote_types``); a 64-bit result of 32-bit operands (uint32 and
