@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from jax import ShapeDtypeStruct, tree_util
 
-from hloforge.frontend.jit import _spec_of, trace_flat
+from hloforge.frontend.jit import _spec_of, _weak_leaves, trace_flat
 from hloforge.frontend.tracing import Tensor
 
 
@@ -31,8 +31,8 @@ def eval_shape(fun, *args, **kwargs):
     Args:
       fun: a function of pytrees of Tensors.
       *args, **kwargs: pytrees whose leaves are ``hf.ShapeDtypeStruct``/``hf.ShapeDtype``, arrays,
-        anything with ``shape`` and ``dtype``, Python scalars (numpy's float64/int64/bool, as
-        everywhere in hloforge) or traced Tensors; only their shapes and dtypes are read.
+        anything with ``shape`` and ``dtype``, Python scalars (weakly typed, of the default dtypes,
+        as hf.jit's arguments) or traced Tensors; only their shapes and dtypes are read.
     Returns:
       A pytree of ``fun``'s output structure of ``hf.ShapeDtypeStruct`` (jax.ShapeDtypeStruct).
     Example:
@@ -42,7 +42,8 @@ def eval_shape(fun, *args, **kwargs):
     if not callable(fun):
         raise TypeError(f"hloforge.eval_shape: fun must be callable, got {fun!r} of type {type(fun).__name__}")
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-    module = trace_flat(fun, in_tree, [_spec(leaf, i) for i, leaf in enumerate(leaves)], kwargs_tree=True)
+    module = trace_flat(fun, in_tree, [_spec(leaf, i) for i, leaf in enumerate(leaves)], kwargs_tree=True,
+                        weak=_weak_leaves(leaves))
     outs = [ShapeDtypeStruct(s.shape, s.dtype) for s in module.signature[1]]
     return tree_util.tree_unflatten(module.out_tree, outs)
 

@@ -273,6 +273,8 @@ def test_python_scalar_arguments_are_weak_as_literals_are(mode):
         assert_close(a, e)
     n = hf.jit(lambda x, n: (x + n, x * n))(np.array([1, 2], np.int8), 3)
     assert [r.dtype for r in n] == [np.int8, np.int8]  # (a Python int argument too)
+    shape = hf.eval_shape(lambda x, s: x * s, hf.ShapeDtypeStruct((3,), np.float16), 0.5)
+    assert shape == hf.ShapeDtypeStruct((3,), np.float16)  # (eval_shape's arguments as jit's)
 
 
 def test_weak_tensors_in_a_trace(mode):
