@@ -77,6 +77,9 @@ def canonicalize(dtype) -> np.dtype:
     return X32.get(d, d) if MODE[0] == "jax" else d
 
 
+_RANKS = {d: 0 if d.kind == "b" else 1 if d.kind in "iu" else 3 if d.kind == "c" else 2 for d in SUPPORTED}
+
+
 def canonical(dtype) -> np.dtype:
     """``np.dtype(dtype)``, checked to be one hloforge supports."""
     if isinstance(dtype, np.dtype) and dtype in _SUPPORTED_SET:  # (the common case)
@@ -122,7 +125,8 @@ def is_inexact(d) -> bool:
 
 def kind_rank(d) -> int:
     """0 bool, 1 integer, 2 real float, 3 complex."""
-    return 0 if is_bool(d) else 1 if is_integer(d) else 2 if is_float(d) else 3
+    r = _RANKS.get(d) if isinstance(d, np.dtype) else None
+    return r if r is not None else 0 if is_bool(d) else 1 if is_integer(d) else 2 if is_float(d) else 3
 
 
 def real_dtype(d) -> np.dtype:
@@ -210,7 +214,7 @@ def result_type(*operands) -> np.dtype:
     >>> result_type(np.float32, 2.0)
     dtype('float32')
     """
-    return _promotion(operands)[0]
+    return _promotion(operands)
 
 
 def weak_result(*operands) -> bool:
@@ -221,14 +225,22 @@ def weak_result(*operands) -> bool:
     >>> weak_result(np.int32, 0.5), weak_result(np.float32, 0.5)
     (True, False)
     """
+    weak_rank = strong_rank = -1
     for x in operands:
-        if weak_type(x) is not None or getattr(x, "weak", False) is True:
-            return _promotion(operands)[1]
-    return False
+        w = weak_type(x)
+        if w is None and getattr(x, "weak", False) is True:
+            w = _KIND_TYPE[kind_rank(x.dtype)]
+        if w is not None:
+            weak_rank = max(weak_rank, _WEAK_KIND[w])
+            continue
+        d = x if isinstance(x, (np.dtype, type)) else getattr(x, "dtype", None)
+        strong_rank = max(strong_rank, kind_rank(d if d is not None else np.asarray(x).dtype))
+        if strong_rank >= 2:  # (a strong float or complex: never weak)
+            return False
+    return weak_rank >= 0 and weak_rank > strong_rank
 
 
-def _promotion(operands) -> tuple:
-    """(result dtype, whether it is weak) of ``operands``."""
+def _promotion(operands) -> np.dtype:
     jax_mode = MODE[0] == "jax"
     strong = None
     weak = []
@@ -253,16 +265,13 @@ def _promotion(operands) -> tuple:
         strong = d if strong is None else _promote_strong(strong, d)
     if strong is None:
         if weak_base is None:
-            return _DEFAULT_FOR_WEAK[max(weak, key=_WEAK_KIND.__getitem__)], True
+            return _DEFAULT_FOR_WEAK[max(weak, key=_WEAK_KIND.__getitem__)]
         for w in weak:
             weak_base = _promote_weak(weak_base, w)
-        return weak_base, True
-    have = kind_rank(strong)
-    top = -1
+        return weak_base
     for w in weak:
         strong = _promote_weak(strong, w)
-        top = max(top, _WEAK_KIND[w])
-    return strong, top > have and have <= 1
+    return strong
 
 
 def check_scalar_fits(value, dtype: np.dtype, where: str) -> None:
