@@ -4,21 +4,25 @@ Control flow regions may use values of the enclosing trace: the walkers append t
 (``Entry.captured``) to the op's operands, so a rule sees ``ins = operands + captures`` and gets
 ``region_op`` (the op whose regions it re-emits) and ``captured`` (the outside values they use).
 Reverse mode through a while loop needs a static trip count (lax.fori_loop with static bounds,
-lax.scan): a forward loop stores every iteration's carries in stacked buffers, a backward loop
-reads them back and runs the body's vjp, as jax's scan transpose does.
+lax.scan) and splits the body's linearization in two loops, as jax's scan partial evaluation
+does: a forward loop (in the original's place) runs the body and stores per iteration what the
+derivative reads (the residuals), a backward loop reads them back and runs only the derivative.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
+from jax import tree_util
 
 from hloforge.frontend import ops
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad._util import add_any, differentiable, full, instantiate, needs, splat, zeros_like
+from hloforge.frontend.ad._util import add_any, differentiable, instantiate, needs, splat, zeros_like
 from hloforge.frontend.attributes import constant_array
-from hloforge.frontend.context import ir
-from hloforge.frontend.registry import OPS, def_rule
+from hloforge.frontend.context import ir, shape_dtype_of
+from hloforge.frontend.lax._trace import nested_ops, trace_body
+from hloforge.frontend.registry import OPS, Spec, def_rule
+from hloforge.frontend.tracing import current_builder
 
 _I32 = np.dtype(np.int32)
 
@@ -174,8 +178,9 @@ _MAX_SEGMENTS = 1 << 16       # wrap-arounds followed before the trip count is g
 
 
 def _trip_count(region_op, operands, captured, caps):
-    """(trip count, loop-invariant carry positions) of a counted loop, else None: a carry ``i``
-    with a static start, ``i <cmp> bound`` (LT, LE, GT, GE, NE or EQ) with a static bound and
+    """(trip count, loop-invariant carry positions, (counter position, start, step)) of a counted
+    loop, else None: a carry ``i`` with a static start, ``i <cmp> bound`` (LT, LE, GT, GE, NE or EQ)
+    with a static bound and
     ``i + step`` or ``i - step`` with a static step (the pattern lax.fori_loop, lax.scan and the
     backward loops here emit). The count is exact under the counter dtype's wrap-around, and the
     comparison's signedness; a loop that never ends, or runs more than 2**31 - 1 times, gives None."""
@@ -207,7 +212,7 @@ def _trip_count(region_op, operands, captured, caps):
     if bound is None or start is None or step is None:
         return None
     trips = wrapped_trip_count(start, bound, step, direction, dtype.itemsize * 8, signed)
-    return None if trips is None else (trips, invariant)
+    return None if trips is None else (trips, invariant, (k, start, step))
 
 
 def wrapped_trip_count(start, bound, step, direction, bits, signed):
@@ -280,82 +285,335 @@ _WHILE_ERROR = ("hloforge AD: reverse-mode differentiation of stablehlo.while ne
 
 # ---------------------------------------------------------------- while: vjp
 
+# Ops a backward loop recomputes from the loop counter rather than store per iteration (the index
+# arithmetic of lax.scan and the slices of its xs it reads): cheap next to a stored buffer's
+# dynamic_update_slice and dynamic_slice. Ops that read no carry but the counter's and invariant
+# ones (a weight's transpose) are recomputed whatever they are, as the loop body computes them.
+_RECOMPUTED = frozenset(f"stablehlo.{name}" for name in (
+    "constant", "iota", "reshape", "broadcast_in_dim", "convert", "dynamic_slice", "slice", "transpose",
+    "compare", "select", "add", "subtract", "multiply", "negate", "clamp", "get_tuple_element", "tuple"))
+
+
+def _const(value, dtype):
+    """A 0-d constant emitted here (not AD's per-block splat cache: the forward loop is emitted
+    before ops that the cache's constants may follow)."""
+    return ops.constant(np.asarray(value, dtype))
+
+
+def _zeros(shape, dtype):
+    return ops.broadcast_in_dim(_const(0, dtype), tuple(shape), ())
+
+
+def _counter_at(t, dtype, start, step):
+    """start + t * step in the counter's dtype (wrapping as the loop's own counter does)."""
+    bits = dtype.itemsize * 8
+    wrap = lambda v: np.asarray(v % (1 << bits), np.uint64).astype(dtype)  # noqa: E731
+    tt = ops.convert(t, dtype) if t.dtype != dtype else t
+    return ops.add(ops.constant(wrap(start)), ops.multiply(tt, ops.constant(wrap(step))))
+
+
+def _inner_values(op):
+    """The values ``op`` reads: its operands and, for control flow, the outside values its regions use."""
+    return list(op.operands) + (core.captured_values(op) if len(op.regions) else [])
+
+
+def _remap(op, mapping):
+    """Replace, in ``op`` and the ops nested in it, every operand that ``mapping`` names."""
+    for inner in [op, *nested_ops(op)]:
+        for j, v in enumerate(inner.operands):
+            new = mapping.get(v)
+            if new is not None:
+                inner.operands[j] = new
+
+
+def _counter_offset(v, counter):
+    """(sign, c) when ``v`` is ``counter``, ``counter + c`` or ``c - counter`` (c a constant), else None."""
+    if v == counter:
+        return 1, 0
+    if isinstance(v, ir.BlockArgument) or v.owner.name not in ("stablehlo.add", "stablehlo.subtract"):
+        return None
+    x, y = v.owner.operation.operands
+    sub = v.owner.name == "stablehlo.subtract"
+    if not sub and y == counter:
+        x, y = y, x
+    other, sign = (y, 1) if x == counter else (x, -1) if y == counter and sub else (None, 0)
+    if other is None or isinstance(other, ir.BlockArgument) or other.owner.name != "stablehlo.constant":
+        return None
+    got = constant_array(other.owner.operation, limit=1)
+    if got is None or not got[1] or got[0].dtype.kind not in "iu":
+        return None
+    c = int(got[0].ravel()[0])
+    return sign, -c if sub and sign == 1 else c
+
+
+def _rows_distinct(v, counter, start, step, trips, rows, dtype) -> bool:
+    """Whether ``v`` (an index of the counter) takes a different in-range row in every iteration."""
+    off = _counter_offset(v, counter)
+    if off is None or step == 0:
+        return False
+    info = np.iinfo(dtype)
+    last = start + (trips - 1) * step
+    if not (info.min <= min(start, last) and max(start, last) <= info.max):
+        return False  # (the counter wraps around)
+    sign, c = off
+    lo, hi = sorted((sign * start + c, sign * last + c))
+    return 0 <= lo and hi < rows
+
+
+def _unzeroed(g, seed, counter, start, step, trips, dtype) -> bool:
+    """Whether the cotangent ``g`` of a carry is ``dynamic_update_slice(seed, 0, [k(counter), ...])``
+    with one row written per iteration, a different one each time, and the step reads ``seed``
+    only there and in dynamic_slices at the same indices (lax.scan's stacked outputs). The backward
+    loop then reads each row once, before any iteration would zero it, so the zeroing can go: the
+    cotangent is the incoming one, an invariant of the backward loop (no copy of the buffer per
+    iteration). Only where the carry's initial value needs no cotangent (it would get the rows
+    zeroed)."""
+    if g is None or isinstance(g.value, ir.BlockArgument) or g.value.owner.name != "stablehlo.dynamic_update_slice":
+        return False
+    dus = g.value.owner.operation
+    operand, update, *index = dus.operands
+    rows = shape_dtype_of(operand.type)[0]
+    if operand != seed or not rows or shape_dtype_of(update.type)[0][0] != 1:
+        return False
+    if not _rows_distinct(index[0], counter, start, step, trips, rows[0], dtype):
+        return False
+    if isinstance(update, ir.BlockArgument) or update.owner.name != "stablehlo.constant":
+        return False
+    got = constant_array(update.owner.operation, limit=1)
+    if got is None or not got[1] or got[0].ravel()[0] != 0:
+        return False
+    for use in seed.uses:
+        user = use.owner
+        user = user.operation if hasattr(user, "operation") else user
+        if user == dus:
+            continue
+        if user.name != "stablehlo.dynamic_slice" or list(user.operands)[1:] != index:
+            return False
+    return True
+
+
+def _split_step(block, n, nc, invariant, counter, swept):
+    """Partition a traced loop step (the body re-emitted, then swept backwards from cotangent
+    block arguments) for loop fission, as jax's partial evaluation of scan's body does.
+
+    Block arguments: the carries (n), the captures (nc), the cotangent seeds; the backward sweep's
+    ops start at index ``swept`` (an optimization_barrier there, a checkpoint's, counts as reading
+    a cotangent: the ops it guards are recomputed in the backward loop). The ops that read no
+    cotangent stay in the forward loop; the others go to the backward one; the values those read
+    from the forward side are recomputed there when cheap (constants, invariants, functions of
+    the loop counter by ``_RECOMPUTED`` ops) and stored per iteration otherwise (residuals).
+    Returns (forward ops, [(backward op, the values it reads)], cheap values, varying values,
+    value -> its forward op, the step's own values)."""
+    args = list(block.arguments)
+    tangent = set(args[n + nc:])
+    cheap = {a for j, a in enumerate(args[:n]) if j in invariant} | set(args[n:n + nc])
+    counted = set()
+    if counter is not None:
+        cheap.add(args[counter])
+        counted.add(args[counter])
+    varying = {a for j, a in enumerate(args[:n]) if j not in invariant and j != counter}
+    local = set(args)
+    fwd, bwd, defining = [], [], {}
+    for k, op in enumerate(block.operations):
+        op = op.operation
+        reads = _inner_values(op)
+        results = list(op.results)
+        local.update(results)
+        # (a checkpoint's barrier in the backward sweep: what it guards is recomputed backwards)
+        if any(v in tangent for v in reads) or (k >= swept and op.name == "stablehlo.optimization_barrier"):
+            tangent.update(results)
+            bwd.append((op, reads))
+            continue
+        fwd.append(op)
+        for r in results:
+            defining[r] = op
+        reads_local = [v for v in reads if v in local]
+        if any(v in varying for v in reads_local) or not all(v in cheap for v in reads_local):
+            varying.update(results)
+            continue
+        if any(v in counted for v in reads_local):
+            if op.name not in _RECOMPUTED:
+                varying.update(results)
+                continue
+            counted.update(results)
+        cheap.update(results)
+    return fwd, bwd, cheap, varying, defining, local
+
+
 @def_rule("vjp", "stablehlo.while")
 def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
-    """A forward loop stores the carries each iteration starts with (stacked along a new leading
-    dim, dynamic_update_slice); a backward loop from the last iteration down reads them
-    (dynamic_slice), re-emits the body and sweeps it backwards."""
+    """Loop fission of the body's linearization, as jax's scan transpose: one forward loop runs
+    the body and stores per iteration the values its derivative reads (the residuals); a backward
+    loop from the last iteration down reads them (dynamic_slice) and runs only the derivative.
+    The forward loop takes the original loop's place (its results replace the original's, which
+    the passes then remove), so the body runs once per iteration forwards."""
     operands, caps = _split(ins, captured)
-    n = len(operands)
+    n, nc = len(operands), len(caps)
     found = _trip_count(region_op, operands, captured, caps)
     if found is None:
         raise NotImplementedError(_WHILE_ERROR)
-    trips, invariant = found
-    diff = [i for i in range(n) if differentiable(operands[i].dtype)]
+    trips, invariant, (counter, c_start, c_step) = found
+    # (an invariant carry's cotangent reaches no other carry: none where its initial value needs none)
+    diff = [i for i in range(n) if differentiable(operands[i].dtype) and (needs(i) or i not in invariant)]
     cap_diff = [k for k, c in enumerate(caps) if differentiable(c.dtype) and needs(n + k)]
+    dropped = {i for i in diff if not needs(i)}  # (carries whose initial value gets no cotangent)
     result = [None] * len(ins)
     if trips == 0:
         for i in diff:
             result[i] = cts[i]
         return result
     body_region = region_op.regions[1]
-    stored = [i for i in range(n) if i not in invariant]
-    zero = full(0, (), _I32)
+    b = current_builder("hloforge AD")
+    saved_ip = b.ip
+    in_place = region_op.block == saved_ip.block
+    if in_place:
+        b.ip = ir.InsertionPoint(region_op)
+    try:
+        # the step, traced once: the body, then its backward sweep from cotangent placeholders
+        got_x, got_c, res_of, swept = [], [], [], []
 
-    def at(buf, t):
-        piece = ops.dynamic_slice(buf, [t] + [zero] * (buf.ndim - 1), (1, *buf.shape[1:]))
-        return ops.reshape(piece, buf.shape[1:])
+        def step(args):
+            xs, cap_args, seeds_in = args[:n], args[n:n + nc], args[n + nc:]
+            results, tape = _emit_region(body_region, xs, _outer(captured, cap_args))
+            swept.append(len(current_builder().ip.block.operations))  # (the backward sweep's ops follow)
+            seeds = {}
+            for i, s in zip(diff, seeds_in):
+                seeds[results[i].value] = add_any(seeds.get(results[i].value), s)
+            sources = [xs[i] for i in diff] + [cap_args[k] for k in cap_diff]
+            grads = core.backward(tape, seeds, core.active_values(tape, sources))
+            res_of.extend(r.value for r in results)
+            got_x.extend(grads.get(xs[i].value) for i in diff)
+            got_c.extend(grads.get(cap_args[k].value) for k in cap_diff)
+            return ()
 
-    # forward: bufs[j][t] = carry j at the start of iteration t
-    bufs0 = [full(0, (trips, *operands[i].shape), operands[i].dtype) for i in stored]
+        specs = [Spec(x.shape, x.dtype) for x in operands] + [Spec(c.shape, c.dtype) for c in caps] \
+            + [Spec(operands[i].shape, operands[i].dtype) for i in diff]
+        traced = trace_body(step, specs, tree_util.tree_structure(tuple(range(len(specs)))),
+                            "hloforge AD: while loop step")
+        try:
+            return _fission(b, saved_ip, traced, region_op, operands, caps, invariant, counter, c_start, c_step,
+                            trips, diff, cap_diff, cts, res_of, got_x, got_c, in_place, result, dropped, swept[0])
+        finally:
+            traced.discard()
+    finally:
+        b.ip = saved_ip
 
-    def fwd_cond(*args):
-        return ops.compare(args[0], full(trips, (), _I32), "LT")
 
-    def fwd_body(*args):
-        t, xs = args[0], list(args[1:n + 1])
-        bufs, cap_args = args[n + 1:n + 1 + len(stored)], args[n + 1 + len(stored):]
-        z = full(0, (), _I32)
-        new_bufs = [ops.dynamic_update_slice(buf, ops.reshape(xs[i], (1, *xs[i].shape)), [t] + [z] * xs[i].ndim)
-                    for buf, i in zip(bufs, stored)]
-        results, _ = _emit_region(body_region, xs, _outer(captured, cap_args))
-        return (ops.add(t, full(1, (), _I32)), *results, *new_bufs, *cap_args)
+def _fission(b, end_ip, traced, region_op, operands, caps, invariant, counter, c_start, c_step, trips, diff,
+             cap_diff, cts, res_of, got_x, got_c, in_place, result, dropped, swept):
+    n, nc = len(operands), len(caps)
+    block = traced.block
+    args = list(block.arguments)
+    seed_of = dict(zip(diff, args[n + nc:]))
+    if counter is not None:  # (a stacked output's cotangent passes through: see _unzeroed)
+        dtype = operands[counter].dtype
+        got_x = [b.tensor(seed_of[i])
+                 if i in dropped and _unzeroed(g, seed_of[i], args[counter], c_start, c_step, trips, dtype)
+                 else g for g, i in zip(got_x, diff)]
+    fwd_ops, bwd_ops, cheap, varying, defining, local = _split_step(block, n, nc, invariant, counter, swept)
+    outputs = [g.value for g in got_x if g is not None] + [g.value for g in got_c if g is not None]
+    tangent = set(args[n + nc:])
+    for op, _ in bwd_ops:
+        tangent.update(op.results)
+    residuals, needed = {}, {}
+    for v in [v for _, reads in bwd_ops for v in reads] + outputs:
+        if v in tangent or v not in local:
+            continue
+        if v in cheap:
+            needed[v] = None
+        else:
+            residuals[v] = None
+    residuals = list(residuals)
+    # the recomputed ops the backward loop needs, in program order
+    clones, stack = set(), [v for v in needed if v in defining]
+    while stack:
+        op = defining[stack.pop()]
+        if op in clones:
+            continue
+        clones.add(op)
+        stack.extend(v for v in _inner_values(op) if v in defining)
+    clones = [op for op in fwd_ops if op in clones]
+    i32 = _I32
+    nr = len(residuals)
+    res_specs = [shape_dtype_of(v.type) for v in residuals]
 
-    fwd = ops.while_([zero, *operands, *bufs0, *caps], fwd_cond, fwd_body)
-    bufs = fwd[n + 1:n + 1 + len(stored)]
+    # forward: the body's ops (and the derivative's that read no cotangent), residuals stored
+    def fwd_cond(*a):
+        return ops.compare(a[0], _const(trips, i32), "LT")
 
-    # backward: t = trips - 1 ... 0
+    def fwd_body(*a):
+        t, xs, bufs, cap_a = a[0], a[1:n + 1], a[n + 1:n + 1 + nr], a[n + 1 + nr:]
+        mapping = {old: new.value for old, new in zip(args, [*xs, *cap_a])}
+        fwd_args.update(mapping)
+        for op in fwd_ops:
+            op.detach_from_parent()
+            b.ip.insert(op)
+            _remap(op, mapping)
+        z = _const(0, i32)
+        new_bufs = []
+        for buf, v in zip(bufs, residuals):
+            r = b.tensor(mapping.get(v, v))
+            new_bufs.append(ops.dynamic_update_slice(buf, ops.reshape(r, (1, *r.shape)), [t] + [z] * r.ndim))
+        results = [b.tensor(mapping.get(v, v)) for v in res_of]
+        return (ops.add(t, _const(1, i32)), *results, *new_bufs, *cap_a)
+
+    fwd_args = {}  # (the step's block arguments -> the forward body's)
+    init = [_const(0, i32), *operands, *[_zeros((trips, *s), d) for s, d in res_specs], *caps]
+    fwd = ops.while_(init, fwd_cond, fwd_body)
+    if in_place:
+        for old, new in zip(list(region_op.results)[:n], fwd[1:n + 1]):
+            old.replace_all_uses_with(new.value)
+    bufs = fwd[n + 1:n + 1 + nr]
+    b.ip = end_ip
+
+    # backward: t = trips - 1 ... 0, the derivative's ops over the stored residuals
     ct0 = [instantiate(cts[i], operands[i]) for i in diff]
     acc0 = [zeros_like(caps[k]) for k in cap_diff]
-    inv = [operands[i] for i in sorted(invariant)]
-    nd, na, nb = len(diff), len(cap_diff), len(bufs)
+    inv_pos = sorted(invariant)
+    inv = [operands[j] for j in inv_pos]
+    nd, na = len(diff), len(cap_diff)
 
-    def bwd_cond(*args):
-        return ops.compare(args[0], full(0, (), _I32), "GE")
+    def at(buf, t, z):
+        piece = ops.dynamic_slice(buf, [t] + [z] * (buf.ndim - 1), (1, *buf.shape[1:]))
+        return ops.reshape(piece, buf.shape[1:])
 
-    def bwd_body(*args):
-        t = args[0]
-        cs, accs = args[1:1 + nd], args[1 + nd:1 + nd + na]
-        bs = args[1 + nd + na:1 + nd + na + nb]
-        invs = args[1 + nd + na + nb:1 + nd + na + nb + len(inv)]
-        cap_args = args[1 + nd + na + nb + len(inv):]
-        xs = [None] * n
-        for buf, i in zip(bs, stored):
-            xs[i] = at(buf, t)
-        for x, i in zip(invs, sorted(invariant)):
-            xs[i] = x
-        inner_outer = _outer(captured, cap_args)
-        results, tape = _emit_region(body_region, xs, inner_outer)
-        seeds = {}
-        for i, c in zip(diff, cs):
-            seeds[results[i].value] = add_any(seeds.get(results[i].value), c)
-        sources = [xs[i] for i in diff] + [cap_args[k] for k in cap_diff]
-        got = core.backward(tape, seeds, core.active_values(tape, sources))
-        new_cs = [instantiate(got.get(xs[i].value), xs[i]) for i in diff]
-        new_accs = [add_any(a, got.get(cap_args[k].value)) for a, k in zip(accs, cap_diff)]
-        return (ops.subtract(t, full(1, (), _I32)), *new_cs, *new_accs, *bs, *invs, *cap_args)
+    def bwd_cond(*a):
+        return ops.compare(a[0], _const(0, i32), "GE")
 
-    bwd = ops.while_([full(trips - 1, (), _I32), *ct0, *acc0, *bufs, *inv, *caps], bwd_cond, bwd_body)
+    def bwd_body(*a):
+        t = a[0]
+        cs, accs = a[1:1 + nd], a[1 + nd:1 + nd + na]
+        bs = a[1 + nd + na:1 + nd + na + nr]
+        invs = a[1 + nd + na + nr:1 + nd + na + nr + len(inv)]
+        cap_a = a[1 + nd + na + nr + len(inv):]
+        z = _const(0, i32)
+        mapping = {s: c.value for s, c in zip(args[n + nc:], cs)}
+        mapping.update({args[j]: v.value for j, v in zip(inv_pos, invs)})
+        mapping.update({args[n + k]: v.value for k, v in enumerate(cap_a)})
+        if counter is not None and counter not in invariant:
+            mapping[args[counter]] = _counter_at(t, operands[counter].dtype, c_start, c_step).value
+        for buf, v in zip(bs, residuals):
+            mapping[v] = at(buf, t, z).value
+        # (the clones copy forward-loop ops, which read the forward body's arguments)
+        of_fwd = {fwd_args[k]: v for k, v in mapping.items() if k in fwd_args}
+        for op in clones:
+            new = op.clone(ip=b.ip)
+            _remap(new, {**mapping, **of_fwd})
+            mapping.update(zip(op.results, new.results))
+            of_fwd.update(zip(op.results, new.results))
+        for op, _ in bwd_ops:
+            op.detach_from_parent()
+            b.ip.insert(op)
+            _remap(op, mapping)
+
+        def tensor(g):
+            return None if g is None else b.tensor(mapping.get(g.value, g.value))
+
+        new_cs = [instantiate(tensor(g), operands[i]) for g, i in zip(got_x, diff)]
+        new_accs = [add_any(acc, tensor(g)) for acc, g in zip(accs, got_c)]
+        return (ops.subtract(t, _const(1, i32)), *new_cs, *new_accs, *bs, *invs, *cap_a)
+
+    bwd = ops.while_([_const(trips - 1, i32), *ct0, *acc0, *bufs, *inv, *caps], bwd_cond, bwd_body)
     for i, c in zip(diff, bwd[1:1 + nd]):
         result[i] = c
     for k, c in zip(cap_diff, bwd[1 + nd:1 + nd + na]):
