@@ -8,7 +8,11 @@ branches, circular and reflect padding. ``--write`` lowers them with jax into
 tests/data/pad_corpus/NAME.mlir (what tests/test_pad_corpus.py reads); the default run counts
 pad + fft ops before and after ``Module.optimize()`` and checks every result.
 
-    python benchmarks/pad_corpus.py [--write]
+    python benchmarks/pad_corpus.py [--corpus v1|v3] [--write]
+
+``--corpus v3`` is CORPUS_V3 (tests/data/pad_corpus_v3/): programs for pad-push's pad-arith families
+(shifted pads combined by elementwise ops, selects of boxes, adjacent slices, pads and crops of
+concatenates), lowered and checked the same way (tests/test_pad_families.py).
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from jax import lax
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "tests", "data", "pad_corpus")
+DATA_V3 = os.path.join(HERE, "..", "tests", "data", "pad_corpus_v3")
 F32, C64 = np.float32, np.complex64
 
 
@@ -323,8 +328,119 @@ CORPUS = {
 }
 
 
+# ---------------------------------------------------------------- v3: the pad-arith families (issue 28 item 5)
+
+def shifted_sum(a, b):
+    return jnp.pad(a, (1, 0)) + jnp.pad(b, (0, 1))
+
+
+def shifted_max(a, b):
+    return jnp.maximum(jnp.pad(a, (2, 0), constant_values=-jnp.inf), jnp.pad(b, (0, 2), constant_values=-jnp.inf))
+
+
+def shifted_min_rows(a, b):
+    return jnp.minimum(jnp.pad(a, ((1, 0), (1, 1)), constant_values=jnp.inf),
+                       jnp.pad(b, ((0, 1), (1, 1)), constant_values=jnp.inf))
+
+
+def shifted_difference_int(a, b):
+    return jnp.pad(a, ((0, 0), (1, 0))) - jnp.pad(b, ((0, 0), (0, 1)))
+
+
+def shifted_product_int(a, b):
+    return jnp.pad(a, (0, 3)) * jnp.pad(b, (2, 0))
+
+
+def shifted_masks(m1, m2):
+    return jnp.pad(m1 > 0, (1, 0)) & jnp.pad(m2 > 0, (0, 1))
+
+
+def weighted_pads(a, b):
+    return 0.5 * jnp.pad(a, 1) + 0.25 * jnp.pad(b, 1)
+
+
+def weighted_shifts(x):
+    return 2 * jnp.pad(x, ((0, 0), (1, 0))) - jnp.pad(x, ((0, 0), (0, 1))) * 3
+
+
+def where_iota_1d(x, y):
+    i = jnp.arange(y.shape[0])
+    return jnp.where((i >= 2) & (i < 2 + x.shape[0]), jnp.pad(x, (2, y.shape[0] - 2 - x.shape[0])), y)
+
+
+def where_iota_2d(x, y):
+    i = lax.broadcasted_iota(jnp.int32, y.shape, 0)
+    j = lax.broadcasted_iota(jnp.int32, y.shape, 1)
+    inside = (i >= 1) & (i < 4) & (j >= 2) & (j < 5)
+    return jnp.where(inside, jnp.pad(x, ((1, y.shape[0] - 4), (2, y.shape[1] - 5))), y)
+
+
+def where_pad_mask(x, y):
+    mask = jnp.pad(jnp.ones(x.shape, bool), 1)
+    return jnp.where(mask, jnp.pad(x, 1), y)
+
+
+def where_outside(x, y):
+    i = jnp.arange(y.shape[-1])
+    return jnp.where((i < 1) | (i >= 1 + x.shape[-1]), y, jnp.pad(x, ((0, 0), (1, y.shape[-1] - 1 - x.shape[-1]))))
+
+
+def boundary_condition(u, g):
+    i = jnp.arange(u.shape[0])
+    interior = jnp.pad(u[1:-1] * 0.5, 1)
+    return jnp.where((i == 0) | (i == u.shape[0] - 1), g, interior)
+
+
+def adjacent_slices_rows(x):
+    return jnp.concatenate([x[1:3, :4], x[3:6, :4]], axis=0) * 2
+
+
+def adjacent_strided_slices(x):
+    return jnp.concatenate([x[0:4:2], x[4:8:2]]) + 1
+
+
+def pad_of_concat_edges(a, b):
+    return jnp.pad(jnp.concatenate([jnp.pad(a, (2, 0)), b]), (1, 1))
+
+
+def pad_of_concat_rows(a, b):
+    return jnp.pad(jnp.concatenate([a, jnp.pad(b, ((0, 2), (0, 0)))], axis=0), ((0, 1), (1, 1)))
+
+
+def crop_of_concat(a, b):
+    return jnp.concatenate([a, b])[2:-1] * 3
+
+
+def halo_crop(x):
+    h = jnp.concatenate([x[:, -1:], x, x[:, :1]], axis=1)
+    return h[:, 1:-1] - x
+
+
+CORPUS_V3 = {
+    "shifted_sum": (shifted_sum, [((7,), F32), ((7,), F32)]),
+    "shifted_max": (shifted_max, [((5,), F32), ((5,), F32)]),
+    "shifted_min_rows": (shifted_min_rows, [((3, 4), F32), ((3, 4), F32)]),
+    "shifted_difference_int": (shifted_difference_int, [((2, 6), np.int32), ((2, 6), np.int32)]),
+    "shifted_product_int": (shifted_product_int, [((5,), np.int32), ((6,), np.int32)]),
+    "shifted_masks": (shifted_masks, [((6,), F32), ((6,), F32)]),
+    "weighted_pads": (weighted_pads, [((3, 4), F32), ((3, 4), F32)]),
+    "weighted_shifts": (weighted_shifts, [((2, 8), F32)]),
+    "where_iota_1d": (where_iota_1d, [((3,), F32), ((8,), F32)]),
+    "where_iota_2d": (where_iota_2d, [((3, 3), F32), ((6, 7), F32)]),
+    "where_pad_mask": (where_pad_mask, [((4, 4), F32), ((6, 6), F32)]),
+    "where_outside": (where_outside, [((2, 4), F32), ((2, 7), F32)]),
+    "boundary_condition": (boundary_condition, [((10,), F32), ((10,), F32)]),
+    "adjacent_slices_rows": (adjacent_slices_rows, [((8, 6), F32)]),
+    "adjacent_strided_slices": (adjacent_strided_slices, [((9, 3), F32)]),
+    "pad_of_concat_edges": (pad_of_concat_edges, [((3,), F32), ((4,), F32)]),
+    "pad_of_concat_rows": (pad_of_concat_rows, [((2, 3), F32), ((2, 3), F32)]),
+    "crop_of_concat": (crop_of_concat, [((4,), F32), ((5,), F32)]),
+    "halo_crop": (halo_crop, [((3, 6), F32)]),
+}
+
+
 def lower(name: str) -> str:
-    fn, specs = CORPUS[name]
+    fn, specs = {**CORPUS, **CORPUS_V3}[name]
     args = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in specs]
     return jax.jit(fn).lower(*args).as_text()
 
@@ -347,27 +463,35 @@ def pad_fft_count(module) -> int:
 
 def relative_error(got, want) -> float:
     got, want = np.asarray(got).astype(np.complex128), np.asarray(want).astype(np.complex128)
-    return float(np.max(np.abs(got - want), initial=0) / max(np.max(np.abs(want), initial=0), 1))
+    with np.errstate(invalid="ignore"):  # (equal infinities are no error: v3's max of -inf pads)
+        diff = np.where(got == want, 0, np.abs(got - want))
+    finite = np.abs(want)[np.isfinite(want)]
+    return float(np.max(diff, initial=0) / max(np.max(finite, initial=0), 1))
 
 
-def load_all():
+def load_all(version: str = "v1"):
+    """The corpus's modules by name: ``"v1"`` (CORPUS, tests/data/pad_corpus) or ``"v3"`` (CORPUS_V3)."""
     import hloforge as hf
-    return {name: hf.Module.load(os.path.join(DATA, f"{name}.mlir")) for name in CORPUS}
+    table, data = (CORPUS, DATA) if version == "v1" else (CORPUS_V3, DATA_V3)
+    return {name: hf.Module.load(os.path.join(data, f"{name}.mlir")) for name in table}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="lower the corpus with jax into tests/data/pad_corpus")
+    parser.add_argument("--corpus", choices=("v1", "v3"), default="v1",
+                        help="v1: the 59 modules of CORPUS; v3: CORPUS_V3, the pad-arith families' programs")
     args = parser.parse_args()
+    table, data = (CORPUS, DATA) if args.corpus == "v1" else (CORPUS_V3, DATA_V3)
     if args.write:
-        os.makedirs(DATA, exist_ok=True)
-        for name in CORPUS:
-            with open(os.path.join(DATA, f"{name}.mlir"), "w") as f:
+        os.makedirs(data, exist_ok=True)
+        for name in table:
+            with open(os.path.join(data, f"{name}.mlir"), "w") as f:
                 f.write(lower(name))
-        print(f"wrote {len(CORPUS)} modules to {os.path.normpath(DATA)}")
+        print(f"wrote {len(table)} modules to {os.path.normpath(data)}")
         return
     total_before = total_after = 0
-    for name, m in load_all().items():
+    for name, m in load_all(args.corpus).items():
         args_ = inputs(m)
         want = [np.asarray(o) for o in m.compile().call_flat(args_)]
         m.optimize("inline,symbol-dce")  # (jax lowers each jnp.pad into one function called from many places)
@@ -378,7 +502,7 @@ def main():
         err = max(relative_error(g, w) for g, w in zip(got, want))
         total_before, total_after = total_before + before, total_after + after
         print(f"{name:<28} pad+fft {before:3d} -> {after:3d}   max rel err {err:.1e}")
-    print(f"corpus of {len(CORPUS)} modules: pad+fft {total_before} -> {total_after}")
+    print(f"corpus of {len(table)} modules: pad+fft {total_before} -> {total_after}")
 
 
 if __name__ == "__main__":

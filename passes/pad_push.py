@@ -22,6 +22,7 @@ from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
     NO_MATCH, broadcast_scalar, constant, dtype_of, element_type, emit, finite_math, has_one_use, ints,
     needs_operand, producer, shape_of, splat_value, tensor)
+from hloforge.passes import pad_arith
 from hloforge.passes.pad import emit_pad, emit_slice, paddings, same_value, scalar_constant, unary_keeps_bits
 
 PAD = "stablehlo.pad"
@@ -768,4 +769,5 @@ PATTERNS = {
     "unary_of_shared_pad": (UNARY_OPS, unary_of_shared_pad),
     "product_of_pad": (PRODUCT_OPS, product_of_pad),
     "quotient_of_pad": (("stablehlo.divide",), quotient_of_pad),
+    **pad_arith.PATTERNS,  # (tried after the patterns above on the same root)
 }

@@ -1,0 +1,20 @@
+module @jit_shifted_product_int attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<5xi32>, %arg1: tensor<6xi32>) -> (tensor<8xi32> {jax.result_info = "result"}) {
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %0 = call @_pad(%arg0, %c) : (tensor<5xi32>, tensor<i32>) -> tensor<8xi32>
+    %c_0 = stablehlo.constant dense<0> : tensor<i32>
+    %1 = call @_pad_0(%arg1, %c_0) : (tensor<6xi32>, tensor<i32>) -> tensor<8xi32>
+    %2 = stablehlo.multiply %0, %1 : tensor<8xi32>
+    return %2 : tensor<8xi32>
+  }
+  func.func private @_pad(%arg0: tensor<5xi32>, %arg1: tensor<i32>) -> tensor<8xi32> {
+    %0 = stablehlo.convert %arg1 : tensor<i32>
+    %1 = stablehlo.pad %arg0, %0, low = [0], high = [3], interior = [0] : (tensor<5xi32>, tensor<i32>) -> tensor<8xi32>
+    return %1 : tensor<8xi32>
+  }
+  func.func private @_pad_0(%arg0: tensor<6xi32>, %arg1: tensor<i32>) -> tensor<8xi32> {
+    %0 = stablehlo.convert %arg1 : tensor<i32>
+    %1 = stablehlo.pad %arg0, %0, low = [2], high = [0], interior = [0] : (tensor<6xi32>, tensor<i32>) -> tensor<8xi32>
+    return %1 : tensor<8xi32>
+  }
+}
