@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from hloforge.frontend.context import ir, stablehlo
-from hloforge.passes._ir import NO_MATCH, constant, emit, params_of, producer, shape_of, tensor, element_type, evaluate
+from hloforge.passes._ir import NO_MATCH, constant, element_type, emit, evaluate, ints, params_of, producer, shape_of, tensor
 
 MAX_POSITIONS = 1 << 22  # largest position array evaluated at compile time
 # the ops a position array is computed with (hloforge.numpy's _positions: iota, reshape, slices;
@@ -57,17 +57,50 @@ def _box(flat, shape):
     if flat.size == 0 or flat.dtype.kind not in "iu":
         return None
     size = math.prod(shape)
-    if flat.min() < 0 or flat.max() >= size:
+    first, last = int(flat[0]), int(flat[-1])
+    if not (0 <= first <= last < size):
         return None
-    coords = np.unravel_index(flat, shape)
-    start = [int(c.min()) for c in coords]
-    sizes = [int(c.max()) - s + 1 for c, s in zip(coords, start)]
-    if math.prod(sizes) != flat.size:
+    start = [int(c) for c in np.unravel_index(first, shape)]
+    sizes = [int(c) - s + 1 for c, s in zip(np.unravel_index(last, shape), start)]
+    if min(sizes) < 1 or math.prod(sizes) != flat.size:
         return None
-    grid = np.indices(sizes).reshape(len(shape), -1) + np.asarray(start)[:, None]
-    if not np.array_equal(np.ravel_multi_index(tuple(grid), shape), flat):
+    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    expected = np.asarray(first, np.int64)
+    for n, stride in zip(sizes, strides):  # (the row-major positions of the box, built by broadcasting)
+        expected = np.add.outer(expected, np.arange(n, dtype=np.int64) * stride)
+    return (start, sizes) if np.array_equal(expected.ravel(), flat) else None
+
+
+def _iota_box(index):
+    """(S, start, sizes) when ``index`` is a unit-stride slice of a 1-d iota reshaped to S (how
+    hloforge.numpy's .at[] computes the positions of basic slices), else None."""
+    s = producer(index, "stablehlo.slice")
+    if s is None or any(v != 1 for v in ints(s, "strides")):
         return None
-    return start, sizes
+    grid = s.operands[0]
+    v = grid
+    while (r := producer(v, RESHAPE)) is not None:
+        v = r.operands[0]
+    if producer(v, "stablehlo.iota") is None or len(shape_of(v)) != 1:
+        return None
+    start, limit = ints(s, "start_indices"), ints(s, "limit_indices")
+    return tuple(shape_of(grid)), start, [b - a for a, b in zip(start, limit)]
+
+
+def _find_box(flat_operand, index, users=()):
+    """(S, start, sizes): the box of a shape S that the flat positions ``index`` list, or None."""
+    n = shape_of(flat_operand)[0]
+    fast = _iota_box(index)
+    if fast is not None and math.prod(fast[0]) == n and len(fast[0]) > 1:
+        return fast
+    positions = _static(index)
+    if positions is None:
+        return None
+    for shape in _shapes(flat_operand, index, users):
+        box = _box(positions.ravel(), shape)
+        if box is not None:
+            return (shape, *box)
+    return None
 
 
 def _shapes(flat_operand, index, users=()):
@@ -131,17 +164,10 @@ def flat_scatter_window(op, rewriter):
             or list(dims.scattered_dims_to_operand_dims) != [0] or dims.index_vector_dim != rank_i
             or list(dims.input_batching_dims) or list(dims.scatter_indices_batching_dims)):
         return NO_MATCH
-    positions = _static(index)
-    if positions is None:
+    found = _find_box(x, index, [u.owner for u in op.result.uses])
+    if found is None:
         return NO_MATCH
-    users = [u.owner for u in op.result.uses]
-    for shape in _shapes(x, index, users):
-        box = _box(positions.ravel(), shape)
-        if box is not None:
-            break
-    else:
-        return NO_MATCH
-    start, sizes = box
+    shape, start, sizes = found
     loc = op.location
     with rewriter.ip:
         base = _unflatten(x, shape, loc)
@@ -175,18 +201,13 @@ def flat_gather_slice(op, rewriter):
     rank_i = len(shape_of(index))
     if (list(dims.offset_dims) or list(dims.collapsed_slice_dims) != [0] or list(dims.start_index_map) != [0]
             or dims.index_vector_dim != rank_i or list(dims.operand_batching_dims)
-            or list(dims.start_indices_batching_dims) or list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"])) != [1]):
+            or list(dims.start_indices_batching_dims)
+            or list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"])) != [1]):
         return NO_MATCH
-    positions = _static(index)
-    if positions is None:
+    found = _find_box(y, index)
+    if found is None:
         return NO_MATCH
-    for shape in _shapes(y, index):
-        box = _box(positions.ravel(), shape)
-        if box is not None:
-            break
-    else:
-        return NO_MATCH
-    start, sizes = box
+    shape, start, sizes = found
     loc = op.location
     with rewriter.ip:
         base = _unflatten(y, shape, loc)
