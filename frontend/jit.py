@@ -522,7 +522,8 @@ def jit(fn=None, *, optimize: bool = True, device=None, name: str = "main",
             raise TypeError(f"hf.jit: expected a callable value, got {f!r}")
         donated = _donated_positions(f, donate_argnums, donate_argnames)
         if static_argnums not in ((), None) or static_argnames not in ((), None):
-            return StaticJitted(f, static_argnums or (), static_argnames or (), donated, options)
+            return StaticJitted(f, () if static_argnums is None else static_argnums,
+                                () if static_argnames is None else static_argnames, donated, options)
         return Jitted(f, donate_argnums=donated, **options)
     return make if fn is None else make(fn)
 

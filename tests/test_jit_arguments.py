@@ -103,3 +103,13 @@ def test_as_text_and_compiler_ir_answer_as_jax_lowered():
     assert "loc(" in m.as_text(debug_info=True)
     with pytest.raises(ValueError, match=r"dialect must be None or 'stablehlo', got 'hlo'"):
         m.as_text("hlo")
+
+
+def test_shape_deciding_arguments_must_be_concrete_and_static_argnums_makes_them_so():
+    from hloforge import numpy as hnp
+    with pytest.raises(TypeError, match=r"hloforge.numpy.arange: stop is a traced Tensor\(shape=\(\), dtype=int64.*"
+                                        r"static_argnums"):
+        hf.jit(lambda n: hnp.arange(n))(5)
+    with pytest.raises(TypeError, match=r"hloforge.numpy: the shape \(2, Tensor\(shape=\(\).*holds a traced Tensor"):
+        hf.jit(lambda n: hnp.zeros((2, n)))(3)
+    assert np.asarray(hf.jit(lambda n: hnp.arange(n), static_argnums=0)(4)).tolist() == [0, 1, 2, 3]

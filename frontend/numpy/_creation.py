@@ -11,9 +11,22 @@ from hloforge.frontend.numpy._base import asarray, astype, broadcast_to, splat
 from hloforge.frontend.tracing import Tensor
 
 
+_STATIC_HINT = ("the result's shape cannot depend on a run-time value; pass a Python int, or mark the argument "
+                "static: hf.jit(f, static_argnums=...)")
+
+
+def _concrete(what: str, name: str, value):
+    """``value`` itself, refused (TypeError) when it is a traced Tensor: a shape-deciding argument."""
+    if isinstance(value, Tensor):
+        raise TypeError(f"hloforge.numpy.{what}: {name} is a traced {value!r}; {_STATIC_HINT}")
+    return value
+
+
 def _shape(shape):
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
+    if isinstance(shape, Tensor) or any(isinstance(s, Tensor) for s in shape):
+        raise TypeError(f"hloforge.numpy: the shape {shape!r} holds a traced Tensor; {_STATIC_HINT}")
     shape = tuple(operator.index(s) for s in shape)
     if any(s < 0 for s in shape):
         raise ValueError(f"negative dimensions are not allowed: {shape}")
@@ -64,6 +77,8 @@ def arange(start, stop=None, step=1, dtype=None):
     """numpy.arange: ``start + i * step``. Emits stablehlo.iota (plus multiply/add when needed)."""
     if stop is None:
         start, stop = 0, start
+    for name, value in (("start", start), ("stop", stop), ("step", step)):
+        _concrete("arange", name, value)
     if step == 0:
         raise ValueError("arange: step must not be zero (Maximum allowed size exceeded)")
     out_dtype = dtypes.canonical(dtype) if dtype is not None else dtypes.canonicalize(np.result_type(start, stop, step))
