@@ -18,7 +18,8 @@ import math
 import numpy as np
 
 from hloforge.frontend.context import ir, stablehlo
-from hloforge.passes._ir import NO_MATCH, constant, element_type, emit, evaluate, ints, params_of, producer, shape_of, tensor
+from hloforge.passes._ir import (
+    NO_MATCH, constant, element_type, emit, evaluate, ints, params_of, producer, shape_of, tensor)
 
 MAX_POSITIONS = 1 << 22  # largest position array evaluated at compile time
 # the ops a position array is computed with (hloforge.numpy's _positions: iota, reshape, slices;
