@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import struct
 import threading
 
 import numpy as np
@@ -46,7 +47,11 @@ def hashable(value):
     if isinstance(value, tuple):
         return ("tuple", tuple(hashable(v) for v in value))
     hash(value)
-    return (type(value), repr(value) if type(value) is float else value)  # (repr: -0.0 and nan are keys)
+    if type(value) is float:  # (the bits: -0.0 and 0.0, -nan and nan are different keys)
+        return (float, struct.pack("<d", value))
+    if type(value) is complex:
+        return (complex, struct.pack("<dd", value.real, value.imag))
+    return (type(value), value)
 
 
 def use_jit(jit, array_type) -> None:

@@ -133,3 +133,13 @@ def test_small_signature_fixes():
     assert hnp.fft.rfftfreq(5, dtype=np.float64).dtype == np.float64
     with pytest.raises(ValueError, match="fftfreq: dtype must be a real floating dtype, got int32"):
         hnp.fft.fftfreq(4, dtype=np.int32)
+
+
+def test_eager_keys_keep_the_sign_of_zeros_and_nans():
+    # a Python scalar is baked into the compiled call: -nan after nan (and 0-0j after 0j) is a program of its own
+    for first, second in ((float("nan"), float("-nan")), (0.0, -0.0)):
+        hnp.asarray(first, dtype=np.float64)
+        assert np.signbit(hnp.asarray(second, dtype=np.float64)) == np.signbit(second)
+    assert not np.signbit(np.asarray(hnp.asarray(complex(0.0, 0.0))).imag)
+    assert np.signbit(np.asarray(hnp.asarray(complex(0.0, -0.0))).imag)
+    assert bool(hnp.signbit(hnp.asarray(float("-nan"), dtype=np.float64)))  # (the suite's signbit(-NaN) case)
