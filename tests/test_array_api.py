@@ -143,3 +143,19 @@ def test_eager_keys_keep_the_sign_of_zeros_and_nans():
     assert not np.signbit(np.asarray(hnp.asarray(complex(0.0, 0.0))).imag)
     assert np.signbit(np.asarray(hnp.asarray(complex(0.0, -0.0))).imag)
     assert bool(hnp.signbit(hnp.asarray(float("-nan"), dtype=np.float64)))  # (the suite's signbit(-NaN) case)
+
+
+def test_creation_functions_take_the_array_api_device_keyword():
+    device = hnp.zeros(2).device if hasattr(hnp.zeros(2), "device") else None
+    calls = {"zeros": lambda d: hnp.zeros(2, device=d), "ones": lambda d: hnp.ones(2, device=d),
+             "full": lambda d: hnp.full(2, 1.0, device=d), "arange": lambda d: hnp.arange(3, device=d),
+             "empty": lambda d: hnp.empty(2, device=d), "eye": lambda d: hnp.eye(2, device=d),
+             "linspace": lambda d: hnp.linspace(0, 1, 3, device=d),
+             "zeros_like": lambda d: hnp.zeros_like(np.ones(2), device=d),
+             "ones_like": lambda d: hnp.ones_like(np.ones(2), device=d),
+             "full_like": lambda d: hnp.full_like(np.ones(2), 3, device=d),
+             "empty_like": lambda d: hnp.empty_like(np.ones(2), device=d)}
+    for name, call in calls.items():
+        assert call(None).shape == call(device).shape
+        with pytest.raises(ValueError, match=rf"hloforge.numpy.{name}: device='tpu:7' is not supported"):
+            call("tpu:7")

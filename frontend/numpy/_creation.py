@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy._base import asarray, astype, broadcast_to, splat
+from hloforge.frontend.numpy._base import asarray, astype, broadcast_to, check_device, splat
 from hloforge.frontend.tracing import Tensor
 
 
@@ -33,8 +33,9 @@ def _shape(shape):
     return shape
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape, fill_value, dtype=None, *, device=None):
     """numpy.full: one splat ``stablehlo.constant`` (or a broadcast of a Tensor fill value)."""
+    check_device(device, "full")
     shape = _shape(shape)
     if isinstance(fill_value, Tensor):
         v = fill_value if dtype is None else astype(fill_value, dtype)
@@ -47,34 +48,40 @@ def full(shape, fill_value, dtype=None):
     return splat(fill_value, dtype, shape)
 
 
-def zeros(shape, dtype=float):
+def zeros(shape, dtype=float, *, device=None):
     """numpy.zeros (float64 by default; float32 with hf.config.dtypes = "jax")."""
+    check_device(device, "zeros")
     return full(shape, 0, dtypes.canonicalize(dtype))
 
 
-def ones(shape, dtype=float):
+def ones(shape, dtype=float, *, device=None):
     """numpy.ones (float64 by default; float32 with hf.config.dtypes = "jax")."""
+    check_device(device, "ones")
     return full(shape, 1, dtypes.canonicalize(dtype))
 
 
-def full_like(x, fill_value, dtype=None):
+def full_like(x, fill_value, dtype=None, *, device=None):
     """numpy.full_like."""
+    check_device(device, "full_like")
     x = asarray(x)
     return full(x.shape, fill_value, x.dtype if dtype is None else dtype)
 
 
-def zeros_like(x, dtype=None):
+def zeros_like(x, dtype=None, *, device=None):
     """numpy.zeros_like."""
+    check_device(device, "zeros_like")
     return full_like(x, 0, dtype)
 
 
-def ones_like(x, dtype=None):
+def ones_like(x, dtype=None, *, device=None):
     """numpy.ones_like."""
+    check_device(device, "ones_like")
     return full_like(x, 1, dtype)
 
 
-def arange(start, stop=None, step=1, dtype=None):
+def arange(start, stop=None, step=1, dtype=None, *, device=None):
     """numpy.arange: ``start + i * step``. Emits stablehlo.iota (plus multiply/add when needed)."""
+    check_device(device, "arange")
     if stop is None:
         start, stop = 0, start
     for name, value in (("start", start), ("stop", stop), ("step", step)):

@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy._base import asarray, astype, broadcast_to, normalize_axis, splat
+from hloforge.frontend.numpy._base import asarray, astype, broadcast_to, check_device, normalize_axis, splat
 from hloforge.frontend.numpy._creation import zeros
 from hloforge.frontend.numpy._shape import moveaxis, ravel, reshape
 from hloforge.frontend.tracing import Tensor
@@ -28,9 +28,10 @@ def _int(value, what):
 
 # ---------------------------------------------------------------- ranges
 
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     """numpy.linspace: ``num`` evenly spaced samples, computed as numpy does
     (``start + i * step``, the last one exactly ``stop``; integer dtypes floor)."""
+    check_device(device, "linspace")
     num = _int(num, "num")
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
@@ -115,8 +116,9 @@ def tri(N, M=None, k=0, dtype=float):
     return astype(_mask(N, M, _int(k, "k")), dtypes.canonicalize(dtype))
 
 
-def eye(N, M=None, k=0, dtype=float):
+def eye(N, M=None, k=0, dtype=float, *, device=None):
     """numpy.eye: ones on the k-th diagonal."""
+    check_device(device, "eye")
     N = _int(N, "N")
     M = N if M is None else _int(M, "M")
     if N < 0 or M < 0:
@@ -398,13 +400,15 @@ def copy(a, order="K"):
     return asarray(a)
 
 
-def empty(shape, dtype=float):
+def empty(shape, dtype=float, *, device=None):
     """numpy.empty: zeros (uninitialized memory has no meaning in StableHLO)."""
+    check_device(device, "empty")
     return zeros(shape, dtype)
 
 
-def empty_like(prototype, dtype=None, shape=None):
+def empty_like(prototype, dtype=None, shape=None, *, device=None):
     """numpy.empty_like: zeros."""
+    check_device(device, "empty_like")
     x = asarray(prototype)
     return zeros(x.shape if shape is None else shape, x.dtype if dtype is None else dtype)
 
