@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import operator
 
+import jax
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
@@ -36,8 +37,9 @@ def shape_tuple(name: str, shape) -> tuple:
     return out
 
 
-def key_operand(name: str, key) -> Tensor:
-    """``key`` as a uint32[2] Tensor of the current trace; wrong shapes or dtypes raise."""
+def check_key(name: str, key, batched: bool = False):
+    """``key`` validated as a uint32[2] PRNG key (or a batch ``(..., 2)`` of them with ``batched``):
+    the Tensor, or the uint32 data of an array or jax typed key; wrong types, dtypes or shapes raise."""
     if not isinstance(key, Tensor):
         data = jax_typed_key_data(key)
         if data is None:
@@ -52,10 +54,27 @@ def key_operand(name: str, key) -> Tensor:
     if np.dtype(key.dtype) != U32:
         raise TypeError(f"{name}: key must be a uint32[2] PRNG key (from PRNGKey, split or fold_in), "
                         f"got dtype {key.dtype}")
-    if tuple(key.shape) != (2,):
-        hint = "; index one key of split(key, n) first" if tuple(key.shape)[-1:] == (2,) else ""
-        raise ValueError(f"{name}: key must have shape (2,), got shape {tuple(key.shape)}{hint}")
-    return as_tensor(key, what=name)
+    shape = tuple(key.shape)
+    if batched:
+        if shape[-1:] != (2,):
+            raise ValueError(f"{name}: key data must have a trailing dimension of size 2 (threefry2x32 "
+                             f"keys), got shape {shape}")
+    elif shape != (2,):
+        hint = "; index one key of split(key, n) first" if shape[-1:] == (2,) else ""
+        raise ValueError(f"{name}: key must have shape (2,), got shape {shape}{hint}")
+    return key
+
+
+def key_operand(name: str, key) -> Tensor:
+    """``key`` as a uint32[2] Tensor of the current trace; wrong shapes or dtypes raise."""
+    return as_tensor(check_key(name, key), what=name)
+
+
+def no_sharding(name: str, out_sharding) -> None:
+    """jax's ``out_sharding`` keyword: only None (a sample's sharding is hf.jit's)."""
+    if out_sharding is not None:
+        raise ValueError(f"{name}: out_sharding is not supported (got {out_sharding!r}); pass None and shard "
+                         "the result with hf.jit")
 
 
 def key_words(key: Tensor):
@@ -73,12 +92,13 @@ def _rotate_left(x: Tensor, r: int) -> Tensor:
 def threefry2x32(k1: Tensor, k2: Tensor, x1: Tensor, x2: Tensor):
     """The Threefry-2x32 block cipher (20 rounds) of counters (x1, x2) under key (k1, k2).
 
-    ``k1``, ``k2``: 0-d uint32 Tensors; ``x1``, ``x2``: uint32 Tensors of one shape. Returns the
+    ``k1``, ``k2``: 0-d uint32 Tensors (or Tensors of the counters' shape: one key per counter);
+    ``x1``, ``x2``: uint32 Tensors of one shape. Returns the
     two uint32 output words, each of the counters' shape. Emits stablehlo.add/xor/shift_left/
     shift_right_logical/or only.
     """
     shape = x1.shape
-    wide = [ops.broadcast_in_dim(k, shape, ()) for k in (k1, k2)]
+    wide = [k if k.shape == shape else ops.broadcast_in_dim(k, shape, ()) for k in (k1, k2)]
     ks = wide + [ops.xor(ops.xor(wide[0], wide[1]), splat(_KS_PARITY, U32, shape))]
     x = [ops.add(x1, ks[0]), ops.add(x2, ks[1])]
     for i in range(5):
@@ -90,7 +110,7 @@ def threefry2x32(k1: Tensor, k2: Tensor, x1: Tensor, x2: Tensor):
     return x[0], x[1]
 
 
-def _iota_2x32(shape):
+def iota_2x32(shape):
     """(hi, lo) uint32 words of ``arange(prod(shape), dtype=uint64).reshape(shape)``."""
     size = math.prod(shape)
     if size > 2 ** 64:
@@ -110,13 +130,19 @@ def _iota_2x32(shape):
 def hash_counters(key: Tensor, shape):
     """threefry2x32 of the reshaped 64-bit iota of ``shape``: the two uint32 output words."""
     k1, k2 = key_words(key)
-    hi, lo = _iota_2x32(shape)
+    hi, lo = iota_2x32(shape)
     return threefry2x32(k1, k2, hi, lo)
 
 
 def raw_bits(key: Tensor, bit_width: int, shape) -> Tensor:
     """jax's ``random_bits``: uniform unsigned integers of ``bit_width`` bits and ``shape``."""
-    b1, b2 = hash_counters(key, shape)
+    return combine_bits(*hash_counters(key, shape), bit_width)
+
+
+def combine_bits(b1: Tensor, b2: Tensor, bit_width: int) -> Tensor:
+    """The threefry output words as ``bit_width``-bit random integers (jax's: ``b1 << 32 | b2`` for 64
+    bits, ``b1 ^ b2`` converted for 8, 16 and 32)."""
+    shape = b1.shape
     if bit_width == 64:
         u64 = np.dtype(np.uint64)
         hi = ops.shift_left(ops.convert(b1, u64), splat(32, u64, shape))
@@ -157,7 +183,7 @@ def _traced_seed_key(seed: Tensor) -> Tensor:
     return ops.concatenate([ops.reshape(hi, (1,)), ops.reshape(lo, (1,))], 0)
 
 
-def PRNGKey(seed):
+def PRNGKey(seed, *, impl=None):
     """A threefry2x32 key for an integer seed: the uint32[2] array jax.random.PRNGKey returns.
 
     A Python int seed is taken modulo 2**32 with a zero high word (what jax does in its default
@@ -169,26 +195,49 @@ def PRNGKey(seed):
 
     Args:
       seed: a Python int, a 0-d integer array, or a 0-d integer Tensor.
+      impl: None or "threefry2x32" (or jax's spec or key dtype of it): the only implementation.
     Returns:
       A uint32[2] numpy array (outside a trace, or for a concrete seed) or Tensor.
     Example:
       >>> key = hf.random.PRNGKey(0)          # array([0, 0], dtype=uint32)
     """
+    check_impl("hloforge.random.PRNGKey", impl)
     return _make_key("PRNGKey", seed)
 
 
-def key(seed):
+def key(seed, *, impl=None, dtype=None):
     """The same as :func:`PRNGKey`: hloforge keys are plain uint32[2] arrays, never typed key
     arrays (``jax.random.key_data(k)`` is what jax calls this data).
 
     Args:
       seed: a Python int, a 0-d integer array, or a 0-d integer Tensor.
+      impl, dtype: None or "threefry2x32" (or jax's spec or key dtype of it), at most one of them.
     Returns:
       A uint32[2] numpy array or Tensor.
     Example:
       >>> k = hf.random.key(42)               # array([0, 42], dtype=uint32)
     """
+    if impl is not None and dtype is not None:
+        raise ValueError("hloforge.random.key: pass impl or dtype, not both")
+    check_impl("hloforge.random.key", impl if dtype is None else dtype)
     return _make_key("key", seed)
+
+
+def check_impl(name: str, impl) -> None:
+    """``impl`` must name threefry2x32 (None, the string, or jax's PRNGSpec/key dtype of it): the only
+    implementation hloforge has."""
+    if impl is None or (isinstance(impl, str) and impl == "threefry2x32"):
+        return
+    try:
+        same = jax.random.key_dtype(impl) == jax.random.key_dtype("threefry2x32")
+    except (TypeError, ValueError):
+        same = None
+    if same is None:
+        raise ValueError(f"{name}: unrecognized PRNG implementation {impl!r}; hloforge implements "
+                         "'threefry2x32' only")
+    if not same:
+        raise ValueError(f"{name}: PRNG implementation {impl!r} is not supported; hloforge implements "
+                         "'threefry2x32' only")
 
 
 def _make_key(name, seed):
@@ -274,7 +323,7 @@ _UINTS = {np.dtype(f"uint{b}"): b for b in (8, 16, 32, 64)}
 
 
 @eager(static=("shape", "dtype"))
-def bits(key, shape=(), dtype=None):
+def bits(key, shape=(), dtype=None, *, out_sharding=None):
     """Uniform random unsigned integers (jax.random.bits, bit-for-bit).
 
     Emits threefry2x32 over the counters; 64-bit results join the two words with
@@ -284,12 +333,14 @@ def bits(key, shape=(), dtype=None):
       key: uint32[2] key.
       shape: result shape (default ``()``).
       dtype: uint8, uint16, uint32 (default, jax's with x64 off) or uint64.
+      out_sharding: None (sharding is hf.jit's).
     Returns:
       An array of ``shape`` and ``dtype``.
     Example:
       >>> b = hf.random.bits(key, (4,), np.uint64)
     """
     key = key_operand("bits", key)
+    no_sharding("hloforge.random.bits", out_sharding)
     dtype = U32 if dtype is None else dtypes.canonical(dtype)
     if dtype not in _UINTS:
         raise ValueError(f"bits: dtype must be an unsigned integer dtype, got {dtype}")

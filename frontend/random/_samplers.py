@@ -11,7 +11,7 @@ import numpy as np
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import astype, broadcast_to, splat
 from hloforge.frontend.random._eager import bound_array, eager, float32_array
-from hloforge.frontend.random._keys import key_operand, raw_bits, shape_tuple, split2
+from hloforge.frontend.random._keys import key_operand, no_sharding, raw_bits, shape_tuple, split2
 from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
 
 F32 = np.dtype(np.float32)
@@ -85,24 +85,38 @@ def finfo(dtype):
 
 def uniform_impl(key: Tensor, shape, dtype, minval: Tensor, maxval: Tensor) -> Tensor:
     """jax's ``_uniform``: random mantissa bits with exponent 0, minus 1, scaled and shifted."""
-    info = finfo(dtype)
-    nbits, nmant = info.bits, info.nmant
     check_shape("uniform", shape, minval.shape, maxval.shape)
     minval, maxval = broadcast_to(minval, shape), broadcast_to(maxval, shape)
+    return uniform_of_bits(raw_bits(key, uniform_bit_width(dtype), shape), dtype, minval, maxval)
+
+
+def uniform_bit_width(dtype) -> int:
+    """How many random bits jax's uniform draws per value: the dtype's width (8 for bfloat16)."""
+    info = finfo(dtype)
+    return 8 if info.nmant < 8 else info.bits
+
+
+def uniform_of_bits(random: Tensor, dtype, minval: Tensor, maxval: Tensor) -> Tensor:
+    """Uniform floats of ``dtype`` from ``uniform_bit_width(dtype)``-bit random integers, with
+    ``minval`` and ``maxval`` of their shape."""
+    info = finfo(dtype)
+    nbits, nmant, shape = info.bits, info.nmant, random.shape
+    rng_bits = uniform_bit_width(dtype)
     udtype = np.dtype(f"uint{nbits}")
-    rng_bits = 8 if nmant < 8 else nbits  # bfloat16 draws 8 random bits, as jax does
-    random = raw_bits(key, rng_bits, shape)
     if rng_bits != nbits:
         random = ops.convert(random, udtype)
     mantissa = ops.shift_right_logical(random, splat(rng_bits - nmant, udtype, shape))
-    # bitcast(mantissa | bits(1.0)) - 1.0 == mantissa * 2**-nmant exactly (mantissa < 2**nmant)
-    floats = ops.multiply(ops.convert(mantissa, dtype), splat(2.0 ** -nmant, dtype, shape))
+    # jax's bitcast(mantissa | bits(1.0)) - 1.0 (mantissa * 2**-nmant exactly; the same ops keep XLA's
+    # fusions, and so its excess float16 precision, the same as jax's)
+    one_bits = np.array(1.0, dtype).view(udtype)
+    floats = ops.subtract(ops.bitcast_convert(ops.or_(mantissa, splat(one_bits, udtype, shape)), dtype),
+                          splat(1.0, dtype, shape))
     scaled = ops.add(ops.multiply(floats, ops.subtract(maxval, minval)), minval)
     return ops.maximum(minval, scaled)
 
 
 @eager(static=("shape", "dtype"), dynamic={"minval": bound_array, "maxval": bound_array})
-def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
+def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0, *, out_sharding=None):
     """Uniform floats in ``[minval, maxval)`` (jax.random.uniform, bit-for-bit).
 
     ``random bits >> (bits - mantissa bits)``, as a float in [0, 1) (stablehlo.convert and
@@ -114,12 +128,14 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
       shape: result shape (default ``()``); minval and maxval broadcast to it.
       dtype: float16, bfloat16, float32 (default, jax's with x64 off) or float64.
       minval, maxval: bounds (Python scalars, arrays or Tensors), converted to ``dtype``.
+      out_sharding: None (sharding is hf.jit's).
     Returns:
       An array of ``shape`` and ``dtype``.
     Example:
       >>> u = hf.random.uniform(key, (3,), minval=-1.0, maxval=1.0)
     """
     key = key_operand("uniform", key)
+    no_sharding("hloforge.random.uniform", out_sharding)
     dtype = float_dtype("uniform", dtype)
     shape = shape_tuple("uniform", shape)
     return uniform_impl(key, shape, dtype, as_dtype("uniform", "minval", minval, dtype),
@@ -128,14 +144,14 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
 
 # ---------------------------------------------------------------- normal
 
-def _normal_real(key: Tensor, shape, dtype) -> Tensor:
+def normal_real(key: Tensor, shape, dtype) -> Tensor:
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
     u = uniform_impl(key, shape, dtype, as_tensor(np.asarray(lo, dtype)), as_tensor(np.array(1.0, dtype)))
     return ops.multiply(splat(np.sqrt(2), dtype, shape), erf_inv(u))
 
 
 @eager(static=("shape", "dtype"))
-def normal(key, shape=(), dtype=None):
+def normal(key, shape=(), dtype=None, *, out_sharding=None):
     """Standard normal samples (jax.random.normal, within one ulp: the same ops).
 
     ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in ``(-1, 1)``; emits the uniform sampler's ops
@@ -146,26 +162,28 @@ def normal(key, shape=(), dtype=None):
       key: uint32[2] key.
       shape: result shape (default ``()``).
       dtype: a float dtype (float32 default) or complex64/complex128.
+      out_sharding: None.
     Returns:
       An array of ``shape`` and ``dtype``.
     Example:
       >>> z = hf.random.normal(key, (2, 3))
     """
     key = key_operand("normal", key)
+    no_sharding("hloforge.random.normal", out_sharding)
     dtype = float_dtype("normal", dtype, allow_complex=True)
     shape = shape_tuple("normal", shape)
     if not dtypes.is_complex(dtype):
-        return _normal_real(key, shape, dtype)
+        return normal_real(key, shape, dtype)
     real = dtypes.real_dtype(dtype)
     key_re, key_im = split2(key)
-    re = ops.convert(_normal_real(key_re, shape, real), dtype)
-    im = ops.convert(_normal_real(key_im, shape, real), dtype)
+    re = ops.convert(normal_real(key_re, shape, real), dtype)
+    im = ops.convert(normal_real(key_im, shape, real), dtype)
     z = ops.add(re, ops.multiply(splat(1j, dtype, shape), im))
     return ops.divide(z, splat(np.sqrt(2), dtype, shape))
 
 
 @eager(static=("shape", "dtype"), dynamic={"lower": bound_array, "upper": bound_array})
-def truncated_normal(key, lower, upper, shape=None, dtype=None):
+def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=None):
     """Standard normal samples truncated to ``(lower, upper)`` (jax.random.truncated_normal).
 
     Inverse-CDF sampling: ``u`` uniform in ``[erf(lower/sqrt2), erf(upper/sqrt2))``, then
@@ -177,12 +195,14 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
       lower, upper: bounds (scalars, arrays or Tensors), broadcast together.
       shape: result shape; None (default) is the broadcast shape of the bounds.
       dtype: a float dtype (float32 default).
+      out_sharding: None.
     Returns:
       An array of ``shape`` and ``dtype`` with values in ``(lower, upper)``.
     Example:
       >>> w = hf.random.truncated_normal(key, -2.0, 2.0, (256, 256))
     """
     key = key_operand("truncated_normal", key)
+    no_sharding("hloforge.random.truncated_normal", out_sharding)
     dtype = float_dtype("truncated_normal", dtype)
     lower = as_dtype("truncated_normal", "lower", lower, dtype)
     upper = as_dtype("truncated_normal", "upper", upper, dtype)
@@ -208,7 +228,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
 # ---------------------------------------------------------------- bernoulli
 
 @eager(static=("shape", "mode"), dynamic={"p": float32_array})
-def bernoulli(key, p=0.5, shape=None, mode="low"):
+def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
     """Booleans that are True with probability ``p`` (jax.random.bernoulli, bit-for-bit).
 
     ``uniform(key, shape, p.dtype) < p`` (stablehlo.compare LT); ``mode="high"`` draws two
@@ -220,6 +240,7 @@ def bernoulli(key, p=0.5, shape=None, mode="low"):
         float array or Tensor (sampled in its own dtype).
       shape: result shape; None (default) is p's shape.
       mode: "low" (default) or "high".
+      out_sharding: None.
     Returns:
       A bool array of ``shape``.
     Example:
@@ -228,6 +249,7 @@ def bernoulli(key, p=0.5, shape=None, mode="low"):
     if mode not in ("high", "low"):
         raise ValueError(f"bernoulli: mode must be 'high' or 'low', got {mode!r}")
     key = key_operand("bernoulli", key)
+    no_sharding("hloforge.random.bernoulli", out_sharding)
     if isinstance(p, float):
         dtype = F32
     else:
@@ -373,7 +395,7 @@ _randint.__name__ = _randint.__qualname__ = "randint"  # (eager's messages and t
 _randint = eager(static=("shape", "dtype"), dynamic={"minval": bound_array, "maxval": bound_array})(_randint)
 
 
-def randint(key, shape, minval, maxval, dtype=None):
+def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
     """Uniform integers in ``[minval, maxval)`` (jax.random.randint, bit-for-bit).
 
     Two words of random bits per value (from ``split(key)``) reduced modulo the span with
@@ -388,11 +410,13 @@ def randint(key, shape, minval, maxval, dtype=None):
       shape: result shape; minval and maxval broadcast to it.
       minval, maxval: integer bounds (Python ints, arrays or Tensors; floats are truncated).
       dtype: an integer dtype (int32 default, jax's with x64 off).
+      out_sharding: None.
     Returns:
       An integer array of ``shape`` and ``dtype``.
     Example:
       >>> i = hf.random.randint(key, (8,), 0, 10)
     """
+    no_sharding("hloforge.random.randint", out_sharding)
     checked = I32 if dtype is None else dtypes.canonical(dtype)
     if dtypes.is_integer(checked):
         _check_static_bound("minval", minval, checked)

@@ -11,7 +11,7 @@ from hloforge.frontend import dtypes, ops
 from hloforge.frontend.context import dense_elements, i64_array
 from hloforge.frontend.numpy._base import astype, splat
 from hloforge.frontend.random._eager import eager
-from hloforge.frontend.random._keys import key_operand, raw_bits, split2
+from hloforge.frontend.random._keys import key_operand, no_sharding, raw_bits, split2
 from hloforge.frontend.random._samplers import F32, I32, _randint_impl, gumbel_impl, uniform_impl
 from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
 
@@ -104,7 +104,7 @@ def python_values(value: np.ndarray) -> np.ndarray:
 
 
 @eager(static=("axis", "independent"), dynamic={"x": static_population})
-def permutation(key, x, axis=0, independent=False):
+def permutation(key, x, axis=0, independent=False, *, out_sharding=None):
     """A random permutation of ``range(x)`` or of ``x`` along ``axis`` (jax.random.permutation).
 
     Sort-based shuffling: ``ceil(3 ln(n) / ln(2**32 - 1))`` rounds (one for n < 1600) of a stable
@@ -116,12 +116,14 @@ def permutation(key, x, axis=0, independent=False):
       axis: the axis to permute along.
       independent: shuffle every slice along ``axis`` independently (default: one permutation
         of the slices, the same for all).
+      out_sharding: None (sharding is hf.jit's).
     Returns:
       The permuted array (x's shape and dtype).
     Example:
       >>> order = hf.random.permutation(key, 10)
     """
     key = key_operand("permutation", key)
+    no_sharding("hloforge.random.permutation", out_sharding)
     n = _static_int("permutation", x)
     if n is not None or np.ndim(x) == 0 and not isinstance(x, Tensor):
         if n is None:
