@@ -111,7 +111,6 @@ def wide_program(r, k, a):
     out = {"exponential": r.exponential(k, S, d), "gumbel_highest": r.gumbel(k, S, d, "highest"),
            "rademacher": r.rademacher(k, S, d), "wald": r.wald(k, x["pos"], S, d),
            "weibull_min": r.weibull_min(k, x["pos"], x["conc"], S, d), "gamma": r.gamma(k, x["pos"], S, d),
-           "binomial": r.binomial(k, x["count"], x["prob"], (5,), d),
            "multivariate_normal": r.multivariate_normal(k, a["mean64"], a["cov64"], (4,)),
            "orthogonal": r.orthogonal(k, 3, (2,), d, m=4)}
     return {f"{n}/float64": v for n, v in out.items()}
@@ -147,18 +146,37 @@ def _jax_run(program, x64):
         return [jax.tree.map(np.asarray, fn(key, ARGS)) for key in KEYS]
 
 
+def _loss(r, np_):
+    def loss(a, b):
+        key = KEYS[2]
+        return np_.sum(r.gamma(key, a, S)) + np_.sum(r.beta(key, a, b, S)) + np_.sum(r.weibull_min(key, b, a, S))
+    return loss
+
+
+def _gradients(r, np_, grad):
+    x = ARGS["float32"]
+    return [np.asarray(g) for g in grad(_loss(r, np_), argnums=(0, 1))(x["pos"], x["conc"])]
+
+
 @pytest.fixture(scope="module")
-def results():
-    """{case: (hloforge's results, jax's) per key}: two programs per side (x64 off; float64 with jax's
-    x64 on), compiled at once in a thread pool (XLA compiles without the GIL)."""
-    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+def compiled():
+    """The programs of the comparisons, compiled at once in a thread pool (XLA compiles without the
+    GIL): {case: (hloforge's results, jax's) per key} for two programs per side (x64 off; float64
+    with jax's x64 on), and (hloforge's gradients, jax's)."""
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
         jobs = [(pool.submit(_hf_run, program), pool.submit(_jax_run, program, x64))
                 for program, x64 in PROGRAMS.values()]
+        grads = (pool.submit(_gradients, hr, hnp, hf.grad), pool.submit(_gradients, jax.random, jnp, jax.grad))
         out = {}
         for h, j in jobs:
             h, j = h.result(), j.result()
             out.update({name: ([r[name] for r in h], [r[name] for r in j]) for name in h[0]})
-        return out
+        return out, (grads[0].result(), grads[1].result())
+
+
+@pytest.fixture(scope="module")
+def results(compiled):
+    return compiled[0]
 
 
 def assert_matches(actual, expected, ulps=0):
@@ -231,23 +249,12 @@ def test_eager_calls_compile_once_per_static_signature():
 
 # ---------------------------------------------------------------- derivatives
 
-def _loss(r, np_):
-    def loss(a, b):
-        key = KEYS[2]
-        return (np_.sum(r.gamma(key, a, S)) + np_.sum(r.beta(key, a, b, S)) + np_.sum(r.pareto(key, b, S))
-                + np_.sum(r.weibull_min(key, b, a, S)))
-    return loss
-
-
-def test_gradients_match_jax():
+def test_gradients_match_jax(compiled):
     """hf.grad through gamma's custom derivative (jax's implicit reparameterization by
-    random_gamma_grad), beta's (log-space gamma), pareto's and weibull_min's."""
-    x = ARGS["float32"]
-    args = (x["pos"], x["conc"])
-    actual = hf.grad(_loss(hr, hnp), argnums=(0, 1))(*args)
-    expected = jax.grad(_loss(jax.random, jnp), argnums=(0, 1))(*args)
+    random_gamma_grad), beta's (log-space gamma) and weibull_min's."""
+    actual, expected = compiled[1]
     for a, e in zip(actual, expected):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=2e-5, atol=1e-6)
+        np.testing.assert_allclose(a, e, rtol=2e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------- the API
@@ -272,6 +279,7 @@ def test_key_functions_over_plain_keys():
     assert hr.key_dtype() == hr.key_dtype("threefry2x32") == jax.random.key_dtype()
     assert_matches(jax.random.key_data(jax.random.wrap_key_data(hr.key(5), dtype=hr.key_dtype())), hr.key(5))
     assert hr.clone(KEYS[1]) is KEYS[1]
+    assert_matches(hr.exponential(typed, S), jax.random.exponential(typed, S))  # (typed keys: their data)
     assert_matches(hr.key(7, dtype=hr.key_dtype()), hr.PRNGKey(7, impl="threefry2x32"))
     module = hf.trace(lambda k: (hr.key_data(k), hr.wrap_key_data(k), hr.clone(k)), hf.ShapeDtype((3, 2), np.uint32))
     assert set(module.op_counts()) == {"func.func", "func.return"}  # (identities: the arguments are returned)
