@@ -285,6 +285,19 @@ def test_key_functions_over_plain_keys():
     assert set(module.op_counts()) == {"func.func", "func.return"}  # (identities: the arguments are returned)
 
 
+def test_result_dtypes_follow_jax_promotion():
+    """Python scalars are weak (float16 samples stay float16), arrays promote (a float32 scale makes
+    them float32, as jax.random.weibull_min does), lists take jax's default float32."""
+    key = KEYS[0]
+    f32 = np.float32([1.0, 2.0])
+    for r_fn in (lambda r, k: r.weibull_min(k, 2.0, 1.5, (2,), F16), lambda r, k: r.weibull_min(k, f32, 1.5, (2,), F16),
+                 lambda r, k: r.double_sided_maxwell(k, f32, 2.0, (2,), F16),
+                 lambda r, k: r.generalized_normal(k, 1.5, (2,), F16), lambda r, k: r.geometric(k, f32.astype(F16))):
+        ours, theirs = hf.eval_shape(lambda k: r_fn(hr, k), key), jax.eval_shape(lambda k: r_fn(jax.random, k), key)
+        assert (ours.shape, ours.dtype) == (theirs.shape, theirs.dtype)
+    assert hf.eval_shape(lambda k: hr.weibull_min(k, [1.0, 2.0], 1.5), key).dtype == F32
+
+
 def test_gamma_emits_rejection_loops_and_orthogonal_lapack_calls():
     key = hf.ShapeDtype((2,), np.uint32)
     text = hf.trace(lambda k: hr.gamma(k, 2.0, (4,)), key).text

@@ -13,8 +13,9 @@ from hloforge.frontend.random._eager import eager
 from hloforge.frontend.random._lanes import loop_split, loop_uniform
 from hloforge.frontend.random._keys import key_operand, shape_tuple, split_keys
 from hloforge.frontend.random._params import (
-    F64, any_true, dtype_of, float_dtype, key_arg, param, promote, public, shape_of, tensor)
-from hloforge.frontend.random._samplers import F32, check_shape
+    any_true, as_dtype, dtype_of, float_dtype, inexact_dtype, key_arg, param, promote, public, shape_of, tensor,
+    weak_dtype)
+from hloforge.frontend.random._samplers import check_shape
 from hloforge.frontend.tracing import Tensor
 
 _BOOL = np.dtype(np.bool_)
@@ -140,17 +141,6 @@ def _binomial(key, n, p, shape, dtype):
     return binomial_impl(key, count, p, shape, dtype)
 
 
-def _inexact_of(x, weak, default) -> np.dtype:
-    d = default if weak else dtype_of(x)
-    return d if dtypes.is_float(d) else default
-
-
-def _as(x, dtype):
-    if dtype_of(x) == dtype:
-        return x
-    return ops.convert(x, dtype) if isinstance(x, Tensor) else np.asarray(x).astype(dtype)
-
-
 def binomial(key, n, p, shape=None, dtype=None):
     """Binomial(n, p) samples (jax.random.binomial), as floats.
 
@@ -173,7 +163,7 @@ def binomial(key, n, p, shape=None, dtype=None):
     key_arg(name, key)
     d = float_dtype(name, dtype)
     (n, _), (p, p_weak) = param(name, "n", n, d), param(name, "p", p, d)
-    p = _as(p, _inexact_of(p, p_weak, F64 if d.itemsize == 8 else F32))
+    p = as_dtype(p, inexact_dtype(p, p_weak, d))
     if shape is None:
         try:
             shape = tuple(np.broadcast_shapes(shape_of(n), shape_of(p)))
@@ -238,11 +228,10 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     key_arg(name, key)
     d = float_dtype(name, dtype)
     (n, n_weak), (p, p_weak) = param(name, "n", n, d), param(name, "p", p, d)
-    default = F64 if d.itemsize == 8 else F32
     strong = [dtype_of(x) for x, weak in ((n, n_weak), (p, p_weak)) if not weak]
-    joint = promote(*strong) if len(strong) == 2 else strong[0] if strong else default
-    joint = joint if dtypes.is_float(joint) else default  # (jax's promote_dtypes_inexact)
-    n, p = _as(n, joint), _as(p, joint)
+    joint = promote(*strong) if len(strong) == 2 else strong[0] if strong else weak_dtype(d)
+    joint = joint if dtypes.is_float(joint) else weak_dtype(d)  # (jax's promote_dtypes_inexact)
+    n, p = as_dtype(n, joint), as_dtype(p, joint)
     shape = shape_of(p) if shape is None else shape_tuple(name, shape)
     if not shape:
         raise ValueError(f"{name}: p must have at least one dimension (the categories), got shape {shape_of(p)}")

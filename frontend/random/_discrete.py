@@ -1,8 +1,8 @@
-"""Counting samplers: geometric, categorical, poisson, binomial, multinomial (jax.random's, op for op).
+"""Counting samplers: geometric, categorical, poisson (jax.random's, op for op).
 
-Poisson and binomial are jax's rejection and inversion loops: one ``stablehlo.while`` per method
-over the whole sample, drawing fresh uniforms from ``split(key)`` each round until every element
-is done, and a select between the methods (both always run, as in jax).
+Poisson is jax's two loops, Knuth's and Hormann's rejection: one ``stablehlo.while`` per method over
+the whole sample, drawing fresh uniforms from ``split(key)`` each round until every element is done,
+and a select between the methods (both always run, as in jax).
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from hloforge.frontend.random._eager import eager
 from hloforge.frontend.random._lanes import loop_split, loop_uniform
 from hloforge.frontend.random._keys import key_operand, shape_tuple
 from hloforge.frontend.random._params import (
-    F64, any_true, converted, dtype_of, int_dtype, key_arg, no_sharding, param, public, result_shape, shape_of,
-    tensor)
+    any_true, as_dtype, converted, dtype_of, inexact_dtype, int_dtype, key_arg, no_sharding, param, public,
+    result_shape, shape_of, tensor)
 from hloforge.frontend.random._samplers import F32, I32, check_shape, finfo, gumbel_impl
 from hloforge.frontend.tracing import Tensor
 
@@ -37,15 +37,6 @@ def loop_bound(dtype) -> tuple:
     counter = np.dtype(np.int64) if np.dtype(dtype).itemsize == 8 else I32
     top = float(finfo(dtype).max) if dtypes.is_float(dtype) else np.iinfo(dtype).max
     return counter, int(min(top, np.iinfo(counter).max))
-
-
-def _inexact(name: str, what: str, x, weak: bool, weak_default) -> np.dtype:
-    """jax's ``promote_dtypes_inexact`` of one parameter: floats keep their dtype, integers and
-    bools become float32 (the default float; float64 for a 64-bit sample, jax with x64)."""
-    if weak:
-        return weak_default
-    d = dtype_of(x)
-    return d if dtypes.is_float(d) else weak_default
 
 
 # ---------------------------------------------------------------- geometric
@@ -83,8 +74,7 @@ def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
     p, weak = param(name, "p", p, d)
     shape = result_shape(name, shape, p)
     no_sharding(name, out_sharding)
-    pd = _inexact(name, "p", p, weak, F64 if d.itemsize == 8 else F32)
-    p = p if dtype_of(p) == pd else np.asarray(p, pd) if not isinstance(p, Tensor) else ops.convert(p, pd)
+    p = as_dtype(p, inexact_dtype(p, weak, d))
     return _geometric(key, p, shape, d)
 
 

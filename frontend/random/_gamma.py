@@ -52,7 +52,7 @@ def _gamma_lanes(k1: Tensor, k2: Tensor, alpha: Tensor, log_space: bool) -> Tens
         return ops.and_(squeeze, log_test)
 
     def normal_until_positive(x1, x2):
-        def pending(carry):
+        def any_not_positive(carry):
             return any_true(ops.compare(carry[3], zero, "LE"))
 
         def draw(carry):
@@ -62,10 +62,10 @@ def _gamma_lanes(k1: Tensor, k2: Tensor, alpha: Tensor, log_space: bool) -> Tens
             x_new = lane_normal(s1, s2, dtype)
             v_new = ops.add(one, ops.multiply(x_new, scale))
             return [ops.select(more, new, old) for new, old in zip((n1, n2, x_new, v_new), carry)]
-        _, _, x, v = while_loop(pending, draw, [x1, x2, zero, c(-1)])
+        _, _, x, v = while_loop(any_not_positive, draw, [x1, x2, zero, c(-1)])
         return x, v
 
-    def pending(carry):
+    def any_rejected(carry):
         return any_true(rejected(*carry[2:]))
 
     def body(carry):
@@ -74,7 +74,7 @@ def _gamma_lanes(k1: Tensor, k2: Tensor, alpha: Tensor, log_space: bool) -> Tens
         x, v = normal_until_positive(x1, x2)
         new = (n1, n2, ops.multiply(x, x), ops.multiply(ops.multiply(v, v), v), lane_uniform(u1, u2, dtype))
         return [ops.select(more, n, old) for n, old in zip(new, carry)]
-    V = while_loop(pending, body, [k1, k2, zero, one, c(2)])[3]
+    V = while_loop(any_rejected, body, [k1, k2, zero, one, c(2)])[3]
     u = lane_uniform(sub1, sub2, dtype)
     if log_space:
         log_samples = ops.neg(ops.neg(ops.log1p(ops.neg(u))))  # (-exponential(subkey))

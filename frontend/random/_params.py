@@ -51,7 +51,8 @@ def weak_dtype(dtype) -> np.dtype:
 
 def param(name: str, what: str, x, dtype, allow_complex=False):
     """A real-valued parameter ready for the eager call: ``(value, weak)``. Tensors and arrays keep
-    their dtype (``weak`` False); Python scalars become 0-d arrays of ``weak_dtype(dtype)``."""
+    their dtype (``weak`` False); Python scalars become 0-d arrays of ``weak_dtype(dtype)``, Python
+    lists arrays of jax's default dtypes (float32 or int32; 64-bit for a 64-bit sample dtype)."""
     if isinstance(x, Tensor):
         value, d = x, x.dtype
     elif dtypes.weak_type(x) in (bool, int, float) or (allow_complex and dtypes.weak_type(x) is complex):
@@ -63,10 +64,29 @@ def param(name: str, what: str, x, dtype, allow_complex=False):
             d = np.dtype(value.dtype)
         except (TypeError, ValueError):
             d = np.dtype(object)
+        if isinstance(x, (list, tuple)) and d.kind in "iuf":  # (jax's asarray: its default dtypes)
+            wide = weak_dtype(dtype) == F64
+            d = weak_dtype(dtype) if d.kind == "f" else np.dtype(np.int64 if wide else np.int32)
+            value = value.astype(d)
     real = dtypes.is_float(d) or dtypes.is_integer(d) or dtypes.is_bool(d)
     if not (real or (allow_complex and dtypes.is_complex(d))):
         raise TypeError(f"{name}: {what} must be a real number or array, got {type(x).__name__} {x!r}")
     return value, False
+
+
+def inexact_dtype(x, weak: bool, sample_dtype) -> np.dtype:
+    """jax's ``promote_dtypes_inexact`` of one parameter: a float array keeps its dtype; Python
+    scalars, integers and bools take the default float (float32; float64 for a 64-bit sample
+    dtype, jax with x64)."""
+    d = weak_dtype(sample_dtype) if weak else dtype_of(x)
+    return d if dtypes.is_float(d) else weak_dtype(sample_dtype)
+
+
+def as_dtype(x, dtype):
+    """A parameter (array or Tensor) in ``dtype``."""
+    if dtype_of(x) == dtype:
+        return x
+    return ops.convert(x, dtype) if isinstance(x, Tensor) else np.asarray(x).astype(dtype)
 
 
 def shape_of(x) -> tuple:
