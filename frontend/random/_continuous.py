@@ -8,8 +8,7 @@ from hloforge.frontend import ops
 from hloforge.frontend.numpy._base import broadcast_to, splat
 from hloforge.frontend.random._eager import eager
 from hloforge.frontend.random._keys import U32, key_operand, raw_bits, shape_tuple, split2
-from hloforge.frontend.random._params import (
-    check_safe_cast, converted, float_dtype, key_arg, no_sharding, param, public, result_shape)
+from hloforge.frontend.random._params import converted, float_dtype, key_arg, no_sharding, public, with_params
 from hloforge.frontend.random._samplers import F32, finfo, gumbel_impl, normal, normal_real, uniform_impl
 from hloforge.frontend.tracing import Tensor, as_tensor
 
@@ -207,19 +206,6 @@ def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
 
 # ---------------------------------------------------------------- one parameter, converted to the dtype
 
-def _with_params(name, key, dtype, out_sharding, shape, allow_complex=False, **params):
-    """The checks of a sampler whose parameters jax converts to the sample dtype: (shape, dtype,
-    the parameter values) in keyword order."""
-    name = public(name)
-    key_arg(name, key)
-    d = float_dtype(name, dtype, allow_complex)
-    values = {what: param(name, what, x, d, allow_complex) for what, x in params.items()}
-    shape = result_shape(name, shape, *(v for v, _ in values.values()))
-    no_sharding(name, out_sharding)
-    check_safe_cast(name, d, **values)
-    return shape, d, [v for v, _ in values.values()]
-
-
 @eager(static=("shape", "dtype"))
 def _pareto(key, b, shape, dtype):
     e = exponential_impl(key_operand(public("pareto"), key), shape, dtype)
@@ -240,7 +226,7 @@ def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
     Example:
       >>> x = hf.random.pareto(key, 3.0, (100,))
     """
-    shape, d, (b,) = _with_params("pareto", key, dtype, out_sharding, shape, b=b)
+    shape, d, (b,) = with_params("pareto", key, dtype, out_sharding, shape, b=b)
     return _pareto(key, b, shape, d)
 
 
@@ -266,7 +252,7 @@ def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
     Example:
       >>> r = hf.random.rayleigh(key, 2.0, (100,))
     """
-    shape, d, (scale,) = _with_params("rayleigh", key, dtype, out_sharding, shape, scale=scale)
+    shape, d, (scale,) = with_params("rayleigh", key, dtype, out_sharding, shape, scale=scale)
     return _rayleigh(key, scale, shape, d)
 
 
@@ -298,7 +284,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=N
     Example:
       >>> x = hf.random.triangular(key, 0.0, 0.3, 1.0, (100,))
     """
-    shape, d, (left, mode, right) = _with_params("triangular", key, dtype, out_sharding, shape,
+    shape, d, (left, mode, right) = with_params("triangular", key, dtype, out_sharding, shape,
                                                  left=left, mode=mode, right=right)
     return _triangular(key, left, mode, right, shape, d)
 
@@ -326,7 +312,7 @@ def lognormal(key, sigma=np.float32(1), shape=None, dtype=None, *, out_sharding=
     Example:
       >>> x = hf.random.lognormal(key, 0.5, (100,))
     """
-    shape, d, (sigma,) = _with_params("lognormal", key, dtype, out_sharding, shape, allow_complex=True, sigma=sigma)
+    shape, d, (sigma,) = with_params("lognormal", key, dtype, out_sharding, shape, allow_complex=True, sigma=sigma)
     return _lognormal(key, sigma, shape, d)
 
 
@@ -363,7 +349,7 @@ def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
     Example:
       >>> x = hf.random.wald(key, 1.5, (100,))
     """
-    shape, d, (mean,) = _with_params("wald", key, dtype, out_sharding, shape, mean=mean)
+    shape, d, (mean,) = with_params("wald", key, dtype, out_sharding, shape, mean=mean)
     return _wald(key, mean, shape, d)
 
 

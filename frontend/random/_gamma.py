@@ -24,7 +24,7 @@ from hloforge.frontend.random._eager import eager
 from hloforge.frontend.random._keys import key_operand, shape_tuple, split2
 from hloforge.frontend.random._lanes import lane_normal, lane_split, lane_uniform, lanes_of
 from hloforge.frontend.random._params import (
-    any_true, check_safe_cast, converted, float_dtype, key_arg, no_sharding, param, public, result_shape)
+    any_true, check_safe_cast, converted, float_dtype, key_arg, no_sharding, param, public, result_shape, with_params)
 from hloforge.frontend.random._samplers import check_shape, finfo, normal_real
 from hloforge.frontend.tracing import Tensor
 
@@ -328,14 +328,8 @@ def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
     Example:
       >>> x = hf.random.chisquare(key, 3.0, (100,))
     """
-    name = public("chisquare")
-    key_arg(name, key)
-    d = float_dtype(name, dtype)
-    df = param(name, "df", df, d)
-    shape = result_shape(name, shape, df[0])
-    no_sharding(name, out_sharding)
-    check_safe_cast(name, d, df=df)
-    return _chisquare(key, df[0], shape, d)
+    shape, d, (df,) = with_params("chisquare", key, dtype, out_sharding, shape, df=df)
+    return _chisquare(key, df, shape, d)
 
 
 @eager(static=("shape", "dtype"))
@@ -364,14 +358,8 @@ def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
     Example:
       >>> x = hf.random.f(key, 5.0, 10.0, (100,))
     """
-    name = public("f")
-    key_arg(name, key)
-    d = float_dtype(name, dtype)
-    dfnum, dfden = param(name, "dfnum", dfnum, d), param(name, "dfden", dfden, d)
-    shape = result_shape(name, shape, dfnum[0], dfden[0])
-    no_sharding(name, out_sharding)
-    check_safe_cast(name, d, dfnum=dfnum, dfden=dfden)
-    return _f(key, dfnum[0], dfden[0], shape, d)
+    shape, d, (dfnum, dfden) = with_params("f", key, dtype, out_sharding, shape, dfnum=dfnum, dfden=dfden)
+    return _f(key, dfnum, dfden, shape, d)
 
 
 @eager(static=("shape", "dtype"))
@@ -400,14 +388,8 @@ def t(key, df, shape=None, dtype=None, *, out_sharding=None):
     Example:
       >>> x = hf.random.t(key, 4.0, (100,))
     """
-    name = public("t")
-    key_arg(name, key)
-    d = float_dtype(name, dtype)
-    df = param(name, "df", df, d)
-    shape = result_shape(name, shape, df[0])
-    no_sharding(name, out_sharding)
-    check_safe_cast(name, d, df=df)
-    return _t(key, df[0], shape, d)
+    shape, d, (df,) = with_params("t", key, dtype, out_sharding, shape, df=df)
+    return _t(key, df, shape, d)
 
 
 __all__ = ["gamma", "loggamma", "beta", "dirichlet", "chisquare", "f", "t"]

@@ -183,3 +183,16 @@ def any_true(x: Tensor) -> Tensor:
 
 
 __all__: list = []
+
+
+def with_params(name, key, dtype, out_sharding, shape, allow_complex=False, **params):
+    """The checks of a sampler whose parameters jax converts to the sample dtype: (shape, dtype,
+    the parameter values) in keyword order."""
+    name = public(name)
+    key_arg(name, key)
+    d = float_dtype(name, dtype, allow_complex)
+    values = {what: param(name, what, x, d, allow_complex) for what, x in params.items()}
+    shape = result_shape(name, shape, *(v for v, _ in values.values()))
+    no_sharding(name, out_sharding)
+    check_safe_cast(name, d, **values)
+    return shape, d, [v for v, _ in values.values()]
