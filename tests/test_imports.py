@@ -210,7 +210,7 @@ def test_unknown_names_raise_attribute_errors():
         hf.lax.nonesuch
     with pytest.raises(AttributeError, match="module 'hloforge.numpy' has no attribute 'nonesuch'"):
         hf.numpy.nonesuch
-    for public in ("ops", "nn", "nn.initializers", "numpy.fft", "numpy.linalg", "lax.linalg"):
+    for public in ("ops", "nn", "nn.initializers", "numpy.fft", "numpy.linalg", "lax.linalg", "random"):
         module = importlib.import_module(f"hloforge.{public}")
         with pytest.raises(AttributeError, match=f"module 'hloforge.{public}' has no attribute 'nonesuch'"):
             module.nonesuch

@@ -33,3 +33,6 @@ __all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "t
            "lognormal", "wald", "gamma", "loggamma", "beta", "dirichlet", "chisquare", "f", "t",
            "rademacher", "maxwell", "double_sided_maxwell", "weibull_min", "generalized_normal", "ball",
            "categorical", "geometric", "poisson", "binomial", "multinomial", "multivariate_normal", "orthogonal"]
+
+from hloforge.frontend.naming import name_missing_attributes as _public_errors  # noqa: E402
+_public_errors(globals())  # (AttributeErrors name hloforge.random)
