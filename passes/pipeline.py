@@ -19,13 +19,13 @@ import os
 import re
 import time
 
+from hloforge import target
 from hloforge.frontend.context import ir, passmanager, rewrite
 from hloforge.frontend.context import diagnostics
 from hloforge.frontend.module import Module
 from hloforge.passes import fft, fold, guards, indexing, inline, pad, pad_push, spec_semantics, spectral
 from hloforge.passes._ir import Unsupported, assume_finite, begin_visit, run_cache, using_cost_model
 from hloforge.passes.report import PassReport
-from hloforge.runtime.settings import config
 
 FAMILIES = {
     "inline": inline.PATTERNS,
@@ -85,19 +85,25 @@ def parse(pipeline: str, table: dict | None = None) -> list:
 
 
 def run(module, pipeline: str = "default", finite_math: bool = True, dump_dir=None,
-        print_ir_after_change: bool = False) -> PassReport:
+        print_ir_after_change: bool = False, cost_model: target.CostModel | None = None) -> PassReport:
     """Rewrite ``module`` (an ``hloforge.Module``) in place; returns a PassReport.
 
     ``dump_dir`` receives ``NN_<pass>.mlir`` (NN: the pass's position in the run) after each pass
     that changed the module; ``print_ir_after_change`` prints the same text to stdout.
+    ``cost_model`` is what ``fft-truncate`` assumes about the target (None: ``target.CPU``);
+    ``Module.optimize`` resolves names and ``hf.config``'s default into one.
     """
+    if cost_model is not None and not isinstance(cost_model, target.CostModel):
+        raise TypeError(f"hloforge.passes.run: cost_model must be a hloforge.target.CostModel or None, got "
+                        f"{cost_model!r} (Module.optimize takes names)")
     table = patterns()
     steps = parse(pipeline, table)
     report = PassReport(ops_before=module.op_counts())
     start = time.perf_counter()
     watcher = _ChangeWatcher(module, dump_dir, print_ir_after_change) if dump_dir or print_ir_after_change else None
     runner = _Runner(module, report, finite_math, table, watcher)
-    with module.context, ir.Location.unknown(), assume_finite(finite_math), run_cache():
+    with module.context, ir.Location.unknown(), assume_finite(finite_math), run_cache(), \
+            using_cost_model(cost_model or target.CPU):
         for step in steps:
             runner.run(step)
     report.seconds = time.perf_counter() - start
@@ -318,9 +324,9 @@ def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir
       dump_dir: write ``NN_<pass>.mlir`` there after each pass that changed the module
         (NN: the pass's position in the run).
       print_ir_after_change: print the module after each pass that changed it.
-      cost_model: what ``fft-truncate`` assumes about the target: "cpu", "gpu" or a
-        ``hloforge.passes.spectral.CostModel``; None uses ``hf.config.cost_model``, and
-        when that is None too the model of ``hf.config.device``.
+      cost_model: what ``fft-truncate`` assumes about the target: "cpu", "gpu", "keep-ffts" or a
+        ``hloforge.target.CostModel``; None uses ``hf.config.cost_model``, and when that is None
+        too the model of ``hf.config.device`` (``target.resolve``).
     Raises:
       ValueError: an unknown pass name, or a pass left an invalid module (the
         message names the pass and carries MLIR's diagnostic).
@@ -328,11 +334,8 @@ def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir
       >>> report = m.optimize(); print(report)
     """
     self.pending_optimize = None  # (an explicit pipeline replaces the one hf.jit's lower() left for compile)
-    if cost_model is None:
-        cost_model = config.cost_model if config.cost_model is not None else config.device
-    with using_cost_model(spectral.resolve(cost_model)):
-        return run(self, pipeline, finite_math=finite_math, dump_dir=dump_dir,
-                   print_ir_after_change=print_ir_after_change)
+    return run(self, pipeline, finite_math=finite_math, dump_dir=dump_dir,
+               print_ir_after_change=print_ir_after_change, cost_model=target.resolve(cost_model))
 
 
 Module.optimize = optimize

@@ -4,7 +4,7 @@ A Fourier neural operator keeps a few low modes of ``rfftn(x)`` and zero-fills t
 ``irfftn``. Both transforms then compute mostly values nobody reads or sums of zeros. These
 patterns replace them by contractions with small constant DFT matrices over the kept modes
 (``dot_general`` in real arithmetic: a complex tensor travels as a real one with a trailing
-(re, im) pair axis), when the ``CostModel`` of the target says that is cheaper.
+(re, im) pair axis), when the ``CostModel`` of the target (``hloforge.target``) says that is cheaper.
 
 The rewrites are exact in real arithmetic; in floating point the sums are ordered differently
 (and an Inf or NaN no longer spreads to every element), so the family is finite-math only, like
@@ -13,7 +13,6 @@ the model; the default follows ``hf.config.device``.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -26,74 +25,10 @@ from hloforge.passes._ir import (
     is_zero, producer, shape_of, tensor)
 from hloforge.passes.fft import fft_type
 from hloforge.passes.pad import scalar_constant
+from hloforge.target import COST_MODELS, CPU, GPU, KEEP_FFTS, PARTIAL_DFT_ATTR, CostModel  # noqa: F401  (re-exported)
 
 FFT = "stablehlo.fft"
-# set on a module once it holds partial DFTs (the compiler then picks backend options for them)
-PARTIAL_DFT_ATTR = "hloforge.partial_dft"
 MAX_MATRIX = 1 << 22  # largest DFT matrix (elements) a pattern materializes
-
-
-@dataclasses.dataclass(frozen=True)
-class CostModel:
-    """Estimated run times (ns) of an FFT and of the partial DFT that would replace it.
-
-    ``fft_ns`` maps an fft_type to ns per point and log2 of the transform size (an FFT over
-    lengths L of a batch B costs ``fft_ns[type] * B * prod(L) * log2(prod(L))``); ``flop_ns`` is
-    ns per flop of a small real ``dot_general``; ``byte_ns`` ns per byte of a materialized zero-filled
-    spectrum (the pads and concatenates an inverse truncation removes). A partial DFT is used
-    when its cost is below ``margin`` times the FFT's.
-
-    Example:
-      >>> m.optimize(cost_model=hloforge.passes.spectral.CostModel("mine", {...}, 0.005, 0.1))
-    """
-    name: str
-    fft_ns: dict
-    flop_ns: float
-    byte_ns: float
-    margin: float = 1.0
-
-    def __post_init__(self):
-        if set(self.fft_ns) != {"FFT", "IFFT", "RFFT", "IRFFT"}:
-            raise ValueError(f"CostModel.fft_ns needs exactly the keys FFT, IFFT, RFFT, IRFFT, got "
-                             f"{sorted(self.fft_ns)}")
-        for name in ("flop_ns", "byte_ns", "margin"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or value < 0:
-                raise ValueError(f"CostModel.{name} must be a number >= 0, got {value!r}")
-
-    def fft_cost(self, kind: str, batch: int, lengths, zero_filled_bytes: int = 0) -> float:
-        points = math.prod(lengths)
-        return self.fft_ns[kind] * batch * points * max(math.log2(points), 1.0) + self.byte_ns * zero_filled_bytes
-
-    def dft_cost(self, flops: int) -> float:
-        return self.flop_ns * flops
-
-    def prefers_partial_dft(self, fft_ns: float, dft_ns: float) -> bool:
-        return dft_ns < self.margin * fft_ns
-
-
-# Measured on the project's 2-core CPU (jax 0.10.2, f32, batch 256 of 64x64): rfft2 0.56 ms with the
-# slices of its modes, irfft2 0.68 ms, 0.8 ms more with the zero-filling of its 4 MB spectrum (in
-# cache, small spectra cost less: byte_ns is set below that), real dots ~200 GFLOP/s.
-CPU = CostModel("cpu", {"FFT": 0.045, "IFFT": 0.048, "RFFT": 0.044, "IRFFT": 0.054}, flop_ns=0.0048,
-                byte_ns=0.05)
-# GPUs run small matmuls at tens of TFLOP/s while FFTs stay memory-bound.
-GPU = CostModel("gpu", {"FFT": 4e-4, "IFFT": 4e-4, "RFFT": 3e-4, "IRFFT": 3e-4}, flop_ns=2e-5, byte_ns=3e-4)
-# Never prefers a partial DFT: FFTs stay FFTs (e.g. ``hf.config.cost_model = spectral.KEEP_FFTS``).
-KEEP_FFTS = CostModel("keep-ffts", dict(CPU.fft_ns), flop_ns=math.inf, byte_ns=0.0)
-COST_MODELS = {"cpu": CPU, "gpu": GPU, "keep-ffts": KEEP_FFTS}
-
-
-def resolve(model) -> CostModel:
-    """A CostModel from a CostModel, "cpu" or "gpu" (None: the CPU model)."""
-    if model is None:
-        return CPU
-    if isinstance(model, CostModel):
-        return model
-    if isinstance(model, str) and model in COST_MODELS:
-        return COST_MODELS[model]
-    raise ValueError(f"cost_model must be None, {', '.join(map(repr, COST_MODELS))} or a "
-                     f"hloforge.passes.spectral.CostModel, got {model!r}")
 
 
 # ---------------------------------------------------------------- DFT matrices

@@ -5,9 +5,9 @@ import re
 import threading
 import time
 
+from hloforge import target
 from hloforge.frontend.module import Module
 from hloforge.frontend.shape_assertions import has_shape_assertions
-from hloforge.passes import spectral
 from hloforge.passes.guards import guard_for_xla
 from hloforge.runtime import cache, callbacks, pjrt, sharding
 from hloforge.runtime.dynamic import DynamicExecutable
@@ -126,7 +126,7 @@ def load_or_compile(code, devs, name="main", module=None, shardy=None):
 
 
 def _has_partial_dfts(module) -> bool:
-    return module is not None and spectral.PARTIAL_DFT_ATTR in module.mlir.operation.attributes
+    return module is not None and target.PARTIAL_DFT_ATTR in module.mlir.operation.attributes
 
 
 def _load_or_compile_locked(key, code, devs, name, module, shardy):

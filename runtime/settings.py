@@ -17,7 +17,7 @@ setting             environment variable      meaning
 ``log``             ``HLOFORGE_LOG``          XLA's C++ log lines shown: "error" (default: quiet),
                                               "warning", "info" or "debug"
 ``cost_model``      ``HLOFORGE_COST_MODEL``   what ``fft-truncate`` assumes about the target: "cpu",
-                                              "gpu", "keep-ffts" or a ``passes.spectral.CostModel`` (default
+                                              "gpu", "keep-ffts" or a ``hloforge.target.CostModel`` (default
                                               None: the model of ``device``; docs/passes.md)
 ``dtypes``          ``HLOFORGE_DTYPES``       hloforge.numpy's dtype rules: "numpy" (numpy 2, the default)
                                               or "jax" (jax without x64: 32-bit defaults; README "Dtypes")
@@ -28,11 +28,10 @@ from __future__ import annotations
 import os
 import re
 
+from hloforge import target as _target
 from hloforge.frontend import dtypes as _dtypes
 from hloforge.runtime import cache, pjrt
 
-_DEVICE_KINDS = ("cpu", "gpu")
-_COST_MODEL_NAMES = ("cpu", "gpu", "keep-ffts")  # (passes.spectral.COST_MODELS, which runtime cannot import)
 _SIZE = re.compile(r"\s*(\d+)\s*(?:([kmgt])(?:i?b)?|b)?\s*", re.IGNORECASE)
 _UNITS = {None: 0, "k": 10, "m": 20, "g": 30, "t": 40}
 
@@ -62,7 +61,7 @@ class Config:
         try:
             self.device = env.get("HLOFORGE_DEVICE") or "cpu"
         except ValueError:
-            raise ValueError(f"HLOFORGE_DEVICE must be one of {_DEVICE_KINDS}, got "
+            raise ValueError(f"HLOFORGE_DEVICE must be one of {_target.DEVICE_KINDS}, got "
                              f"{env.get('HLOFORGE_DEVICE')!r}") from None
         size = env.get("HLOFORGE_CACHE_SIZE")
         try:
@@ -96,9 +95,9 @@ class Config:
 
     @device.setter
     def device(self, value):
-        if value not in _DEVICE_KINDS:
-            raise ValueError(f"config.device must be one of {_DEVICE_KINDS}, got {value!r}")
-        self._device = value
+        self._device = _target.check_device_kind(value, "config.device")
+        if self is _GLOBAL[0]:
+            _target.set_defaults(self._device, self._cost_model)
 
     @property
     def cache_size(self) -> int:
@@ -161,16 +160,14 @@ class Config:
     @property
     def cost_model(self):
         """What the ``fft-truncate`` passes assume about the target: None (the model of ``device``),
-        "cpu", "gpu", "keep-ffts" (never truncate) or a ``hloforge.passes.spectral.CostModel``."""
+        "cpu", "gpu", "keep-ffts" (never truncate) or a ``hloforge.target.CostModel``."""
         return self._cost_model
 
     @cost_model.setter
     def cost_model(self, value):
-        # (duck-typed: importing hloforge.passes here would make runtime depend on passes)
-        if not (value is None or value in _COST_MODEL_NAMES or callable(getattr(value, "prefers_partial_dft", None))):
-            raise ValueError(f"config.cost_model must be None, 'cpu', 'gpu', 'keep-ffts' or a "
-                             f"hloforge.passes.spectral.CostModel, got {value!r}")
-        self._cost_model = value
+        self._cost_model = _target.check_cost_model(value, "config.cost_model")
+        if self is _GLOBAL[0]:
+            _target.set_defaults(self._device, self._cost_model)
 
     @property
     def dtypes(self) -> str:
@@ -201,3 +198,4 @@ _GLOBAL[0] = config
 cache.MEMORY.resize(config.cache_size)
 pjrt.set_log_level(config.log)
 _dtypes.set_mode(config.dtypes)
+_target.set_defaults(config.device, config.cost_model)
