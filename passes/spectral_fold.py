@@ -1,0 +1,163 @@
+"""``fft-truncate``'s patterns rooted at an FFT that feeds a partial DFT: the FFT folds into the constant
+matrix of the contraction downstream (``partial_dft_of_fft``, ``partial_dft_of_fft_across``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from hloforge.frontend.attributes import read_dot_dimensions
+from hloforge.frontend.context import i64_array, ir
+from hloforge.passes._ir import (
+    NO_MATCH, constant, constant_value, dtype_of, element_type, emit, has_one_use, shape_of, tensor)
+from hloforge.passes.fft import fft_type
+from hloforge.passes.spectral_dft import MAX_MATRIX, angles, fft_axes, i64, pair_to_pair, real_of
+
+FFT = "stablehlo.fft"
+
+
+def _split_into_dot(op, axis):
+    """The dot_general contracting ``op``'s result split as concatenate([real, imag], axis) (how a
+    partial DFT takes a complex input) along that axis with dim 0 of a constant, and the constant;
+    else (None, None)."""
+    users = [u.owner for u in op.result.uses]
+    if sorted(u.name for u in users) != ["stablehlo.imag", "stablehlo.real"] or not all(
+            has_one_use(u.result) for u in users):
+        return None, None
+    cat = next(iter(users[0].result.uses)).owner
+    re, im = sorted(users, key=lambda u: u.name != "stablehlo.real")
+    if (cat.name != "stablehlo.concatenate" or list(cat.operands) != [re.result, im.result]
+            or ir.IntegerAttr(cat.attributes["dimension"]).value != axis or not has_one_use(cat.result)):
+        return None, None
+    dot = next(iter(cat.result.uses)).owner
+    if dot.name != "stablehlo.dot_general" or dot.operands[0] != cat.result:
+        return None, None
+    if read_dot_dimensions(dot) != ((), (), (axis,), (0,)):
+        return None, None
+    if dtype_of(dot.operands[1]) != dtype_of(cat.result) or str(element_type(cat.result)) not in ("f32", "f64"):
+        return None, None
+    matrix = constant_value(dot.operands[1], limit=MAX_MATRIX)
+    return (dot, matrix) if matrix is not None else (None, None)
+
+
+def _multiplies_complex(m) -> bool:
+    """Whether matrix m ([re | im] input rows, a trailing (re, im) output axis) multiplies complex
+    numbers: its im rows are its re rows turned by i."""
+    half = m.shape[0] // 2
+    return (m.ndim >= 2 and m.shape[-1] == 2 and m.shape[0] == 2 * half
+            and np.array_equal(m[half:, ..., 0], -m[:half, ..., 1]) and np.array_equal(m[half:, ..., 1], m[:half, ..., 0]))
+
+
+def partial_dft_of_fft(op, rewriter):
+    """dot_general([re | im](fft(x, L)), M, axis a) -> dot_general([re | im](fft(x, L[1:])), D_a M, axis a)
+
+    D_a is the DFT along a in the same real layout (for a one-axis RFFT: x itself, rows n, no split;
+    a one-axis FFT or IFFT splits x itself), so the FFT loses its leading axis a or disappears.
+    Preconditions: an FFT, IFFT or RFFT whose only users are real and imag, concatenated (re first)
+    along a, the leading transformed axis, and contracted along a (no other dims) with dim 0 of a
+    constant M, as truncated_inverse_fft's partial DFTs do; D_a M is computed in float64 and rounded
+    once; matrices up to 2**22 elements. Finite math only (the sums are rounded differently).
+    """
+    kind = fft_type(op)
+    if kind not in ("FFT", "IFFT", "RFFT"):
+        return NO_MATCH
+    axes, lengths = fft_axes(op)
+    a, n = axes[0], lengths[0]
+    dot, matrix = _split_into_dot(op, a)
+    if dot is None:
+        return NO_MATCH
+    k = shape_of(op.result)[a]
+    if n * k * 4 > MAX_MATRIX or matrix.shape[0] != 2 * k or matrix.size // k * n > MAX_MATRIX:
+        return NO_MATCH
+    if kind == "RFFT" and len(axes) == 1:  # real x: rows n, columns [re | im] of the k bins
+        theta = angles(range(n), range(k), n, -1)
+        d = np.concatenate([np.cos(theta), np.sin(theta)], 1)
+    else:
+        sign, scale = (1, 1.0 / n) if kind == "IFFT" else (-1, 1.0)
+        c, s = scale * np.cos(angles(range(n), range(n), n, sign)), scale * np.sin(angles(range(n), range(n), n, sign))
+        d = np.block([[c, s], [-s, c]])  # (re + i im) e^(i theta), rows [re | im] of x
+    fused = (d @ matrix.reshape(2 * k, -1).astype(np.float64)).reshape((d.shape[0],) + matrix.shape[1:])
+    if d.shape[0] == 2 * n and _multiplies_complex(matrix):  # (so is D_a M: keep that exact for the next one)
+        fused[n:, ..., 0], fused[n:, ..., 1] = -fused[:n, ..., 1], fused[:n, ..., 0]
+    rhs_type = dot.operands[1].type
+    loc = dot.location
+    with rewriter.ip:
+        x = op.operands[0]
+        if len(axes) > 1:
+            rest = list(shape_of(op.result))
+            rest[a] = n
+            x = emit(FFT, [x], tensor(rest, element_type(op.result)),
+                     {"fft_type": op.attributes["fft_type"], "fft_length": i64_array(lengths[1:])}, op.location)
+        if kind != "RFFT" or len(axes) > 1:
+            real = real_of(element_type(x))
+            parts = [emit(name, [x], tensor(shape_of(x), real), None, loc) for name in ("stablehlo.real", "stablehlo.imag")]
+            doubled = list(shape_of(x))
+            doubled[a] *= 2
+            x = emit("stablehlo.concatenate", parts, tensor(doubled, real), {"dimension": i64(a)}, loc)
+        m = constant(fused.astype(dtype_of(dot.operands[1])), tensor(fused.shape, ir.RankedTensorType(rhs_type).element_type),
+                     loc)
+        attrs = {name: dot.attributes[name] for name in dot.attributes}
+        out = emit("stablehlo.dot_general", [x, m], dot.result.type, attrs, loc)
+    rewriter.replace_op(dot, [out])
+
+
+
+def partial_dft_of_fft_across(op, rewriter):
+    """dot2(dot1_b([re | im](fft_a(x))), M2) -> dot2(dot1_b([re | im](x)), D_a M2)
+
+    The FFT along a commutes with dot1, a complex multiplication along another axis b, and folds
+    into dot2, which reads a's modes (and the (re, im) pair axis dot1 appends). Preconditions: a
+    one-axis FFT or RFFT whose only users are real and imag, concatenated (re first) along b != a
+    and contracted along b alone with dim 0 of a constant M1 that multiplies complex numbers (its
+    (re, im) input rows and output pair obey [[c, s], [-s, c]]; for an RFFT only its re rows are
+    kept, x being real); dot1's only user contracts a's modes and the pair axis with dims 1 and 0
+    of a constant M2 (truncated_inverse_fft's partial DFTs have this form); D_a M2 is computed in
+    float64 and rounded once; matrices up to 2**22 elements. Finite math only.
+    """
+    kind = fft_type(op)
+    axes, lengths = fft_axes(op)
+    if kind not in ("FFT", "RFFT") or len(axes) != 1:
+        return NO_MATCH
+    a, n, rank = axes[0], lengths[0], len(shape_of(op.result))
+    k = shape_of(op.result)[a]
+    for b in range(rank):
+        dot1, m1 = _split_into_dot(op, b) if b != a else (None, None)
+        if dot1 is not None:
+            break
+    else:
+        return NO_MATCH
+    half = m1.shape[0] // 2
+    if not _multiplies_complex(m1):
+        return NO_MATCH
+    if not has_one_use(dot1.result):
+        return NO_MATCH
+    dot2 = next(iter(dot1.result.uses)).owner
+    pos = a if a < b else a - 1
+    if (dot2.name != "stablehlo.dot_general" or dot2.operands[0] != dot1.result
+            or read_dot_dimensions(dot2) != ((), (), (pos, len(shape_of(dot1.result)) - 1), (1, 0))):
+        return NO_MATCH
+    m2 = constant_value(dot2.operands[1], limit=MAX_MATRIX)
+    if m2 is None or m2.shape[:2] != (2, k) or n * k * 4 > MAX_MATRIX or m2.size // k * n > MAX_MATRIX:
+        return NO_MATCH
+    d = pair_to_pair(angles(range(n), range(k), n, -1), 1.0)  # [p, n, k, q]
+    fused = np.einsum("pnkq,qk...->pn...", d, m2.astype(np.float64))
+    loc = dot2.location
+    with rewriter.ip:
+        x = op.operands[0]
+        if kind == "RFFT":
+            m1_type = tensor((half,) + m1.shape[1:], element_type(dot1.operands[1]))
+            rhs1 = constant(np.ascontiguousarray(m1[:half]), m1_type, loc)
+        else:
+            real = real_of(element_type(x))
+            parts = [emit(name, [x], tensor(shape_of(x), real), None, loc) for name in ("stablehlo.real", "stablehlo.imag")]
+            doubled = list(shape_of(x))
+            doubled[b] *= 2
+            x = emit("stablehlo.concatenate", parts, tensor(doubled, real), {"dimension": i64(b)}, loc)
+            rhs1 = dot1.operands[1]
+        free = [n_ if i != a else n for i, n_ in enumerate(shape_of(op.result)) if i != b]
+        attrs1 = {name: dot1.attributes[name] for name in dot1.attributes}
+        y = emit("stablehlo.dot_general", [x, rhs1], tensor(free + list(m1.shape[1:]), element_type(dot1.result)),
+                 attrs1, dot1.location)
+        rhs2 = constant(fused.astype(dtype_of(dot2.operands[1])), tensor(fused.shape, element_type(dot2.operands[1])),
+                        loc)
+        attrs2 = {name: dot2.attributes[name] for name in dot2.attributes}
+        out = emit("stablehlo.dot_general", [y, rhs2], dot2.result.type, attrs2, loc)
+    rewriter.replace_op(dot2, [out])

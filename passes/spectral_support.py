@@ -1,0 +1,151 @@
+"""Where a value is zero, for ``fft-truncate``: the positions of the transformed axes outside which a
+value is zero (through zero pads, concatenates with zero blocks and windows set into a zero tensor by
+scatters), and the ops that build its compact nonzero part."""
+from __future__ import annotations
+
+import numpy as np
+
+from hloforge.frontend.context import ir, stablehlo
+from hloforge.frontend.ops.slicing import scatter_body_name
+from hloforge.passes._ir import (
+    constant, constant_value, dtype_of, element_type, emit, ints, is_zero, producer, shape_of, tensor)
+from hloforge.passes.pad import scalar_constant
+from hloforge.passes.spectral_dft import i64
+
+
+class Support:
+    """A value that is zero outside ``positions[axis]`` on the transformed axes, and the op tree
+    building its nonzero part (``build(loc)``: the compact value, len(positions[axis]) long)."""
+
+    def __init__(self, positions, build):
+        self.positions, self.build = positions, build
+
+
+ZERO = Support(None, None)
+
+
+def find_support(value, axes):
+    """The nonzero part of ``value`` (through zero pads and concatenates with zero blocks)."""
+    s = _support_of(value, axes)
+    return ZERO if s is not ZERO and any(not s.positions[a] for a in axes) else s
+
+
+def _support_of(value, axes):
+    if is_zero(value):
+        return ZERO
+    shape = shape_of(value)
+    leaf = Support({a: list(range(shape[a])) for a in axes}, lambda loc: value)
+    owner = producer(value)
+    if owner is None:
+        return leaf
+    if owner.name == "stablehlo.pad":
+        return _pad_support(owner, axes) or leaf
+    if owner.name == "stablehlo.concatenate":
+        return _concat_support(owner, axes) or leaf
+    if owner.name == "stablehlo.scatter":
+        return _scatter_support(owner, axes) or leaf
+    return leaf
+
+
+def _pad_support(pad, axes):
+    v = scalar_constant(pad.operands[1])
+    if v is None or v != 0:
+        return None
+    low, high, interior = ints(pad, "edge_padding_low"), ints(pad, "edge_padding_high"), ints(pad, "interior_padding")
+    for d, (lo, hi, it) in enumerate(zip(low, high, interior)):
+        if d not in axes and (lo or hi or it):
+            return None
+        if lo < 0 or hi < 0:
+            return None
+    inner = find_support(pad.operands[0], axes)
+    if inner is ZERO:
+        return ZERO
+    positions = {a: [low[a] + p * (interior[a] + 1) for p in inner.positions[a]] for a in axes}
+    return Support(positions, inner.build)
+
+
+def _concat_support(cat, axes):
+    d = ir.IntegerAttr(cat.attributes["dimension"]).value
+    if d not in axes:
+        return None
+    parts, offset, positions = [], 0, []
+    others = None
+    for operand in cat.operands:
+        s = find_support(operand, axes)
+        if s is not ZERO:
+            rest = {a: s.positions[a] for a in axes if a != d}
+            if others is not None and rest != others:
+                return None
+            others = rest
+            positions += [offset + p for p in s.positions[d]]
+            parts.append(s)
+        offset += shape_of(operand)[d]
+    if not parts:
+        return ZERO
+    if len(parts) == 1:
+        build = parts[0].build
+    else:
+        def build(loc, parts=parts):
+            values = [p.build(loc) for p in parts]
+            shape = list(shape_of(values[0]))
+            shape[d] = sum(shape_of(v)[d] for v in values)
+            return emit("stablehlo.concatenate", values, tensor(shape, element_type(values[0])),
+                        {"dimension": i64(d)}, loc)
+    return Support({**others, d: positions}, build)
+
+
+def _set_window(op):
+    """(base, start) when scatter ``op`` sets one whole update window (updates of the operand's rank)
+    at constant indices, inside the operand: jax's ``x.at[a:b, c:d].set(u)``. Else None."""
+    if len(op.operands) != 3 or scatter_body_name(op) != "set":
+        return None
+    dims = stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+    base, indices, update = op.operands
+    rank = len(shape_of(base))
+    if (list(dims.update_window_dims) != list(range(rank)) or list(dims.inserted_window_dims)
+            or list(dims.input_batching_dims) or dims.index_vector_dim != 0 or len(shape_of(update)) != rank):
+        return None
+    index = constant_value(indices)
+    to_operand = list(dims.scattered_dims_to_operand_dims)
+    if index is None or index.ndim != 1 or len(index) != len(to_operand):
+        return None
+    start = [0] * rank
+    for k, o in enumerate(to_operand):
+        start[o] = int(index[k])
+    if any(b < 0 or b + u > n for b, u, n in zip(start, shape_of(update), shape_of(base))):
+        return None
+    return base, start
+
+
+def _scatter_support(op, axes):
+    """Windows set into a zero tensor (a chain of _set_window scatters; later ones win where they
+    overlap): zero outside the union of the windows' positions per axis. The compact value is the
+    same chain over a compact zero tensor, each window's start moved to its place there."""
+    chain, value = [], op.result
+    while not is_zero(value):
+        s = producer(value, "stablehlo.scatter")
+        found = _set_window(s) if s is not None else None
+        if found is None:
+            return None
+        if 0 not in shape_of(s.operands[2]):  # (an empty window writes nothing)
+            chain.append((s, found[1]))
+        value = found[0]
+    chain.reverse()
+    shape, element = shape_of(op.result), element_type(op.result)
+    positions = {a: sorted(set().union(*(range(b[a], b[a] + shape_of(s.operands[2])[a]) for s, b in chain)))
+                 for a in axes}
+    compact = tensor([len(positions[a]) if a in axes else n for a, n in enumerate(shape)], element)
+
+    def build(loc):
+        out = constant(np.zeros((), dtype_of(op.result)), compact, loc)
+        for s, start in chain:
+            moved = [positions[a].index(b) if a in axes else b for a, b in enumerate(start)]
+            to_operand = stablehlo.ScatterDimensionNumbers(s.attributes["scatter_dimension_numbers"])
+            index = [moved[o] for o in to_operand.scattered_dims_to_operand_dims]
+            copy = s.operation.clone()
+            copy.operands[0] = out
+            copy.operands[1] = constant(np.asarray(index), s.operands[1].type, loc)
+            copy.results[0].set_type(compact)
+            out = copy.results[0]
+        return out
+    return Support(positions, build)
