@@ -1,6 +1,6 @@
-"""The package's import graph: no cycles, at module level or inside functions, and the core layer
-imports neither passes nor runtime; a plain `import hloforge` loads only the settings, and every
-public name still resolves."""
+"""The package's import graph: no cycles, at module level or inside functions, and no import from a
+lower layer into a higher one (``LAYERS``); a plain `import hloforge` loads only the settings, and
+every public name still resolves."""
 from __future__ import annotations
 
 import ast
@@ -15,15 +15,35 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE_DIRS = ("frontend", "passes", "runtime")
-# the core: what every layer builds on, and which may reach up into none of them
-CORE = ("hloforge.frontend.context", "hloforge.frontend.dtypes", "hloforge.frontend.module",
-        "hloforge.frontend.attributes", "hloforge.frontend.tracing", "hloforge.frontend.registry",
-        "hloforge.frontend.location", "hloforge.frontend.inspection")
+TOP_MODULES = ("target.py",)
+# The layers, lowest first: a module imports only modules of its own layer or of lower ones. A name
+# is a module or a package (all of its modules; "hloforge" is only the package file, the public
+# names); a module belongs to the layer of its longest name.
+LAYERS = (
+    ("leaves", ("hloforge.target", "hloforge.frontend.jax_api", "hloforge.frontend.dtypes", "hloforge.frontend.naming",
+                "hloforge.frontend.callback_registry")),
+    ("core", ("hloforge.frontend", "hloforge.frontend.context", "hloforge.frontend.location",
+              "hloforge.frontend.attributes", "hloforge.frontend.calls", "hloforge.frontend.parsing",
+              "hloforge.frontend.inspection", "hloforge.frontend.shape_assertions", "hloforge.frontend.tracing",
+              "hloforge.frontend.registry", "hloforge.frontend.module", "hloforge.frontend.eager")),
+    ("ops", ("hloforge.frontend.ops",)),
+    ("passes", ("hloforge.passes",)),
+    ("runtime", ("hloforge.runtime",)),
+    ("jit", ("hloforge.frontend.jit", "hloforge.frontend.first_call")),
+    # (lax, numpy, ad and batching still import each other: #28 item 4 moves asarray & co below them)
+    ("transformations", ("hloforge.frontend.ad", "hloforge.frontend.batching", "hloforge.frontend.lax",
+                         "hloforge.frontend.numpy", "hloforge.frontend.callbacks")),
+    ("libraries", ("hloforge.frontend.nn", "hloforge.frontend.random", "hloforge.frontend.debug",
+                   "hloforge.frontend.api_extras", "hloforge.frontend.from_jax", "hloforge.frontend.to_jax")),
+    ("public", ("hloforge",)),
+    ("cli", ("hloforge.runtime.cli",)),  # (the command, written against the public names)
+)
 
 
 def _modules() -> dict:
     """hloforge module name -> file path, for every module of the package."""
     out = {"hloforge": os.path.join(ROOT, "__init__.py")}
+    out.update({"hloforge." + f[:-3]: os.path.join(ROOT, f) for f in TOP_MODULES})
     for top in PACKAGE_DIRS:
         for folder, _, files in os.walk(os.path.join(ROOT, top)):
             for f in files:
@@ -36,10 +56,14 @@ def _modules() -> dict:
 
 
 def _imports(path: str, modules: dict) -> set:
-    """The hloforge modules ``path`` imports anywhere (functions included)."""
+    """The hloforge modules ``path`` imports anywhere (functions included), ``importlib.import_module``
+    of a constant name too (the lazy package files' loads)."""
     found = set()
     for node in ast.walk(ast.parse(open(path).read())):
-        if isinstance(node, ast.Import):
+        if (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
+                and node.args and isinstance(node.args[0], ast.Constant)):
+            names = [node.args[0].value]
+        elif isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
@@ -106,17 +130,47 @@ def test_no_import_cycles():
     assert _cycles(_graph()) == []
 
 
-def test_core_does_not_reach_up_into_passes_or_runtime():
-    graph = _graph()
-    for name in CORE:
-        up = {m for m in graph[name] if m.startswith(("hloforge.passes", "hloforge.runtime"))}
-        assert not up, f"{name} imports {sorted(up)}"
+def _layer_of(name: str) -> int | None:
+    best, rank = -1, None
+    for i, (_, names) in enumerate(LAYERS):
+        for n in names:
+            if (name == n or (name.startswith(n + ".") and n != "hloforge")) and len(n) > best:
+                best, rank = len(n), i
+    return rank
+
+
+def _upward(graph: dict) -> list:
+    """(module, its layer, the imported module, its layer) for each import into a higher layer."""
+    out = []
+    for name, imported in graph.items():
+        for m in imported:
+            if None not in (_layer_of(m), _layer_of(name)) and _layer_of(m) > _layer_of(name):
+                out.append((name, LAYERS[_layer_of(name)][0], m, LAYERS[_layer_of(m)][0]))
+    return sorted(out)
+
+
+def test_every_module_has_a_layer():
+    unplaced = sorted(m for m in _modules() if _layer_of(m) is None)
+    assert not unplaced, f"add these modules to tests/test_imports.py's LAYERS: {unplaced}"
+
+
+def test_no_import_reaches_up_a_layer():
+    assert _upward(_graph()) == []
+
+
+def test_the_layer_check_finds_upward_imports():
+    graph = {"hloforge.passes.pipeline": {"hloforge.runtime.settings", "hloforge.target"},
+             "hloforge.target": set(), "hloforge.runtime.settings": {"hloforge.target"}}
+    assert _upward(graph) == [("hloforge.passes.pipeline", "passes", "hloforge.runtime.settings", "runtime")]
+    assert _layer_of("hloforge.runtime.cli.main") > _layer_of("hloforge.runtime.compiler") > _layer_of("hloforge.passes")
 
 
 def test_imports_count_the_package_files_they_run():
     graph = _graph()
     assert "hloforge.frontend.ad" in graph["hloforge.frontend.batching.core"]  # (via ad.core)
     assert "hloforge.frontend.batching" not in graph["hloforge.frontend.batching.core"]  # (its own package)
+    assert "hloforge.runtime.compiler" in graph["hloforge.runtime"]  # (its lazy import_module)
+    assert "hloforge.target" in graph["hloforge.runtime.settings"]  # (from hloforge import target)
 
 
 def test_the_cycle_finder_finds_cycles():
