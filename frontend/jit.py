@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 from jax import tree_util
 
-from hloforge.frontend import dtypes, eager
+from hloforge.frontend import dtypes, eager, first_call
 from hloforge.frontend.context import func, ir
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.tracing import Builder, Tensor, active, as_tensor
@@ -212,6 +212,7 @@ class Jitted:
             raise ValueError(f"jit: pass either device or shardings (the mesh decides the devices), "
                              f"got device={device!r}")
         self._cache: dict = {}
+        self._deferred: dict = {}  # key -> first_call.Deferred (hf.config.first_call = "fast")
         self._lock = threading.Lock()
         # jax's C++ dispatch loops for positional jax arrays, numpy arrays and scalars (single
         # device; runtime/dispatch.py); they hold their cache-miss callback, so that callback must
@@ -242,19 +243,55 @@ class Jitted:
             module.pending_optimize = {"cost_model": _cost_model_for(self.device)}
         return module
 
+    @staticmethod
+    def _key(leaves, in_tree):
+        return (in_tree, tuple(map(_abstract_key, leaves)), dtypes.MODE[0])
+
     def _compiled(self, leaves, in_tree):
-        key = (in_tree, tuple(map(_abstract_key, leaves)), dtypes.MODE[0])
+        key = self._key(leaves, in_tree)
         entry = self._cache.get(key)
         if entry is None:
             _refuse_recursion(self)  # (this thread holds the lock: waiting on it would never end)
             with self._lock:
                 entry = self._cache.get(key)
                 if entry is None:
-                    module = self._trace(leaves, in_tree)
-                    if self.optimize:
+                    module, later = self._trace(leaves, in_tree), None
+                    if self.optimize and not self._sharded:
+                        module, later = first_call.plan(module, _cost_model_for(self.device))
+                    elif self.optimize:
                         module.optimize(cost_model=_cost_model_for(self.device))
                     entry = self._cache[key] = (self._compile(module, leaves, in_tree), module.out_tree)
+                    if later is not None:
+                        self._deferred[key] = first_call.Deferred(
+                            later, functools.partial(_optimize_and_compile, _cost_model_for(self.device), self.device),
+                            _install(weakref.ref(self), key, module.out_tree))
         return entry
+
+    def _deferred_call(self, leaves, in_tree) -> bool:
+        """Whether this signature's truncated program is still to come (then jax's C++ loop must
+        not learn the running one); its second call starts compiling it."""
+        deferred = self._deferred.get(self._key(leaves, in_tree))
+        if deferred is None:
+            return False
+        deferred.calls += 1
+        if deferred.calls >= 2:
+            deferred.start()
+        return True
+
+    def finish_compiling(self, timeout=None) -> bool:
+        """Optimize and compile now the programs ``hf.config.first_call = "fast"`` left for later
+        (FFT programs with the real cost model, normally in the background from a signature's
+        second call) and wait for them; True once none is left. Benchmarks call it before timing
+        the steady state.
+
+        Example:
+          >>> f = hf.jit(fno); f(x); f.finish_compiling()  # later calls run the truncated program
+        """
+        for deferred in list(self._deferred.values()):
+            deferred.start()
+        for deferred in list(self._deferred.values()):
+            deferred.wait(timeout)
+        return not self._deferred
 
     def _compile(self, module: Module, leaves, in_tree):
         if not self._sharded:
@@ -316,8 +353,11 @@ class Jitted:
         executable, out_tree = self._compiled(leaves, in_tree)
         outs = executable.call_flat(leaves)
         result = tree_util.tree_unflatten(out_tree, outs)
+        later = bool(self._deferred) and self._deferred_call(leaves, in_tree)
         if not fast_path:
             return result
+        if later:
+            return result, None, False
         data = None
         if (all(type(o) is pjrt.DEVICE_ARRAY_TYPE for o in outs)
                 and dispatch.fastpath_ok(seen, executable.in_specs, executable._sharding)):
@@ -432,6 +472,10 @@ class StaticJitted:
     def cache_size(self) -> int:
         return sum(j.cache_size() for j in self._jitted.values())
 
+    def finish_compiling(self, timeout=None) -> bool:
+        """``Jitted.finish_compiling`` for every static signature's function."""
+        return all([j.finish_compiling(timeout) for j in list(self._jitted.values())])
+
 
 def _hashable(v) -> bool:
     try:
@@ -470,6 +514,27 @@ def _static_positions(fn, argnums, argnames) -> tuple:
         if i in nums:
             names.add(p.name)
     return tuple(sorted(nums)), frozenset(names)
+
+
+def _optimize_and_compile(cost_model, device, module):
+    module.optimize(cost_model=cost_model)
+    return module.compile(device)
+
+
+def _install(jitted_ref, key, out_tree):
+    """``install`` for a ``first_call.Deferred``: the truncated executable replaces the first one
+    (None: the first one stays), and the C++ loops start afresh to learn it."""
+    def install(executable):
+        jitted = jitted_ref()
+        if jitted is None:
+            return
+        if executable is not None:
+            jitted._cache[key] = (executable, out_tree)
+        jitted._deferred.pop(key, None)
+        if jitted._loops is not None:
+            jitted._loops = dispatch.Loops(jitted.__name__, jitted.fn, _cache_miss(jitted_ref))
+        jitted._jax_loops = None
+    return install
 
 
 def _cache_miss(jitted_ref):

@@ -21,6 +21,10 @@ setting             environment variable      meaning
                                               None: the model of ``device``; docs/passes.md)
 ``dtypes``          ``HLOFORGE_DTYPES``       hloforge.numpy's dtype rules: "numpy" (numpy 2, the default)
                                               or "jax" (jax without x64: 32-bit defaults; README "Dtypes")
+``first_call``      ``HLOFORGE_FIRST_CALL``   what hf.jit compiles first for a program that spectral truncation
+                                              rewrites: "fast" (default: FFTs kept on the first call, the
+                                              truncated program from the second call on, compiled in the
+                                              background) or "steady" (the truncated program at once)
 ==================  ========================  =========================================
 """
 from __future__ import annotations
@@ -32,6 +36,7 @@ from hloforge import target as _target
 from hloforge.frontend import dtypes as _dtypes
 from hloforge.runtime import cache, pjrt
 
+FIRST_CALL_MODES = ("fast", "steady")
 _SIZE = re.compile(r"\s*(\d+)\s*(?:([kmgt])(?:i?b)?|b)?\s*", re.IGNORECASE)
 _UNITS = {None: 0, "k": 10, "m": 20, "g": 30, "t": 40}
 
@@ -54,7 +59,7 @@ class Config:
     """hloforge's runtime settings; change them as attributes: ``hf.config.cache_size = 64``."""
 
     __slots__ = ("_device", "_cache_size", "_cache_dir", "_cache_max_bytes", "_local_ffts", "_log", "_cost_model",
-                 "_dtypes")
+                 "_dtypes", "_first_call")
 
     def __init__(self, environ=None):
         env = os.environ if environ is None else environ
@@ -87,6 +92,11 @@ class Config:
             self.dtypes = mode
         except ValueError:
             raise ValueError(f"HLOFORGE_DTYPES must be one of {_dtypes.MODES}, got {env.get('HLOFORGE_DTYPES')!r}") from None
+        first = (env.get("HLOFORGE_FIRST_CALL") or "fast").strip().lower()
+        if first not in FIRST_CALL_MODES:
+            raise ValueError(f"HLOFORGE_FIRST_CALL must be one of {FIRST_CALL_MODES}, got "
+                             f"{env.get('HLOFORGE_FIRST_CALL')!r}")
+        self._first_call = first
 
     @property
     def device(self) -> str:
@@ -186,10 +196,26 @@ class Config:
         if self is _GLOBAL[0]:
             _dtypes.set_mode(value)
 
+    @property
+    def first_call(self) -> str:
+        """What ``hf.jit`` compiles on the first call of a program that ``fft-truncate`` rewrites:
+        "fast" (the default: the program with its FFTs, which XLA compiles as fast as jax's; the
+        truncated one from the second call on, compiled in a background thread and used once ready,
+        unless the executable cache already holds it) or "steady" (the truncated program at once).
+        Results of the two programs agree to a few ulps, not bit for bit (docs/passes.md)."""
+        return self._first_call
+
+    @first_call.setter
+    def first_call(self, value):
+        if value not in FIRST_CALL_MODES:
+            raise ValueError(f"config.first_call must be one of {FIRST_CALL_MODES}, got {value!r}")
+        self._first_call = value
+
     def __repr__(self):
         return (f"Config(device={self.device!r}, cache_size={self.cache_size}, cache_dir={self.cache_dir!r}, "
                 f"cache_max_bytes={self.cache_max_bytes}, local_ffts={self.local_ffts}, log={self.log!r}, "
-                f"cost_model={self.cost_model!r}, dtypes={self.dtypes!r})")
+                f"cost_model={self.cost_model!r}, dtypes={self.dtypes!r}, "
+                f"first_call={self.first_call!r})")
 
 
 _GLOBAL = [None]
