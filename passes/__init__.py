@@ -2,7 +2,7 @@
 
 ``Module.optimize(pipeline)`` runs them; see ``pipeline`` for the pass names and the
 ``PATTERNS`` tables of ``inline``, ``fold``, ``pad``, ``pad_push``, ``fft`` and ``spectral`` for the
-patterns (``spectral.CostModel`` decides where ``fft-truncate`` pays off).
+patterns (``hloforge.target.CostModel`` decides where ``fft-truncate`` pays off).
 """
 from hloforge.passes.pipeline import DEFAULT, FAMILIES, MLIR_PASSES, parse, pass_names, patterns, run
 from hloforge.passes.report import PassReport
