@@ -86,8 +86,8 @@ def check_device_kind(value, what: str = "device"):
 
 def set_defaults(device: str, cost_model) -> None:
     """The device kind and cost model (None: the device's) that ``resolve(None)`` uses: hf.config's."""
-    _defaults["device"] = check_device_kind(device, "config.device")
-    _defaults["cost_model"] = check_cost_model(cost_model, "config.cost_model")
+    check_device_kind(device, "config.device")
+    _defaults.update(device=device, cost_model=check_cost_model(cost_model, "config.cost_model"))
 
 
 def resolve(model=None) -> CostModel:
