@@ -211,9 +211,13 @@ def refine_shapes(module: ir.Module, arg_types=None) -> None:
     """Refine ``module``'s dynamic shapes in place: with ``arg_types`` (one static tensor type per
     argument of ``@main``) first give ``@main`` those argument types (stablehlo-refine-arguments),
     then propagate static shapes through every op and result (stablehlo-refine-shapes). Raises
-    ValueError with MLIR's diagnostics when the argument types do not fit the module."""
+    ValueError with MLIR's diagnostics when the argument types do not fit the module.
+
+    MLIR's ``cse`` runs first: the refinement of a ``real_dynamic_slice`` whose limits are its starts
+    plus a constant (a static size: jax's ``dynamic_slice`` of a polymorphic shape) reads the starts
+    as one SSA value, and jax computes them twice."""
     _register_stablehlo_passes()
-    passes = ["stablehlo-refine-shapes"]
+    passes = ["cse", "stablehlo-refine-shapes"]
     if arg_types is not None:
         types = ",".join(str(t) for t in arg_types)
         passes.insert(0, f"stablehlo-refine-arguments{{types={types}}}")

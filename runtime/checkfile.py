@@ -74,7 +74,7 @@ _NARROW = {
 }
 _LINE = re.compile(r":(\d+):\d+")
 _TEST_FUNCTION = re.compile(r"func\.func\s+(?:public\s+)?@([\w$.\-]+)\s*\(\s*\)")  # (for pieces that do not parse)
-DYNAMIC_SIZE = 3  # what a dynamic dimension (and a 0-d integer argument, jax's dimension variable) is set to
+DYNAMIC_SIZE = 3  # what a dynamic dimension (and a leading 0-d integer argument, jax's dimension variable) is set to
 
 
 @dataclasses.dataclass
@@ -514,10 +514,14 @@ def _refuse_leftovers(f) -> None:
 
 
 def _bind_dimension_variables(module):
-    """A copy of ``module`` whose 0-d integer arguments of the entry (jax's dimension variables, which
-    the dynamic shapes depend on) are constants DYNAMIC_SIZE, so that shape refinement resolves them."""
+    """A copy of ``module`` whose leading 0-d integer arguments of the entry (jax's dimension variables,
+    which the dynamic shapes depend on) are constants DYNAMIC_SIZE, so that shape refinement resolves
+    them. jax puts them before the array arguments; a 0-d integer after an array is data (the start
+    of ``dynamlic_slice_t2``'s slice (sic), which as DYNAMIC_SIZE would have sliced past the end)."""
     ins = module.signature[0]
-    dims = [i for i, s in enumerate(ins) if not s.shape and s.dtype.kind in "iu"]
+    dims = []
+    while len(dims) < len(ins) and not ins[len(dims)].shape and ins[len(dims)].dtype.kind in "iu":
+        dims.append(len(dims))
     if not dims or len(dims) == len(ins):
         return module
     copy = module.clone()
@@ -560,8 +564,8 @@ def _random_inputs(module) -> list:
 
 def _run_with_inputs(module, options: Options) -> str | None:
     """A function with arguments (StableHLO's round-trip testdata, jax.export's shape-polymorphic
-    modules): it runs on seeded random inputs, every dynamic dimension and every 0-d integer argument
-    (jax's dimension variables) set to DYNAMIC_SIZE, and passes when it runs; with ``optimize``, the
+    modules): it runs on seeded random inputs, every dynamic dimension and every leading 0-d integer
+    argument (jax's dimension variables) set to DYNAMIC_SIZE, and passes when it runs; with ``optimize``, the
     optimized function must give the same bits."""
     module = _bind_dimension_variables(module)
     args = _random_inputs(module)

@@ -158,6 +158,9 @@ _ONE = """func.func @{name}() {{
      "tensor<f8E5M2>", "actual 1, expected 1.5, ULP difference 2 (allowed 0 to 1)"),
     ("testdata_almost_eq", "f32", "1.0", "1.0005", 'stablehlo.custom_call @check.expect_almost_eq(%a, %b) '
      '{has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()', ""),
+    ("testdata_almost_eq_is_absolute", "f32", "308502.97", "308503.0", "stablehlo.custom_call "
+     "@check.expect_almost_eq(%a, %b) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()",
+     "actual 308502.97, expected 308503.0 (tolerance 0.001)"),  # (one ULP apart: StableHLO's CheckOps.cpp)
     ("testdata_close", "f32", "1.0", "1.0000004", "stablehlo.custom_call @check.expect_close(%a, %b) : "
      "(tensor<f32>, tensor<f32>) -> ()", ""),
     ("testdata_eq_of_ints", "i32", "1", "2", "%r = stablehlo.custom_call @check.eq(%a, %b) : (tensor<i32>, "
@@ -363,3 +366,42 @@ def test_optimize_must_keep_every_bit(tmp_path, monkeypatch):
         "elements; at index [1]: raw 2.0 (0x40000000), optimized 2.0000002 (0x40000001); patterns fired: "
         "nudge_constant x1")
     assert _reasons(path, optimize=True, finite_math=True)["main"] == ""  # (within the tolerance)
+
+
+# ---------------------------------------------------------------- modules with arguments
+
+
+# jax.export's dynamic_slice of a polymorphic shape (StableHLO's dynamic/dynamic_slice.mlir, cut down): the
+# limits are the starts plus a constant, but computed from a second copy of the starts
+_DYNAMIC_SLICE = """func.func public @main(%n: tensor<i64>, %x: tensor<?x4xf32>, %i: tensor<i32>) -> tensor<?x2xf32> {
+  %one = stablehlo.constant dense<1> : tensor<1xi32>
+  %0 = stablehlo.reshape %i : (tensor<i32>) -> tensor<1xi32>
+  %start = stablehlo.concatenate %0, %one, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %1 = stablehlo.reshape %i : (tensor<i32>) -> tensor<1xi32>
+  %again = stablehlo.concatenate %1, %one, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %2 = stablehlo.convert %n : (tensor<i64>) -> tensor<i32>
+  %3 = stablehlo.reshape %2 : (tensor<i32>) -> tensor<1xi32>
+  %c2 = stablehlo.constant dense<2> : tensor<1xi32>
+  %size = stablehlo.concatenate %3, %c2, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %limit = stablehlo.add %again, %size : tensor<2xi32>
+  %strides = stablehlo.constant dense<1> : tensor<2xi32>
+  %r = stablehlo.real_dynamic_slice %x, %start, %limit, %strides
+    : (tensor<?x4xf32>, tensor<2xi32>, tensor<2xi32>, tensor<2xi32>) -> tensor<?x2xf32>
+  func.return %r : tensor<?x2xf32>
+}
+"""
+
+
+def test_a_slice_of_a_static_size_refines_when_its_starts_are_computed_twice(tmp_path):
+    """Shape refinement reads limit = start + constant on one SSA value: refine runs cse first."""
+    path = _file(tmp_path, _DYNAMIC_SLICE)
+    assert _reasons(path, optimize=True) == {"main": ""}
+    bound = checkfile._bind_dimension_variables(hf.Module.parse(_DYNAMIC_SLICE))
+    refined = bound.refine([((checkfile.DYNAMIC_SIZE, 4), np.float32), ((), np.int32)])
+    assert [s.shape for s in refined.signature[1]] == [(checkfile.DYNAMIC_SIZE, 2)]
+
+
+def test_only_leading_scalar_integers_are_dimension_variables():
+    """jax puts its dimension variables first; the 0-d i32 after the array is the slice's start."""
+    module = checkfile._bind_dimension_variables(hf.Module.parse(_DYNAMIC_SLICE))
+    assert [(s.shape, s.dtype) for s in module.signature[0]] == [((None, 4), np.float32), ((), np.int32)]
