@@ -5,7 +5,6 @@ import re
 import threading
 import time
 
-from hloforge import target
 from hloforge.frontend.module import Module
 from hloforge.frontend.shape_assertions import has_shape_assertions
 from hloforge.passes.guards import guard_for_xla
@@ -16,6 +15,7 @@ from hloforge.runtime.fft_sharding import keep_ffts_local
 from hloforge.runtime.settings import config
 from hloforge.runtime.sharded import ShardedExecutable
 from hloforge.runtime.unsupported import python_callback
+from hloforge.target import PARTIAL_DFT_ATTR
 
 # a dynamic dimension in a tensor type of the module text: tensor<?x4xf32>, tensor<2x?xi32>
 _DYNAMIC_TYPE = re.compile(r"tensor<(?:\d+x)*\?")
@@ -126,7 +126,7 @@ def load_or_compile(code, devs, name="main", module=None, shardy=None):
 
 
 def _has_partial_dfts(module) -> bool:
-    return module is not None and target.PARTIAL_DFT_ATTR in module.mlir.operation.attributes
+    return module is not None and PARTIAL_DFT_ATTR in module.mlir.operation.attributes
 
 
 def _load_or_compile_locked(key, code, devs, name, module, shardy):
