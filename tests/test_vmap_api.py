@@ -75,6 +75,21 @@ def test_eager_with_jax_arrays_and_inside_a_trace():
     assert_same(np.asarray(hf.jit(lambda: f(X32, V2))()), want, exact=False)
 
 
+def test_unbatched_leaves_that_are_not_arrays_are_passed_through():
+    class Scale:  # (unhashable: its program is compiled for the call, not kept)
+        __hash__ = None
+
+        def __init__(self, v):
+            self.v = v
+
+    def f(x, mode, s):
+        return x * s.v if mode == "scale" else x - s.v
+    for mode, v in (("scale", 2.0), ("shift", 3.0), ("scale", 4.0)):
+        both(lambda np_, vmap: vmap(f, in_axes=(0, None, None)), X32, mode, Scale(v))
+    traced = hf.jit(lambda x: hf.vmap(f, in_axes=(0, None, None))(x, "shift", Scale(1.0)))
+    assert_same(np.asarray(traced(X32)), X32 - 1.0)
+
+
 def test_batch_of_size_zero():
     both(lambda np_, vmap: vmap(lambda a: np_.sin(a) * 2), np.ones((0, 2), np.float32))
 
@@ -166,6 +181,15 @@ def test_tree_prefix_errors(name):
     assert want[1].startswith(message.split(";")[0].replace("\\", ""))
     with pytest.raises(ValueError, match=message):
         call(hf.vmap)
+
+
+def test_a_mapped_leaf_that_is_not_an_array():
+    want = _error_of(lambda: jax.vmap(f2)(X32, "a"))
+    assert want == (TypeError, "Argument 'a' of type <class 'str'> is not a valid JAX type")
+    with pytest.raises(TypeError, match=r"^Argument 'a' of type <class 'str'> is not a valid JAX type$"):
+        hf.vmap(f2)(X32, "a")
+    with pytest.raises(TypeError, match=r"^Argument 'a' of type <class 'str'> is not a valid JAX type$"):
+        hf.jit(lambda x: hf.vmap(f2)(x, "a"))(X32)
 
 
 def test_spmd_axis_name_is_not_supported():

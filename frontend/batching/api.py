@@ -61,6 +61,18 @@ def _leaf_shape(leaf) -> tuple:
     return tuple(leaf.shape) if hasattr(leaf, "shape") else np.shape(leaf)
 
 
+def is_array(leaf) -> bool:
+    """A leaf vmap can map or pass to the trace as a value: a Tensor, an array or a Python scalar
+    (anything else, a string or an object, is passed to ``fun`` as it is when unbatched, as in jax)."""
+    return isinstance(leaf, Tensor) or (hasattr(leaf, "shape") and hasattr(leaf, "dtype")) or _is_scalar(leaf)
+
+
+def check_mappable(leaves, axes) -> None:
+    for x, a in zip(leaves, axes):
+        if a is not None and not is_array(x):
+            raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type")
+
+
 def normalized_axis(axis, leaf) -> int:
     """``axis`` of an argument leaf made nonnegative, or jax's ValueError when the leaf's rank is too low."""
     shape = _leaf_shape(leaf)
@@ -199,6 +211,7 @@ def _vmap_symbolic(fun, in_axes, out_axes, axis_size, axis_name, args, kwargs):
                          f"arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
                          f"len(args)={len(args)}")
     axes = flatten_axes("in_axes", (in_axes, 0), (args, kwargs))
+    check_mappable(leaves, axes)
     axes = [None if a is None else normalized_axis(a, x) for x, a in zip(leaves, axes)]
     size = mapped_size(leaves, axes, axis_size, _Describe(fun, args, kwargs))
     out_tree = []
@@ -229,21 +242,41 @@ def _is_scalar(leaf) -> bool:
     return dtypes.weak_type(leaf) is not None
 
 
+def _static(leaf) -> bool:
+    return _is_scalar(leaf) or not is_array(leaf)
+
+
+def _static_key(leaf):
+    """A cache key of a closed-over leaf (repr for scalars: -0.0 and nan are keys too); None for an
+    unhashable object, whose program is not kept."""
+    if _is_scalar(leaf):
+        return repr(leaf)
+    try:
+        hash(leaf)
+    except TypeError:
+        return None
+    return leaf
+
+
 def _eager(symbolic):
-    """``symbolic`` compiled with hf.jit per argument signature; Python scalar leaves are part of
-    the signature (closed over), so they enter the trace weakly typed, as jax's do."""
+    """``symbolic`` compiled with hf.jit per argument signature; Python scalar leaves, and leaves
+    that are not arrays (passed to ``fun`` as they are), are part of the signature (closed over),
+    so scalars enter the trace weakly typed, as jax's do."""
     compiled = collections.OrderedDict()
 
     def call(args, kwargs):
         leaves, tree = tree_util.tree_flatten((args, kwargs))
-        scalars = tuple((i, type(x), x) for i, x in enumerate(leaves) if _is_scalar(x))
-        key = (tree, tuple((i, t, repr(x)) for i, t, x in scalars))  # (repr: -0.0 and nan are keys too)
-        fn = compiled.get(key)
+        scalars = tuple((i, type(x), x) for i, x in enumerate(leaves) if _static(x))
+        keys = tuple((i, t, _static_key(x)) for i, t, x in scalars)
+        key = (tree, keys) if all(k is not None for _, _, k in keys) else None
+        fn = compiled.get(key) if key is not None else None
         if fn is None:
-            fn = compiled[key] = jit(functools.partial(_with_scalars, symbolic, tree, scalars, len(leaves)))
-            if len(compiled) > MAX_SCALAR_SIGNATURES:
-                compiled.popitem(last=False)
-        return fn(*[x for x in leaves if not _is_scalar(x)])
+            fn = jit(functools.partial(_with_scalars, symbolic, tree, scalars, len(leaves)))
+            if key is not None:
+                compiled[key] = fn
+                if len(compiled) > MAX_SCALAR_SIGNATURES:
+                    compiled.popitem(last=False)
+        return fn(*[x for x in leaves if not _static(x)])
     return call
 
 
@@ -264,7 +297,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
       in_axes: an int, None, or a tuple with one entry per positional argument, each an int, None
         or a pytree prefix of that argument: the batch axis of each argument leaf (negative counts
         from the end), None for a leaf passed to every example unchanged (Python scalars stay
-        weakly typed). A list is taken as a tuple. Keyword arguments are batched along axis 0.
+        weakly typed; strings and other objects are passed as they are). A list is taken as a
+        tuple. Keyword arguments are batched along axis 0.
       out_axes: the batch axis of each output leaf (an int, None, or a pytree prefix of the
         output); None only for outputs that depend on no batched input. Outputs that depend on
         none are broadcast along their out axis.
@@ -277,7 +311,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
       A function with ``fun``'s signature whose arguments and results carry the batch axis. Inside
       a trace it emits the batched ops; on arrays it compiles with hf.jit and runs.
     Raises:
-      TypeError: ``fun`` is not callable, or an axis is not an int or None (jax's messages).
+      TypeError: ``fun`` is not callable, an axis is not an int or None, or a mapped leaf is not
+        an array (jax's messages).
       ValueError: mapped sizes disagree (naming the sizes and arguments), an axis is out of range,
         an axes tree is not a prefix of its value, or out_axes is None for a batched output.
 
