@@ -98,3 +98,27 @@ def test_scalar_examples():
         return (ops.reshape(s, (1, 1)), ops.broadcast_in_dim(s, (2, 3), ()), ops.transpose(s, ()),
                 ops.reverse(s, ()), ops.slice(s, (), ()))
     check_vmap(fn, np.arange(B, dtype=np.float32), in_axes=0)
+
+
+
+@settings(max_examples=10, deadline=None)
+@given(shape=st.lists(st.integers(1, 3), min_size=1, max_size=3), data=st.data())
+def test_hypothesis_broadcast_and_concatenate(shape, data):
+    rank = len(shape)
+    axes = [data.draw(st.sampled_from([None] + list(range(rank + 1)))) for _ in range(3)]
+    if all(a is None for a in axes):
+        axes[0] = 0
+    dims = sorted(data.draw(st.permutations(range(rank + 1)))[:rank])  # (x's dims among rank + 1 dims)
+    out = [data.draw(st.integers(1, 3))] * (rank + 1)
+    for k, d in enumerate(dims):
+        out[d] = shape[k]
+    x_shape = [n if data.draw(st.booleans()) else 1 for n in shape]  # (1: broadcast along that dim)
+    dim, k = data.draw(st.integers(0, rank - 1)), data.draw(st.integers(1, 2))
+    z_shape = [n if i != dim else k for i, n in enumerate(shape)]
+    x = np.arange(3 * np.prod(x_shape), dtype=np.int32).reshape([3, *x_shape])
+    y = -np.arange(3 * np.prod(shape), dtype=np.int32).reshape([3, *shape])
+    z = 100 + np.arange(3 * np.prod(z_shape), dtype=np.int32).reshape([3, *z_shape])
+
+    def fn(x, y, z):
+        return ops.broadcast_in_dim(x, out, dims), ops.concatenate([y, z, y], dim)
+    check_vmap(fn, *(batched(v, a) for v, a in zip((x, y, z), axes)), in_axes=tuple(axes))
