@@ -257,13 +257,13 @@ class Jitted:
                 if entry is None:
                     module, later = self._trace(leaves, in_tree), None
                     if self.optimize and not self._sharded:
-                        module, later = first_call.plan(module, _cost_model_for(self.device))
+                        module, later = first_call.plan(module, _cost_model_for(self.device), self.device)
                     elif self.optimize:
                         module.optimize(cost_model=_cost_model_for(self.device))
                     entry = self._cache[key] = (self._compile(module, leaves, in_tree), module.out_tree)
                     if later is not None:
                         self._deferred[key] = first_call.Deferred(
-                            later, functools.partial(_optimize_and_compile, _cost_model_for(self.device), self.device),
+                            later, functools.partial(_compile_for, self.device),
                             _install(weakref.ref(self), key, module.out_tree))
         return entry
 
@@ -279,10 +279,10 @@ class Jitted:
         return True
 
     def finish_compiling(self, timeout=None) -> bool:
-        """Optimize and compile now the programs ``hf.config.first_call = "fast"`` left for later
-        (FFT programs with the real cost model, normally in the background from a signature's
-        second call) and wait for them; True once none is left. Benchmarks call it before timing
-        the steady state.
+        """Compile now the programs ``hf.config.first_call = "fast"`` left for later (the
+        spectrally truncated ones, normally compiled in the background from a signature's second
+        call) and wait for them; True once none is left. Benchmarks call it before timing the
+        steady state.
 
         Example:
           >>> f = hf.jit(fno); f(x); f.finish_compiling()  # later calls run the truncated program
@@ -516,8 +516,7 @@ def _static_positions(fn, argnums, argnames) -> tuple:
     return tuple(sorted(nums)), frozenset(names)
 
 
-def _optimize_and_compile(cost_model, device, module):
-    module.optimize(cost_model=cost_model)
+def _compile_for(device, module):
     return module.compile(device)
 
 

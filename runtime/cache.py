@@ -225,6 +225,12 @@ def disk_load(directory: str, key: str) -> bytes | None:
     return payload
 
 
+def disk_has(directory: str, key: str) -> bool:
+    """Whether an entry file for ``key`` exists in a trusted ``directory`` (not read: a corrupt one
+    is found, and replaced, when it is loaded)."""
+    return trusted(directory) and os.path.isfile(_path(directory, key))
+
+
 def _touch(path: str) -> None:
     try:
         if os.utime in os.supports_follow_symlinks:

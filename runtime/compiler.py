@@ -125,6 +125,22 @@ def load_or_compile(code, devs, name="main", module=None, shardy=None):
             _inflight.pop(key, None)
 
 
+def truncated_and_uncached(module, device=None) -> bool:
+    """Whether ``module`` holds partial DFTs (``fft-truncate`` rewrote it) and neither executable
+    cache (memory, ``hf.config.cache_dir``) holds its executable for ``device``: hf.jit's first call
+    then compiles the program with its FFTs first (``hf.config.first_call``). False for modules that
+    compile through another path (dynamic shapes, host callbacks)."""
+    if not _has_partial_dfts(module):
+        return False
+    code = guard_for_xla(module)._code_for_compile()
+    if _DYNAMIC_TYPE.search(code) or has_shape_assertions(code) or callbacks.has_callbacks(code):
+        return False
+    key = cache.fingerprint(code, pjrt.environment((default_device(device),)), None, cache.KEY_VERSION)
+    if key in cache.MEMORY:
+        return False
+    return not (config.cache_dir and cache.disk_has(config.cache_dir, key))
+
+
 def _has_partial_dfts(module) -> bool:
     return module is not None and PARTIAL_DFT_ATTR in module.mlir.operation.attributes
 
