@@ -75,3 +75,16 @@ def test_hypothesis_windows_and_axes(width, window, stride, data):
     x = RNG.integers(-9, 10, (2, 3, width)).astype(np.int32)
     fn = lambda x: ops.reduce_window(x, 0, (1, window), window_strides=(1, stride), padding=((0, 0), (1, 0)))  # noqa
     check_vmap(fn, batched(x, axis), in_axes=axis)
+
+
+@settings(max_examples=10, deadline=None)
+@given(width=st.integers(2, 6), window=st.integers(1, 3), stride=st.integers(1, 2), select=st.sampled_from(["GE", "LT"]),
+       data=st.data())
+def test_hypothesis_select_and_scatter_windows_and_axes(width, window, stride, select, data):
+    window = min(window, width)
+    x_axis = data.draw(st.sampled_from([None, 0, 1, 2]))
+    dy_axis = data.draw(st.sampled_from([0, 1, 2] if x_axis is None else [None, 0, 1, 2]))
+    x = RNG.integers(-9, 10, (B, 2, width)).astype(np.int32)
+    dy = RNG.integers(-3, 4, (B, 2, (width - window) // stride + 1)).astype(np.int32)
+    fn = lambda x, dy: ops.select_and_scatter(x, dy, 0, (1, window), window_strides=(1, stride), select=select)  # noqa
+    check_vmap(fn, batched(x, x_axis), batched(dy, dy_axis), in_axes=(x_axis, dy_axis))
