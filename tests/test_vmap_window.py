@@ -78,8 +78,8 @@ def test_hypothesis_windows_and_axes(width, window, stride, data):
 
 
 @settings(max_examples=10, deadline=None)
-@given(width=st.integers(2, 6), window=st.integers(1, 3), stride=st.integers(1, 2), select=st.sampled_from(["GE", "LT"]),
-       data=st.data())
+@given(width=st.integers(2, 6), window=st.integers(1, 3), stride=st.integers(1, 2),
+       select=st.sampled_from(["GE", "LT"]), data=st.data())
 def test_hypothesis_select_and_scatter_windows_and_axes(width, window, stride, select, data):
     window = min(window, width)
     x_axis = data.draw(st.sampled_from([None, 0, 1, 2]))
