@@ -57,3 +57,24 @@ def test_hypothesis_shapes_feature_and_axes(shape, data):
     offset = RNG.standard_normal(shape[f]).astype(np.float32)
     check_vmap(lambda x, s, o: ops.batch_norm_training(x, s, o, 1e-3, f), batched(x, axis), scale, offset,
                in_axes=(axis, 0, None), exact=False)
+
+
+@settings(max_examples=8, deadline=None)
+@given(shape=st.lists(st.integers(1, 3), min_size=1, max_size=3), data=st.data())
+def test_hypothesis_inference_and_grad_shapes_feature_and_axes(shape, data):
+    f = data.draw(st.integers(0, len(shape) - 1))
+    x_axis = data.draw(st.sampled_from([None] + list(range(len(shape) + 1))))
+    v_axes = [data.draw(st.sampled_from([None, 0, 1])) for _ in range(4)]
+    dy_axis = data.draw(st.sampled_from([None] + list(range(len(shape) + 1))))
+    if x_axis is None and dy_axis is None and all(a is None for a in v_axes):
+        x_axis = 0
+    x, dy = (RNG.standard_normal([2, *shape]).astype(np.float32) for _ in range(2))
+    scale, offset, mean = (RNG.standard_normal((2, shape[f])).astype(np.float32) for _ in range(3))
+    var = RNG.uniform(0.5, 2, (2, shape[f])).astype(np.float32)
+    vectors = [v[0] if a is None else (v if a == 0 else v.T.copy()) for v, a in zip((scale, offset, mean, var), v_axes)]
+
+    def fn(x, scale, offset, mean, var, dy):
+        return (ops.batch_norm_inference(x, scale, offset, mean, var, 1e-3, f),
+                *ops.batch_norm_grad(x, scale, mean, var, dy, 1e-3, f))
+    check_vmap(fn, batched(x, x_axis), *vectors, batched(dy, dy_axis), in_axes=(x_axis, *v_axes, dy_axis),
+               exact=False)
