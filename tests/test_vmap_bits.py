@@ -75,3 +75,12 @@ def test_hypothesis_shapes_and_axes(shape, data):
     x = RNG.standard_normal([2, *shape]).astype(np.float32)
     check_vmap(lambda x: (ops.bitcast_convert(x, np.uint16), ops.reduce_precision(x, 4, 2)), batched(x, axis),
                in_axes=axis)
+
+
+@settings(max_examples=8, deadline=None)
+@given(shape=st.lists(st.integers(1, 3), max_size=3), dtype=st.sampled_from([np.uint8, np.uint32, np.uint64]),
+       algorithm=st.sampled_from(["THREE_FRY", "PHILOX"]), axis=st.integers(0, 1))
+def test_hypothesis_rng_bit_generator_shapes_and_state_axes(shape, dtype, algorithm, axis):
+    def fn(state):
+        return ops.rng_bit_generator(state, shape, dtype, algorithm)
+    check_vmap(fn, STATES if axis == 0 else STATES.T.copy(), in_axes=axis)
