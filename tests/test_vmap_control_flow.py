@@ -170,3 +170,18 @@ def test_while_with_dot_and_reduction():
     got = check_vmap(lambda w, x, t: power(lax, hf.numpy, w, x, t), w, X, tol, in_axes=(None, 0, 0), exact=False)
     assert_same(got, jax.jit(jax.vmap(lambda w, x, t: power(jax.lax, jnp, w, x, t), in_axes=(None, 0, 0)))(w, X, tol),
                 exact=False)
+
+
+@settings(max_examples=8, deadline=None)
+@given(b=st.integers(1, 4), n=st.integers(1, 3), i_batched=st.booleans(), x_axis=st.sampled_from([None, 0, 1]),
+       seed=st.integers(0, 2 ** 16))
+def test_hypothesis_switch_indices_and_axes(b, n, i_batched, x_axis, seed):
+    if not i_batched and x_axis is None:
+        x_axis = 0
+    rng = np.random.default_rng(seed)
+    i = rng.integers(-2, 5, b).astype(np.int32)  # (out of range: clamped to the first or last branch)
+    x = rng.standard_normal((b, n)).astype(np.float32)
+    args = (i if i_batched else i[0], x[0] if x_axis is None else (x if x_axis == 0 else x.T.copy()))
+    axes = (0 if i_batched else None, x_axis)
+    got = check_vmap(lambda i, x: switching(lax, i, x), *args, in_axes=axes)
+    assert_same(got, jax.jit(jax.vmap(lambda i, x: switching(jax.lax, i, x), in_axes=axes))(*args))
