@@ -16,7 +16,8 @@ An entry holds everything about one op, in the op family's module (``frontend/op
 
 Builders convert their operands to Tensors and call ``bind(name, operands, **params)``, which
 normalizes the parameters once, applies the rule, encodes the attributes, traces region bodies
-(``Builder.region``) and emits the op. Passes ask ``names(trait)`` for op sets.
+(``Builder.region``) and emits the op. Passes and AD ask ``names(trait)`` for op sets, never name
+lists: ``TRAITS`` declares every trait an entry may have.
 """
 from __future__ import annotations
 
@@ -102,7 +103,7 @@ class OpInfo:
     attributes: Callable = _no_attributes   # canonical params -> {MLIR attribute name: Attribute}
     regions: Callable = _no_regions         # (operand specs, **params) -> [Region]
     arrange: Callable = _positional         # flat operand list -> the builder's positional arguments
-    traits: frozenset = frozenset()         # "elementwise", "unary", "binary", "reducer", ...
+    traits: frozenset = frozenset()         # names from TRAITS
     rules: dict = dataclasses.field(default_factory=dict)  # kind ("jvp", "vjp", "batch", ...) -> rule
 
     jvp = property(lambda self: self.rules.get("jvp"), lambda self, f: self._set("jvp", f))
@@ -127,6 +128,39 @@ class OpInfo:
     def reemit(self, operands, op):
         """Build a copy of ``op`` over ``operands`` (Tensors of the current trace)."""
         return self.builder(*self.arrange(list(operands)), **self.decode(op))
+
+
+# Every trait an op may declare (``register(traits=...)``), with what it promises; "x op 0" means
+# a zero of x's dtype (False for bool) on either side.
+TRAITS = {
+    "elementwise": "result element i depends only on the operands' elements i (scalar select/clamp operands aside)",
+    "unary": "elementwise, one operand",
+    "binary": "elementwise, two operands of one shape and dtype (compare included)",
+    "zero_identity": "binary, x op 0 = 0 op x = x (for floats up to a zero's sign: -0.0 + 0.0 is +0.0)",
+    "zero_absorbing": "binary, x op 0 = 0 op x = 0 (for floats only with finite math: Inf * 0 is NaN, -x * 0 is -0.0)",
+    "movement": "only moves or copies operand elements (reshape, transpose, broadcast, slice, ...)",
+    "variadic": "the builder takes and returns lists (bind returns a list even of one result)",
+    "control_flow": "runs its regions at run time (while, if, case)",
+    "non_tensor": "token or tuple results, which no constant holds",
+}
+# traits that imply another one, checked at registration
+_IMPLIES = {"unary": "elementwise", "binary": "elementwise", "zero_identity": "binary", "zero_absorbing": "binary"}
+
+
+def _checked_traits(name: str, traits) -> frozenset:
+    """``traits`` as a frozenset; ValueError naming the op for an undeclared trait or a missing implied one."""
+    if isinstance(traits, str):
+        raise TypeError(f"hloforge.frontend.registry.register({name!r}): traits must be a collection of "
+                        f"names, got the string {traits!r}")
+    out = frozenset(traits)
+    unknown = sorted(out - TRAITS.keys())
+    if unknown:
+        raise ValueError(f"hloforge.frontend.registry.register({name!r}): unknown traits {unknown}; "
+                         f"declared: {sorted(TRAITS)}")
+    missing = sorted(f"{t} needs {_IMPLIES[t]}" for t in out if t in _IMPLIES and _IMPLIES[t] not in out)
+    if missing:
+        raise ValueError(f"hloforge.frontend.registry.register({name!r}): traits {sorted(out)}: {', '.join(missing)}")
+    return out
 
 
 OPS: dict[str, OpInfo] = {}
@@ -173,9 +207,11 @@ def register(name: str, *, rule, decode=None, evaluate=None, params=None, attrib
              regions=None, arrange=None, traits=()):
     """Decorator: record ``builder`` as the hloforge.ops function that emits ``name``.
 
-    ``rule`` takes Specs and canonical params and returns one (shape, dtype) or a list of them.
+    ``rule`` takes Specs and canonical params and returns one (shape, dtype) or a list of them;
+    ``traits`` are names from ``TRAITS``.
     """
     normalize = params or _no_params
+    traits = _checked_traits(name, traits)
 
     def wrap(builder):
         def public_rule(*operand_specs, **raw):
@@ -185,7 +221,7 @@ def register(name: str, *, rule, decode=None, evaluate=None, params=None, attrib
         public_rule.__doc__ = rule.__doc__
         info = OpInfo(name, builder, public_rule, decode or (lambda op: {}), evaluate,
                       normalize, attributes or _no_attributes, regions or _no_regions,
-                      arrange or _positional, frozenset(traits))
+                      arrange or _positional, traits)
         info._rule = rule
         OPS[name] = info
         builder.stablehlo_op = name
@@ -224,8 +260,11 @@ def lookup(name: str) -> OpInfo:
 
 
 def names(*traits: str) -> tuple:
-    """The registered op names that have every trait in ``traits``, sorted."""
+    """The registered op names that have every trait in ``traits`` (names from ``TRAITS``), sorted."""
     want = set(traits)
+    if not want <= TRAITS.keys():
+        raise ValueError(f"hloforge.frontend.registry.names: unknown traits {sorted(want - TRAITS.keys())}; "
+                         f"declared: {sorted(TRAITS)}")
     return tuple(sorted(n for n, info in OPS.items() if want <= info.traits))
 
 

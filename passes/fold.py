@@ -86,10 +86,9 @@ def _evaluation(op, operands):
 
 USER_DEPTH = 3  # how many users deep a fold checks that the constants it makes are folded further
 # ops XLA never folds (it runs them, or hloforge's constants only pass through): a constant there is harmless
-RUNTIME_OPS = {"stablehlo.custom_call", "stablehlo.while", "stablehlo.if", "stablehlo.case",
-               "stablehlo.optimization_barrier", "stablehlo.rng_bit_generator", "stablehlo.all_reduce",
-               "stablehlo.all_gather", "stablehlo.all_to_all", "stablehlo.reduce_scatter",
-               "stablehlo.collective_permute", "stablehlo.collective_broadcast"}
+RUNTIME_OPS = {"stablehlo.custom_call", *names("control_flow"), "stablehlo.optimization_barrier",
+               "stablehlo.rng_bit_generator", "stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.all_to_all",
+               "stablehlo.reduce_scatter", "stablehlo.collective_permute", "stablehlo.collective_broadcast"}
 
 
 def _users_fold(op, values, depth: int) -> bool:
@@ -206,7 +205,7 @@ OPAQUE = frozenset({
 _TAKES_ANY_CONSTANT = frozenset({"func.return", "func.call", "stablehlo.optimization_barrier"})
 # users that may not, even next to an operand XLA computes at run time (XLA removes some custom calls,
 # as Sharding, and then folds their users; loops and branches move constants into their bodies)
-_NOT_BESIDE_VALUES = frozenset({"stablehlo.custom_call", "stablehlo.while", "stablehlo.if", "stablehlo.case"})
+_NOT_BESIDE_VALUES = frozenset({"stablehlo.custom_call", *names("control_flow")})
 
 
 @needs_operand(CONSTANT)

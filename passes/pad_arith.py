@@ -35,7 +35,7 @@ from hloforge.passes.pad import emit_pad, emit_slice, paddings, same_value, scal
 PAD = "stablehlo.pad"
 SLICE = "stablehlo.slice"
 CONCATENATE = "stablehlo.concatenate"
-BINARY_OPS = names("elementwise", "binary") + ("stablehlo.compare",)
+BINARY_OPS = names("binary")
 
 
 def _concatenate(values, dim, loc):

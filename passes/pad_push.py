@@ -27,10 +27,9 @@ from hloforge.passes.pad import emit_pad, emit_slice, paddings, same_value, scal
 
 PAD = "stablehlo.pad"
 
-# (these op lists will come from the op registry once it describes elementwise ops)
-BINARY_OPS = names("elementwise", "binary") + ("stablehlo.compare",)
-SUM_OPS = ("stablehlo.add", "stablehlo.or", "stablehlo.xor")  # 0 is their identity on both sides
-PRODUCT_OPS = ("stablehlo.multiply", "stablehlo.and")  # 0 absorbs (for floats only without Inf/NaN)
+BINARY_OPS = names("binary")
+SUM_OPS = names("zero_identity")  # add, or, xor
+PRODUCT_OPS = names("zero_absorbing")  # multiply, and (for floats only without Inf/NaN)
 ELEMENTWISE_OPS = names("elementwise")
 UNARY_OPS = names("elementwise", "unary")
 
@@ -109,7 +108,7 @@ def sum_of_disjoint_pads(op, rewriter):
     nothing is left around the concatenate). For float add only under finite math: x + 0 turns a
     -0.0 of x into +0.0, and the concatenate keeps the -0.0.
     """
-    if op.name == "stablehlo.add" and _is_float(op.result) and not finite_math():
+    if _is_float(op.result) and not finite_math():  # (of the three, only add takes floats)
         return NO_MATCH
     pads = _zero_pads(op)
     if pads is None:
@@ -197,7 +196,7 @@ def sum_of_interleaved_pads(op, rewriter):
     if not any(paddings(op)[2]) or not has_one_use(op.result):
         return NO_MATCH
     add = next(iter(op.result.uses)).owner
-    if add.name not in SUM_OPS or (add.name == "stablehlo.add" and _is_float(add.result) and not finite_math()):
+    if add.name not in SUM_OPS or (_is_float(add.result) and not finite_math()):
         return NO_MATCH
     pads = _zero_pads(add)
     if pads is None:

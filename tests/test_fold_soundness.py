@@ -142,7 +142,8 @@ def _spectral(x, y, z):
 PROGRAMS = {
     **{f"unary:{n}": _unary(n) for n in sorted(OPS) if {"elementwise", "unary"} <= OPS[n].traits
        and n not in ("stablehlo.convert", "stablehlo.reduce_precision")},
-    **{f"binary:{n}": _binary(n) for n in sorted(OPS) if {"elementwise", "binary"} <= OPS[n].traits},
+    **{f"binary:{n}": _binary(n) for n in sorted(OPS) if {"elementwise", "binary"} <= OPS[n].traits
+       and n != "stablehlo.compare"},  # (compare takes a direction: "compare" below)
     "compare": _compare, "clamp": _clamp, "convert": _converts, "reduce": _reductions,
     "dot_general": _contractions, "reduce_window": _windows, "movement": _movement, "sort": _sorts,
     "bits": _bit_ops, "iota": _iota_arithmetic, "fft": _spectral,

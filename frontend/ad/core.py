@@ -16,7 +16,7 @@ import secrets
 from hloforge.frontend.ad._util import add_any, carries_tangent, set_needed
 from hloforge.frontend import ops
 from hloforge.frontend.context import ir, shape_dtype_of
-from hloforge.frontend.registry import OPS, Spec, rule_of
+from hloforge.frontend.registry import OPS, Spec, names, rule_of
 from hloforge.frontend.tracing import Tensor, current_builder
 
 CUSTOM_ATTR = "hloforge.custom_rule"
@@ -123,7 +123,7 @@ def _info(op):
     return info
 
 
-CONTROL_FLOW = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
+CONTROL_FLOW = names("control_flow")  # case, if, while
 
 
 def _nested(op):

@@ -57,7 +57,7 @@ def _compare_evaluate(a, b, direction, compare_type=None):
 
 
 @register("stablehlo.compare", rule=_compare_rule, params=_compare_params, attributes=_compare_attributes,
-          decode=_compare_decode, evaluate=_compare_evaluate, traits={"elementwise"})
+          decode=_compare_decode, evaluate=_compare_evaluate, traits={"elementwise", "binary"})
 def compare(lhs, rhs, direction: str, compare_type: str | None = "natural", *, loc=None):
     """Elementwise comparison; emits ``stablehlo.compare``.
 
