@@ -48,10 +48,12 @@ def test_linalg_against_jax():
 
 
 def _potrf(x):
-    """A LAPACK Cholesky call without num_batch_dims: an opaque target, batched by a loop."""
+    """A LAPACK Cholesky call without num_batch_dims: an opaque target, batched by a loop. (The
+    target name from hloforge.lax.linalg, which loads LAPACK into jaxlib's kernels: without that,
+    a process that has not run a linalg call yet crashes in the call.)"""
     layouts = "[dense<[0, 1]> : tensor<2xindex>]"
     out, info = ops.custom_call(
-        [x], "lapack_spotrf_ffi", [(x.shape, x.dtype), ((), np.int32)],
+        [x], linalg._lapack_target("potrf_ffi", x.dtype), [(x.shape, x.dtype), ((), np.int32)],
         extra_attributes={"mhlo.backend_config": "{uplo = 76 : ui8}", "operand_layouts": layouts,
                           "result_layouts": "[dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]"})
     return out, info
@@ -112,3 +114,4 @@ def test_hypothesis_cholesky_and_map(n, b, axis, seed):
     def fn(x):
         return linalg.cholesky(x), ops.map(x, lambda v: ops.multiply(v, v))
     check_vmap(fn, spd, in_axes=axis)
+
