@@ -115,3 +115,23 @@ def test_hypothesis_cholesky_and_map(n, b, axis, seed):
         return linalg.cholesky(x), ops.map(x, lambda v: ops.multiply(v, v))
     check_vmap(fn, spd, in_axes=axis)
 
+
+@settings(max_examples=8, deadline=None)
+@given(shape=st.lists(st.integers(1, 3), min_size=1, max_size=3), n=st.integers(1, 3), seed=st.integers(0, 2 ** 16),
+       data=st.data())
+def test_hypothesis_barrier_composite_and_opaque_call_shapes_and_axes(shape, n, seed, data):
+    rank = len(shape)
+    x_axis = data.draw(st.sampled_from([None] + list(range(rank + 1))))
+    y_axis = data.draw(st.sampled_from(list(range(rank + 1)) + ([] if x_axis is None else [None])))
+    s_axis = data.draw(st.integers(0, 2))
+    rng = np.random.default_rng(seed)
+    x, y = (rng.integers(-9, 10, (2, *shape)).astype(np.int32) for _ in range(2))
+    a = rng.standard_normal((2, n, n)).astype(np.float32)
+    spd = np.moveaxis(a @ np.swapaxes(a, -1, -2) + n * np.eye(n, dtype=np.float32), 0, s_axis)
+
+    def fn(x, y, spd):
+        b = ops.optimization_barrier([ops.multiply(x, x), y])
+        c = ops.composite([x, y], "my.fma", lambda u, v: [ops.add(ops.multiply(u, v), u), v])
+        return (*b, *c, *_potrf(spd))
+    batched = [v[0] if ax is None else np.moveaxis(v, 0, ax) for v, ax in ((x, x_axis), (y, y_axis))]
+    check_vmap(fn, *batched, spd, in_axes=(x_axis, y_axis, s_axis))
