@@ -29,7 +29,9 @@ import time
 import numpy as np
 
 from hloforge.frontend.callback_registry import CALLBACK_ATTR, HOST_CALLBACKS, ORDER_ATTR, TARGET
+import hloforge.frontend.ops  # noqa: F401  (registers every op, for names())
 from hloforge.frontend.context import ir, make_context, token_type
+from hloforge.frontend.registry import names
 from hloforge.runtime import pjrt
 from hloforge.runtime.executable import Executable
 from hloforge.runtime.unsupported import python_callback
@@ -175,7 +177,7 @@ def _in_program_order(calls) -> list:
     return calls
 
 
-_CONTROL = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
+_CONTROL = names("control_flow")
 
 
 def _has_ordered(op) -> bool:
