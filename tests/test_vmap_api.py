@@ -202,3 +202,25 @@ def test_axis_size_must_be_a_nonnegative_int():
         hf.vmap(f1, axis_size=-1)
     with pytest.raises(TypeError, match=r"got 2.0"):
         hf.vmap(f1, axis_size=2.0)
+
+
+def test_an_op_without_a_batch_rule_and_a_rule_that_breaks_its_contract(monkeypatch):
+    import hloforge.frontend.batching  # noqa: F401  (loads the batch rules, as a first vmap does)
+    from hloforge import ops
+    from hloforge.frontend.registry import OPS
+    monkeypatch.delitem(OPS["stablehlo.sine"].rules, "batch")
+    with pytest.raises(NotImplementedError, match=r"^hloforge.vmap: no batch rule for stablehlo.sine; add one with "
+                                                  r"hloforge.frontend.registry.def_rule\('batch', 'stablehlo.sine'\)$"):
+        hf.vmap(ops.sin)(X32)
+    m = hf.trace(ops.sin, V2)
+    with pytest.raises(NotImplementedError, match=r"^hloforge.vmap: no batch rule for stablehlo.sine"):
+        m.vmap(3)
+    monkeypatch.setitem(OPS["stablehlo.sine"].rules, "batch", lambda size, ins, dims: ([ops.sin(ins[0])], [1]))
+    broken = (r"hloforge.vmap: the batch rule of stablehlo.sine returned Tensor\(shape=\(3, 2\), dtype=float32\) "
+              r"\(batch dimension 1\) for result 0 of type .* and batch size 3")
+    with pytest.raises(RuntimeError, match=broken):
+        hf.vmap(ops.sin)(X32)
+    monkeypatch.setitem(OPS["stablehlo.sine"].rules, "batch", lambda size, ins, dims: ([ops.sin(ins[0])], []))
+    with pytest.raises(RuntimeError, match=r"the batch rule of stablehlo.sine returned 1 values and 0 dimensions "
+                                           r"for 1 results"):
+        hf.vmap(ops.sin)(X32)
