@@ -166,6 +166,15 @@ def test_dynamic_shapes_are_refused():
 
 
 
+def test_token_arguments_are_refused():
+    text = """func.func @main(%t: !stablehlo.token, %x: tensor<3xf32>) -> (!stablehlo.token, tensor<3xf32>) {
+      %0 = stablehlo.sine %x : tensor<3xf32>
+      return %t, %0 : !stablehlo.token, tensor<3xf32>
+    }"""
+    with pytest.raises(TypeError, match=r"@main argument 0: unsupported type !stablehlo.token: only ranked tensors"):
+        hf.Module.parse(text).vmap(2, in_axes=(None, 0))
+
+
 def test_module_vmap_loads_the_batching_package_on_first_use():
     import subprocess
     import sys
