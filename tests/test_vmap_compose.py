@@ -1,5 +1,5 @@
 """hf.vmap composed with the other transformations, each against jax on the same program: vmap of
-grad/value_and_grad/vjp/jvp/jacfwd/jacrev/hessian, grad of vmap, jit of vmap, vmap of jit, vmap of
+grad/value_and_grad/vjp/jvp/jacfwd/jacrev/hessian and each of them of vmap, jit of vmap, vmap of jit, vmap of
 vmap, custom_vjp/custom_jvp and from_jax under vmap, hloforge.lax control flow, hloforge.random
 over split keys (bit for bit)."""
 import functools
@@ -82,6 +82,22 @@ def test_grad_of_vmap():
     def total(np_, vmap):
         return lambda p: vmap(functools.partial(loss, np_), in_axes=(None, 0, 0))(p, XS, YS).mean()
     close(hf.grad(total(hnp, hf.vmap))(PARAMS), jax.jit(jax.grad(total(jnp, jax.vmap)))(PARAMS))
+
+
+@pytest.mark.parametrize("ad", ["jvp", "vjp", "jacfwd", "jacrev", "hessian"])
+def test_forward_and_reverse_mode_of_vmap(ad):
+    def f(np_):
+        return lambda x: np_.sin(x) * x.sum() + x ** 2
+    t = rng.standard_normal((B, D)).astype(np.float32)
+
+    def run(lib, np_):
+        batched = lib.vmap(f(np_))
+        if ad == "jvp":
+            return lib.jvp(batched, (XS,), (t,))
+        if ad == "vjp":
+            return lib.vjp(batched, XS)[1](t)
+        return getattr(lib, ad)(lambda x: batched(x).sum(0))(XS)
+    close(run(hf, hnp), run(jax, jnp))
 
 
 def test_vmap_of_grad_of_vmap():
