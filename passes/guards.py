@@ -22,7 +22,7 @@ import numpy as np
 from hloforge.frontend.context import ir, rewrite, stablehlo
 from hloforge.passes._ir import (
     NO_MATCH, Unsupported, constant, constant_value, dtype_of, emit, producer, shape_of)
-from hloforge.passes.pad_push import empty_concatenate_operands
+from hloforge.passes.pad_concat import empty_concatenate_operands
 
 MARKER = "hloforge.division_guard"  # on a guarded op: its divisor is zero-free whatever XLA folds
 _ROOTS = ("stablehlo.divide", "stablehlo.remainder")

@@ -1,0 +1,274 @@
+"""Pad pushing's concatenates (the ``pad-push`` family; its table is ``pad_push.PATTERNS``).
+
+A concatenate of pads, crops and splat blocks becomes one pad of the remaining pieces (never on a
+shape computation, which shape refinement folds), nested concatenates along one dim become one,
+and empty concatenate operands are dropped (the compile path's guards apply that one too). Every
+pattern is exact.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hloforge.frontend.context import ir
+from hloforge.passes._ir import (
+    NO_MATCH, broadcast_scalar, constant, dtype_of, element_type, emit, has_one_use, ints, producer, shape_of,
+    splat_value, tensor)
+from hloforge.passes.pad import emit_pad, emit_slice, paddings, same_value, scalar_constant
+
+PAD = "stablehlo.pad"
+
+
+def emit_concatenate(values, dim, loc):
+    shape = list(shape_of(values[0]))
+    shape[dim] = sum(shape_of(v)[dim] for v in values)
+    return emit("stablehlo.concatenate", values, tensor(shape, element_type(values[0])),
+                {"dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)}, loc)
+
+
+def single_use_pad(value):
+    p = producer(value, PAD)
+    return p if p is not None and has_one_use(p.result) else None
+
+
+
+def _fill_value(value):
+    """The 0-d value of a splat constant or of a broadcast of a 0-d splat, else None."""
+    c = splat_value(value)
+    if c is not None:
+        return c
+    b = producer(value, "stablehlo.broadcast_in_dim")
+    if b is not None and shape_of(b.operands[0]) == ():
+        return scalar_constant(b.operands[0])
+    return None
+
+
+# ops whose operands after the first (every operand of dynamic_iota) are shapes, sizes or paddings
+SHAPE_CONSUMERS = ("stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_reshape", "stablehlo.dynamic_iota",
+                   "stablehlo.dynamic_pad", "stablehlo.real_dynamic_slice", "stablehlo.dynamic_gather",
+                   "stablehlo.dynamic_conv")
+
+
+def _is_small_int(value) -> bool:
+    """An integer (or index) tensor of rank 0 or 1: what a shape is computed in."""
+    t = value.type
+    if not isinstance(t, ir.RankedTensorType):
+        return False
+    return t.rank <= 1 and isinstance(t.element_type, (ir.IntegerType, ir.IndexType))
+
+
+def _feeds_a_shape(value, depth: int) -> bool:
+    for use in value.uses:
+        user = use.owner
+        if user.name in SHAPE_CONSUMERS and (use.operand_number > 0 or user.name == "stablehlo.dynamic_iota"):
+            return True
+        if depth and len(user.results) == 1 and _is_small_int(user.results[0]) and \
+                _feeds_a_shape(user.results[0], depth - 1):
+            return True
+    return False
+
+
+def _from_dimension_sizes(value, depth: int) -> bool:
+    op = producer(value)
+    if op is None:
+        return False
+    if op.name == "stablehlo.get_dimension_size":
+        return True
+    return bool(depth) and any(_is_small_int(v) and _from_dimension_sizes(v, depth - 1) for v in op.operands)
+
+
+def is_shape_computation(value, depth: int = 8) -> bool:
+    """``value``, a small integer tensor, feeds a shape operand of a dynamic op or is computed from
+    a ``get_dimension_size``. Such values are left to shape refinement, whose folds know
+    concatenates, reshapes, slices and integer arithmetic of dimension sizes but not pads: a pad
+    there leaves a dynamic op XLA cannot translate."""
+    return _is_small_int(value) and (_feeds_a_shape(value, depth) or _from_dimension_sizes(value, depth))
+
+
+def concatenate_of_pads(op, rewriter):
+    """concatenate([pad(a, v, ...), v-block, slice(a'), ...], d) -> pad(concatenate(pieces), v, ...)
+
+    Preconditions: along d the operands are pads (interior 0 on d), stride-1 slices covering whole
+    other dims, blocks filled with v, or other values; all pads pad with v (the same value or equal
+    constants) and either pad no other dim alike, or pad every other dim alike while every operand
+    is a pad or a v block. Pads and slices with no other user are opened: v runs merge, neighbouring
+    crops of one tensor merge (also with no v anywhere: concatenate([x[:k], x[k:]]) -> x), the runs
+    at both ends become the outer pad's edges (a single remaining crop of x becomes pad(x, v) with
+    negative edges where no run meets it). Fires only when that leaves fewer ops, and never on a
+    shape computation (``is_shape_computation``: those are left to shape refinement).
+    """
+    if is_shape_computation(op.result):
+        return NO_MATCH
+    d = ir.IntegerAttr(op.attributes["dimension"]).value
+    rank = len(shape_of(op.result))
+    pads = [p for p in (single_use_pad(v) for v in op.operands) if p is not None and not paddings(p)[2][d]]
+    if pads:
+        v_op = pads[0].operands[1]
+        if any(not same_value(p.operands[1], v_op) for p in pads):
+            return NO_MATCH
+        v = scalar_constant(v_op)
+    else:
+        v_op, v = None, _fill_value(op.operands[0])
+        if v is None:
+            v = _fill_value(op.operands[-1])  # (None: only neighbouring crops can merge)
+    outer = None  # the padding of the other dims, shared by every pad
+    for p in pads:
+        low, high, interior = paddings(p)
+        other = [(low[i], high[i], interior[i]) for i in range(rank) if i != d]
+        if outer is not None and other != outer:
+            return NO_MATCH
+        outer = other
+    outer = outer or [(0, 0, 0)] * (rank - 1)
+    outer_padded = any(any(t) for t in outer)
+    pad_results = [p.result for p in pads]
+    segments, before = [], 1  # ("v", n) | ("x", source, start, stop) | ("value", value)
+    for o in op.operands:
+        fill = _fill_value(o)
+        if v is not None and fill is not None and fill.dtype == v.dtype and fill.tobytes() == v.tobytes():
+            segments.append(("v", shape_of(o)[d]))
+            before += 1
+        elif o in pad_results:
+            p = producer(o, PAD)
+            low, high, _ = paddings(p)
+            a, n = p.operands[0], shape_of(p.operands[0])[d]
+            segments += [("v", max(low[d], 0)), ("x", a, max(-low[d], 0), n - max(-high[d], 0)),
+                         ("v", max(high[d], 0))]
+            before += 1
+        elif outer_padded:
+            return NO_MATCH
+        elif (sl := producer(o, "stablehlo.slice")) is not None and has_one_use(sl.result) and _whole_but(sl, d):
+            segments.append(("x", sl.operands[0], ints(sl, "start_indices")[d], ints(sl, "limit_indices")[d]))
+            before += 1
+        else:
+            segments.append(("value", o))
+    merged = _merge(segments)
+    lead = merged.pop(0)[1] if merged and merged[0][0] == "v" else 0
+    trail = merged.pop()[1] if merged and merged[-1][0] == "v" else 0
+    if not merged:
+        return NO_MATCH  # all padding: pad_of_splat and constant folding see to that
+    single = None
+    if len(merged) == 1 and merged[0][0] == "x":
+        _, src, start, stop = merged[0]
+        if (not lead or not start) and (not trail or stop == shape_of(src)[d]):
+            single = merged[0]
+    needs_v = bool(lead or trail or outer_padded or any(s[0] == "v" for s in merged))
+    bare = not (lead or trail or outer_padded)
+    if single is not None:
+        after = int(single[2] != 0 or single[3] != shape_of(single[1])[d]) if bare else 1 + (v_op is None)
+    else:
+        after = (sum(_piece_ops(s, d) for s in merged) + (len(merged) > 1) + bool(lead or trail or outer_padded)
+                 + (v_op is None and needs_v))
+    if after >= before:
+        return NO_MATCH
+    loc = op.location
+    low, high, interior = [t[0] for t in outer], [t[1] for t in outer], [t[2] for t in outer]
+    with rewriter.ip:
+        if v_op is None and needs_v:
+            v_op = constant(v, tensor([], element_type(op.result)), loc)
+        if single is not None and bare:
+            out = _materialize(single, d, v_op, None, loc)
+        elif single is not None:
+            _, src, start, stop = single
+            low.insert(d, lead - start), high.insert(d, trail - (shape_of(src)[d] - stop)), interior.insert(d, 0)
+            out = emit_pad(src, v_op, low, high, interior, op.result.type, loc)
+        else:
+            block = list(shape_of(pads[0].operands[0]) if outer_padded else shape_of(op.result))
+            pieces = [_materialize(s, d, v_op, block, loc) for s in merged]
+            out = pieces[0] if len(pieces) == 1 else emit_concatenate(pieces, d, loc)
+            low.insert(d, lead), high.insert(d, trail), interior.insert(d, 0)
+            if any(low) or any(high) or any(interior):
+                out = emit_pad(out, v_op, low, high, interior, op.result.type, loc)
+    rewriter.replace_op(op, [out])
+
+
+def _whole_but(s, d) -> bool:
+    start, limit, strides = ints(s, "start_indices"), ints(s, "limit_indices"), ints(s, "strides")
+    n = shape_of(s.operands[0])
+    return strides[d] == 1 and all(start[i] == 0 and limit[i] == n[i] and strides[i] == 1
+                                   for i in range(len(n)) if i != d)
+
+
+def _merge(segments):
+    out = []
+    for s in segments:
+        if (s[0] == "v" and s[1] == 0) or (s[0] == "x" and s[2] == s[3]):
+            continue
+        last = out[-1] if out else None
+        if last and s[0] == last[0] == "v":
+            out[-1] = ("v", last[1] + s[1])
+        elif last and s[0] == last[0] == "x" and s[1] == last[1] and s[2] == last[3]:
+            out[-1] = ("x", last[1], last[2], s[3])
+        else:
+            out.append(s)
+    return out
+
+
+def _piece_ops(s, d) -> int:
+    """Ops that materialize one piece: a broadcast for a v run, a slice for a crop, none for a value."""
+    if s[0] == "v":
+        return 1
+    if s[0] == "x":
+        return int(s[2] != 0 or s[3] != shape_of(s[1])[d])
+    return 0
+
+
+def _materialize(s, d, v_op, block, loc):
+    if s[0] == "value":
+        return s[1]
+    if s[0] == "v":
+        shape = list(block)
+        shape[d] = s[1]
+        return broadcast_scalar(v_op, tensor(shape, element_type(v_op)), loc)
+    _, src, start, stop = s
+    n = list(shape_of(src))
+    if start == 0 and stop == n[d]:
+        return src
+    begin, end = [0] * len(n), list(n)
+    begin[d], end[d] = start, stop
+    return emit_slice(src, begin, end, [1] * len(begin), loc)
+
+
+def empty_concatenate_operands(op, rewriter):
+    """concatenate([a, e, b], d) -> concatenate([a, b], d); a single operand left replaces the op
+
+    Preconditions: e has no elements. A result with no elements becomes an operand of its type,
+    else an empty constant. (XLA:CPU aborts the process on a slice that reaches into an empty
+    operand, ``slice(concatenate([x: 2, e: 0]), [2:2])``; the compile path applies this too.)
+    """
+    sizes = [math.prod(shape_of(v)) for v in op.operands]
+    if all(sizes):
+        return NO_MATCH
+    with rewriter.ip:
+        if not math.prod(shape_of(op.result)):
+            same = [v for v in op.operands if v.type == op.result.type]
+            out = same[0] if same else constant(np.zeros(shape_of(op.result), dtype_of(op.result)),
+                                                op.result.type, op.location)
+        else:
+            kept = [v for v, n in zip(op.operands, sizes) if n]
+            d = ir.IntegerAttr(op.attributes["dimension"]).value
+            out = kept[0] if len(kept) == 1 else emit_concatenate(kept, d, op.location)
+    rewriter.replace_op(op, [out])
+    return None
+
+
+def concatenate_of_concatenate(op, rewriter):
+    """concatenate([a, concatenate([b, c], d), e], d) -> concatenate([a, b, c, e], d)
+
+    Preconditions: the inner concatenate joins along the same dimension and has no other user.
+    """
+    d = ir.IntegerAttr(op.attributes["dimension"]).value
+    flat, changed = [], False
+    for o in op.operands:
+        inner = producer(o, "stablehlo.concatenate")
+        if inner is not None and has_one_use(inner.result) and ir.IntegerAttr(inner.attributes["dimension"]).value == d:
+            flat += list(inner.operands)
+            changed = True
+        else:
+            flat.append(o)
+    if not changed:
+        return NO_MATCH
+    with rewriter.ip:
+        out = emit_concatenate(flat, d, op.location)
+    rewriter.replace_op(op, [out])
+
