@@ -45,6 +45,8 @@ def check_module_vmap(f, examples, in_axes=0, out_axes=0, exact=False, module=No
     return mb
 
 
+_SPD = (lambda a: a @ a.T + 3 * np.eye(3, dtype=np.float32))(_f32(3, 3))
+
 CASES = {  # name -> (jax function, per-example arguments, in_axes, out_axes)
     "elementwise": (lambda x, y: jnp.sin(x) * y + 1.0, (_f32(4), _f32(4)), (0, None), 0),
     "elementwise_axis_1": (lambda x, y: jnp.maximum(x, y) - jnp.exp(y), (_f32(2, 4), _f32(2, 4)), (1, -1), 1),
@@ -69,6 +71,11 @@ CASES = {  # name -> (jax function, per-example arguments, in_axes, out_axes)
     "cumsum": (lambda x: jnp.cumsum(x), (_f32(5),), 0, 0),
     "reduce_window": (lambda x: jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (2,), (1,), "VALID"), (_f32(5),),
                       0, 0),
+    # (jaxlib's LAPACK calls, with jax's Shardy rules for the per-example ranks)
+    "linalg_cholesky_solve": (lambda a, b: jnp.linalg.solve(a, b) + jnp.linalg.cholesky(a)[0], (_SPD, _f32(3)),
+                              (0, 0), 0),
+    "linalg_solve_shared_matrix": (lambda a, b: jnp.linalg.solve(a, b), (_SPD, _f32(3)), (None, 0), 0),
+    "linalg_eigh_svd": (lambda a: (jnp.linalg.eigh(a)[0], jnp.linalg.svd(a, compute_uv=False)), (_SPD,), 1, 0),
     "transpose_reshape_concat": (lambda x: jnp.concatenate([x.T.reshape(-1), x[0]]), (_f32(2, 3),), 1, 0),
 }
 

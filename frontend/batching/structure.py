@@ -28,6 +28,7 @@ from hloforge.frontend.registry import def_rule
 from hloforge.frontend.tracing import current_builder
 
 FRONTEND = "mhlo.frontend_attributes"
+SHARDING_RULE = "sdy.sharding_rule"
 LINALG = "hloforge.linalg."
 
 
@@ -45,6 +46,9 @@ def _custom_call_batch(size, ins, dims, *, call_target_name, result_specs, has_s
     if batch_dims is None:
         return _per_example_loop(size, ins, dims, result_specs, params, extra)
     specs = [((size, *s), d) for s, d in result_specs]
+    # (jax's lowerings carry a Shardy rule that maps each per-example dimension: it does not fit
+    # the batched ranks and the verifier refuses it; the call goes without one, as hloforge's own do)
+    extra.pop(SHARDING_RULE, None)
     with current_builder(WHAT).ctx:
         extra[FRONTEND] = _with_batch_dims(extra[FRONTEND], batch_dims + 1)
         for key in ("operand_layouts", "result_layouts"):
