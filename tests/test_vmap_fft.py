@@ -52,3 +52,19 @@ def test_hypothesis_shapes_and_axes(shape, data):
     x = RNG.standard_normal([2, *shape]).astype(np.complex64)
     check_vmap(lambda x: ops.fft(x, "FFT", shape[len(shape) - k:]), np.moveaxis(x, 0, axis), in_axes=axis,
                exact=False)
+
+
+@settings(max_examples=10, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), kind=st.sampled_from(["IFFT", "RFFT", "IRFFT"]),
+       data=st.data())
+def test_hypothesis_inverse_and_real_transforms(shape, kind, data):
+    k = data.draw(st.integers(1, len(shape)))
+    axis = data.draw(st.integers(0, len(shape)))
+    lengths = list(shape[len(shape) - k:])
+    if kind == "RFFT":
+        x = RNG.standard_normal([2, *shape]).astype(np.float32)
+    else:
+        if kind == "IRFFT":  # (the half spectrum of the lengths' last transform)
+            shape = shape[:-1] + [shape[-1] // 2 + 1]
+        x = (RNG.standard_normal([2, *shape]) + 1j * RNG.standard_normal([2, *shape])).astype(np.complex64)
+    check_vmap(lambda x: ops.fft(x, kind, lengths), np.moveaxis(x, 0, axis), in_axes=axis, exact=False)
