@@ -81,3 +81,10 @@ def test_hypothesis_shapes_sides_and_axes(n, k, left, data):
     b = RNG.standard_normal((2, n, k) if left else (2, k, n)).astype(np.float32)
     check_vmap(lambda l, b: ops.triangular_solve(l, b, left_side=left), batched(l, l_axis), batched(b, b_axis),
                in_axes=(l_axis, b_axis), exact=False)
+
+
+@settings(max_examples=8, deadline=None)
+@given(lead=st.lists(st.integers(1, 2), max_size=2), n=st.integers(1, 4), lower=st.booleans(), data=st.data())
+def test_hypothesis_cholesky_shapes_and_axes(lead, n, lower, data):
+    axis = data.draw(st.integers(0, len(lead) + 2))
+    check_vmap(lambda a: ops.cholesky(a, lower=lower), batched(_spd(B, *lead, n), axis), in_axes=axis, exact=False)
