@@ -138,6 +138,8 @@ TRAITS = {
     "binary": "elementwise, two operands of one shape and dtype (compare included)",
     "zero_identity": "binary, x op 0 = 0 op x = x (for floats up to a zero's sign: -0.0 + 0.0 is +0.0)",
     "zero_absorbing": "binary, x op 0 = 0 op x = 0 (for floats only with finite math: Inf * 0 is NaN, -x * 0 is -0.0)",
+    "linear": "linear in its operands, up to rounding (select: in its two branches): AD's linear tangent maps",
+    "bilinear": "linear in each of its two operands (multiply, dot_general, convolution)",
     "movement": "only moves or copies operand elements (reshape, transpose, broadcast, slice, ...)",
     "variadic": "the builder takes and returns lists (bind returns a list even of one result)",
     "control_flow": "runs its regions at run time (while, if, case)",

@@ -32,7 +32,7 @@ def test_an_undeclared_trait_is_an_error_naming_it_and_the_op():
 
 
 def test_the_queries_give_the_sets_once_listed_by_name():
-    from hloforge.frontend.ad import core
+    from hloforge.frontend.ad import core, custom
     from hloforge.passes import fold, pad_arith, pad_push
     from hloforge.runtime import callbacks
     assert set(pad_push.SUM_OPS) == {"stablehlo.add", "stablehlo.or", "stablehlo.xor"}
@@ -40,6 +40,10 @@ def test_the_queries_give_the_sets_once_listed_by_name():
     elementwise_binary = {n for n, info in OPS.items() if {"elementwise", "binary"} <= info.traits}
     assert "stablehlo.compare" in elementwise_binary and "stablehlo.select" not in elementwise_binary
     assert set(pad_push.BINARY_OPS) == set(pad_arith.BINARY_OPS) == elementwise_binary
+    assert custom._LINEAR == {"stablehlo.add", "stablehlo.subtract", "stablehlo.negate", "stablehlo.convert",
+                              "stablehlo.real", "stablehlo.imag", "stablehlo.complex", "stablehlo.select",
+                              "stablehlo.reduce_precision"}
+    assert custom._BILINEAR == {"stablehlo.multiply", "stablehlo.dot_general", "stablehlo.convolution"}
     assert set(core.CONTROL_FLOW) == set(callbacks._CONTROL) == {"stablehlo.while", "stablehlo.if", "stablehlo.case"}
     assert {"stablehlo.while", "stablehlo.if", "stablehlo.case"} <= fold.RUNTIME_OPS
     assert fold._NOT_BESIDE_VALUES == {"stablehlo.custom_call", "stablehlo.while", "stablehlo.if", "stablehlo.case"}

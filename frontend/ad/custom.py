@@ -17,6 +17,7 @@ from hloforge.frontend import dtypes, ops
 from hloforge.frontend.ad import core
 from hloforge.frontend.ad._util import add_any, differentiable, instantiate, zeros_like
 from hloforge.frontend.context import func, ir
+from hloforge.frontend.registry import names
 from hloforge.frontend.jit import jit
 from hloforge.frontend.tracing import Tensor, _Scope, _type_str, as_tensor, current_builder
 
@@ -278,9 +279,8 @@ class _JvpRule:
 
 # ---------------------------------------------------------------- linearity of a jvp rule's tangent map
 
-_LINEAR = {"stablehlo.add", "stablehlo.subtract", "stablehlo.negate", "stablehlo.convert", "stablehlo.real",
-           "stablehlo.imag", "stablehlo.complex", "stablehlo.select", "stablehlo.reduce_precision"}
-_BILINEAR = {"stablehlo.multiply", "stablehlo.dot_general", "stablehlo.convolution"}
+_LINEAR = frozenset(names("linear"))
+_BILINEAR = frozenset(names("bilinear"))
 
 
 def _nonlinear_use(entry, active):

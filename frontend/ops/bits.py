@@ -131,7 +131,7 @@ def _format(exponent_bits, mantissa_bits):
 @register("stablehlo.reduce_precision", rule=_reduce_precision_rule, params=_reduce_precision_params,
           attributes=_format, decode=lambda op: {"exponent_bits": attr.read_int(op, "exponent_bits"),
                                                  "mantissa_bits": attr.read_int(op, "mantissa_bits")},
-          evaluate=_reduce_precision_evaluate, traits={"elementwise", "unary"})
+          evaluate=_reduce_precision_evaluate, traits={"elementwise", "unary", "linear"})
 def reduce_precision(x, exponent_bits: int, mantissa_bits: int, *, loc=None) -> Tensor:
     """Round ``x`` to a narrower float format and back (e.g. 5, 10 for float16, 8, 7 for
     bfloat16); emits ``stablehlo.reduce_precision``.

@@ -90,7 +90,7 @@ def _select_evaluate(pred, on_true, on_false):
     return np.where(pred, on_true, on_false)
 
 
-@register("stablehlo.select", rule=_select_rule, evaluate=_select_evaluate, traits={"elementwise"})
+@register("stablehlo.select", rule=_select_rule, evaluate=_select_evaluate, traits={"elementwise", "linear"})
 def select(pred, on_true, on_false, *, loc=None):
     """``on_true`` where ``pred`` else ``on_false``; emits ``stablehlo.select``.
 

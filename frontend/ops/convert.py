@@ -42,7 +42,7 @@ def _convert_evaluate(x, dtype):
 
 
 @register("stablehlo.convert", rule=_convert_rule, params=_convert_params, decode=_convert_decode,
-          evaluate=_convert_evaluate, traits={"elementwise", "unary"})
+          evaluate=_convert_evaluate, traits={"elementwise", "unary", "linear"})
 def convert(x, dtype, *, loc=None):
     """Cast elementwise to ``dtype``; emits ``stablehlo.convert``.
 

@@ -237,7 +237,7 @@ def conv_evaluate(lhs, rhs, dimension_numbers, window_strides=None, padding=None
 
 
 @register("stablehlo.convolution", rule=_conv_rule, params=_conv_params, attributes=_conv_attributes,
-          decode=_conv_decode, evaluate=conv_evaluate)
+          decode=_conv_decode, evaluate=conv_evaluate, traits={"bilinear"})
 def convolution(lhs, rhs, dimension_numbers=None, *, window_strides=None, padding=None, lhs_dilation=None,
                 rhs_dilation=None, window_reversal=None, feature_group_count=1, batch_group_count=1,
                 precision=None, loc=None) -> Tensor:

@@ -87,7 +87,7 @@ def _define(pyname, opname, arity, allowed, summary, fn, kinds, result, exact_co
     build.__name__ = build.__qualname__ = pyname
     build.__doc__ = _docstring(pyname, opname, summary, args, out)
     build.__module__ = __name__
-    traits = {"elementwise", "unary" if arity == 1 else "binary", *_ZERO_TRAITS.get(opname, ())}
+    traits = {"elementwise", "unary" if arity == 1 else "binary", *_TRAITS.get(opname, ())}
     evaluate = None if fn is None else _elementwise_evaluate(fn, kinds, result, exact_complex)
     return register(opname, rule=rule, evaluate=evaluate, traits=traits)(build)
 
@@ -102,10 +102,11 @@ def binary_operands(op, lhs, rhs):
 
 
 _DIVISIONS = ("stablehlo.divide", "stablehlo.remainder")
-# (registry.TRAITS: 0 is the identity of add/or/xor on both sides and absorbs in multiply/and)
-_ZERO_TRAITS = {"stablehlo.add": ("zero_identity",), "stablehlo.or": ("zero_identity",),
-                "stablehlo.xor": ("zero_identity",), "stablehlo.multiply": ("zero_absorbing",),
-                "stablehlo.and": ("zero_absorbing",)}
+# traits beyond elementwise and unary/binary (registry.TRAITS)
+_TRAITS = {"stablehlo.add": ("zero_identity", "linear"), "stablehlo.or": ("zero_identity",),
+           "stablehlo.xor": ("zero_identity",), "stablehlo.multiply": ("zero_absorbing", "bilinear"),
+           "stablehlo.and": ("zero_absorbing",), "stablehlo.subtract": ("linear",), "stablehlo.negate": ("linear",),
+           "stablehlo.real": ("linear",), "stablehlo.imag": ("linear",), "stablehlo.complex": ("linear",)}
 
 
 class IntegerDivisionByZero(ZeroDivisionError, ValueError):

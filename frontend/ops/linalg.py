@@ -120,7 +120,7 @@ def _dot_is_exact(spec: str, a: np.ndarray, b: np.ndarray, dtype) -> bool:
 
 
 @register("stablehlo.dot_general", rule=_dot_rule, params=_dot_params, attributes=_dot_attributes,
-          decode=_dot_decode, evaluate=_dot_evaluate)
+          decode=_dot_decode, evaluate=_dot_evaluate, traits={"bilinear"})
 def dot_general(lhs, rhs, lhs_batching_dimensions=(), rhs_batching_dimensions=(),
                 lhs_contracting_dimensions=(), rhs_contracting_dimensions=(), *,
                 precision=None, loc=None) -> Tensor:
