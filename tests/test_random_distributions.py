@@ -5,8 +5,9 @@ as jax's); under hf.grad the same derivatives; every public callable of jax.rand
 signature; validation errors name the bad values.
 
 XLA compiles each sampler's threefry hashes and rejection loops for about a second (jax's own as
-long), so every sampler of one x64 setting is in one program per side, the programs compile at
-once in a thread pool (XLA compiles without the GIL), and each runs on every key.
+long), so every sampler of one x64 setting is in one program per side (the gradients in x64 off's),
+the programs compile at once in a thread pool (XLA compiles without the GIL), and each runs on
+every key.
 """
 import concurrent.futures
 import inspect
@@ -42,7 +43,7 @@ ARGS = {**{d.name: params(d) for d in (F16, BF16, F32, F64)},
         "lam": np.array([0.0, 0.5, 3.0, 9.9, 10.0, 25.0, 400.0], np.float32),
         "logits": np.log(np.array([[0.1, 0.2, 0.7], [0.3, 0.3, 0.4]], np.float32)),
         "mean": np.array([1.0, -1.0, 0.5], np.float32), "cov": _COV, "cov2": np.stack([_COV, 2 * _COV]),
-        "mean64": np.array([1.0, -1.0, 0.5]), "cov64": _COV.astype(np.float64)}
+        "mean64": np.array([1.0, -1.0, 0.5]), "cov64": _COV.astype(np.float64), "gradient_key": KEYS[2]}
 """The samplers' array arguments: run-time arguments of the compiled programs, as in jax.random's jit."""
 
 
@@ -135,43 +136,47 @@ PROGRAMS = {"narrow": (narrow_program, False), "wide": (wide_program, True)}
 CASES = sorted(n for program, _ in PROGRAMS.values() for n in program(_Names(), None, ARGS))
 
 
-def _hf_run(program):
-    fn = hf.jit(lambda key, a: program(hr, key, a))
+def gradients(r, np_, grad, a):
+    """d/d(a, b) of gamma's, beta's and weibull_min's summed samples (their custom derivatives), in
+    the narrow program (one compile less per side) but of a key of their own: samples of the
+    samplers' key would be shared with theirs, and XLA would fuse those differently on the two sides."""
+    k = a["gradient_key"]
+
+    def loss(a, b):
+        return np_.sum(r.gamma(k, a, S)) + np_.sum(r.beta(k, a, b, S)) + np_.sum(r.weibull_min(k, b, a, S))
+    return grad(loss, argnums=(0, 1))(a["float32"]["pos"], a["float32"]["conc"])
+
+
+def _program(name, r, np_, grad, k, a):
+    """({case: samples}, gradients or None) of program ``name``."""
+    program, _ = PROGRAMS[name]
+    return program(r, k, a), (gradients(r, np_, grad, a) if name == "narrow" else None)
+
+
+def _hf_run(name):
+    fn = hf.jit(lambda key, a: _program(name, hr, hnp, hf.grad, key, a))
     return [jax.tree.map(np.asarray, fn(key, ARGS)) for key in KEYS]
 
 
-def _jax_run(program, x64):
-    with jax.enable_x64(x64):
-        fn = jax.jit(lambda key, a: program(jax.random, key, a))
+def _jax_run(name):
+    with jax.enable_x64(PROGRAMS[name][1]):
+        fn = jax.jit(lambda key, a: _program(name, jax.random, jnp, jax.grad, key, a))
         return [jax.tree.map(np.asarray, fn(key, ARGS)) for key in KEYS]
-
-
-def _loss(r, np_):
-    def loss(a, b):
-        key = KEYS[2]
-        return np_.sum(r.gamma(key, a, S)) + np_.sum(r.beta(key, a, b, S)) + np_.sum(r.weibull_min(key, b, a, S))
-    return loss
-
-
-def _gradients(r, np_, grad):
-    x = ARGS["float32"]
-    return [np.asarray(g) for g in grad(_loss(r, np_), argnums=(0, 1))(x["pos"], x["conc"])]
 
 
 @pytest.fixture(scope="module")
 def compiled():
     """The programs of the comparisons, compiled at once in a thread pool (XLA compiles without the
     GIL): {case: (hloforge's results, jax's) per key} for two programs per side (x64 off; float64
-    with jax's x64 on), and (hloforge's gradients, jax's)."""
-    with concurrent.futures.ThreadPoolExecutor(6) as pool:
-        jobs = [(pool.submit(_hf_run, program), pool.submit(_jax_run, program, x64))
-                for program, x64 in PROGRAMS.values()]
-        grads = (pool.submit(_gradients, hr, hnp, hf.grad), pool.submit(_gradients, jax.random, jnp, jax.grad))
+    with jax's x64 on), and (hloforge's gradients, jax's) of each run."""
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        jobs = {name: (pool.submit(_hf_run, name), pool.submit(_jax_run, name)) for name in PROGRAMS}
         out = {}
-        for h, j in jobs:
+        for h, j in jobs.values():
             h, j = h.result(), j.result()
-            out.update({name: ([r[name] for r in h], [r[name] for r in j]) for name in h[0]})
-        return out, (grads[0].result(), grads[1].result())
+            out.update({case: ([r[case] for r, _ in h], [r[case] for r, _ in j]) for case in h[0][0]})
+        h, j = (job.result() for job in jobs["narrow"])
+        return out, ([g for _, g in h], [g for _, g in j])
 
 
 @pytest.fixture(scope="module")
@@ -253,8 +258,11 @@ def test_gradients_match_jax(compiled):
     """hf.grad through gamma's custom derivative (jax's implicit reparameterization by
     random_gamma_grad), beta's (log-space gamma) and weibull_min's."""
     actual, expected = compiled[1]
-    for a, e in zip(actual, expected):
-        np.testing.assert_allclose(a, e, rtol=2e-5, atol=1e-6)
+    assert len(actual) == len(expected) == len(KEYS)
+    for run, run_expected in zip(actual, expected):  # (d/da, d/db) of each run (one gradient key)
+        assert len(run) == len(run_expected) == 2
+        for a, e in zip(run, run_expected):
+            np.testing.assert_allclose(a, e, rtol=2e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------- the API
