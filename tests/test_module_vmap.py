@@ -173,6 +173,16 @@ def test_dynamic_shapes_are_refused():
 
 
 
+def test_an_op_without_a_registry_entry_is_named():
+    text = """func.func @main(%x: tensor<3xf32>) -> tensor<i32> {
+      %0 = stablehlo.get_dimension_size %x, dim = 0 : (tensor<3xf32>) -> tensor<i32>
+      return %0 : tensor<i32>
+    }"""
+    with pytest.raises(NotImplementedError, match=r"^Module.vmap: cannot batch stablehlo.get_dimension_size: it has no "
+                                                  r"registry entry \(known ops: \d+; see hloforge.frontend.registry.OPS\)$"):
+        hf.Module.parse(text).vmap(2)
+
+
 def test_token_arguments_are_refused():
     text = """func.func @main(%t: !stablehlo.token, %x: tensor<3xf32>) -> (!stablehlo.token, tensor<3xf32>) {
       %0 = stablehlo.sine %x : tensor<3xf32>

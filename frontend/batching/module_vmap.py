@@ -15,6 +15,7 @@ from hloforge.frontend.jit import trace
 from hloforge.frontend.module import Module, ShapeDtype
 
 WHAT = "Module.vmap"
+_UNKNOWN_OP = "hloforge AD: cannot differentiate "  # (frontend/ad/core.py: an op without a registry entry)
 
 
 def _per_item(axes, n, which):
@@ -91,7 +92,12 @@ def module_vmap(self, axis_size, in_axes=0, out_axes=0, *, name: str = "main") -
     func_op, symbols, source, depth = _entry(self, WHAT)  # (source: keeps an inlined copy alive)
 
     def reemit(inner):
-        return core.reemit_function(func_op, inner, symbols)
+        try:
+            return core.reemit_function(func_op, inner, symbols)
+        except NotImplementedError as e:  # (AD's re-emission words it for AD; name this transformation)
+            if not str(e).startswith(_UNKNOWN_OP):
+                raise
+            raise NotImplementedError(f"{WHAT}: cannot batch {str(e)[len(_UNKNOWN_OP):]}") from None
 
     def out_axes_of(results, dims):
         for i, (d, a) in enumerate(zip(dims, out_ax)):
