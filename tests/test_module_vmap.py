@@ -178,8 +178,9 @@ def test_an_op_without_a_registry_entry_is_named():
       %0 = stablehlo.get_dimension_size %x, dim = 0 : (tensor<3xf32>) -> tensor<i32>
       return %0 : tensor<i32>
     }"""
-    with pytest.raises(NotImplementedError, match=r"^Module.vmap: cannot batch stablehlo.get_dimension_size: it has no "
-                                                  r"registry entry \(known ops: \d+; see hloforge.frontend.registry.OPS\)$"):
+    unknown = (r"^Module.vmap: cannot batch stablehlo.get_dimension_size: it has no registry entry \(known ops: "
+               r"\d+; see hloforge.frontend.registry.OPS\)$")
+    with pytest.raises(NotImplementedError, match=unknown):
         hf.Module.parse(text).vmap(2)
 
 
