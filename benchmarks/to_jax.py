@@ -10,6 +10,8 @@ interleaved, median of repeats.
   then copies its inputs to the device on both sides), and the step's cold first call (trace,
   hloforge's passes and its derivative programs, XLA's compile and one run; every cache cleared,
   alternating which goes first) against plain jax's (target <= 1.0, #29's first-call target).
+  The forward is also timed for the same model on hloforge.numpy under ``hf.jit`` (no target): the
+  bridge's forward should match it.
 - ``tiny``: the bridge's overhead: a small elementwise function inside a jax.jit step, through
   ``hf.to_jax`` against the same function in jax (target <= 1.1).
 
@@ -75,8 +77,8 @@ def _first_steps(params, x, y, optimizer, repeats):
     return statistics.median(firsts["jax"]), statistics.median(firsts["hloforge"])
 
 
-def _row(what, t_jax, t_hf, target):
-    print(f"fno2d {what:15s} jax {t_jax * 1e3:8.2f} ms   hf.optimize {t_hf * 1e3:8.2f} ms   "
+def _row(what, t_jax, t_hf, target, who="hf.optimize"):
+    print(f"fno2d {what:15s} jax {t_jax * 1e3:8.2f} ms   {who:11s} {t_hf * 1e3:8.2f} ms   "
           f"ratio {t_hf / t_jax:.3f}  (target <= {target})")
     return t_hf / t_jax
 
@@ -90,6 +92,8 @@ def fno2d(repeats, steps):
     optimizer = optax.adam(1e-3)
     bridged = hf.optimize(fno_model)
     forward_jax, forward_hf = jax.jit(fno_model), jax.jit(bridged)
+    # the same model in hloforge.numpy under hf.jit: what the bridge's forward should match
+    forward_native = hf.jit(lambda params, x: models.fno(hnp, x, params, MODES, 0))
     step_jax, step_hf = training_step(fno_model, optimizer), training_step(bridged, optimizer)
     losses = {}
     for name, step in (("jax", step_jax), ("hloforge", step_hf)):
@@ -103,10 +107,11 @@ def fno2d(repeats, steps):
     state_np = jax.tree_util.tree_map(np.asarray, state)
     results = {"loss_gap": gap}
     for suffix, (p, s, a, b) in (("", (params, state, x, y)), ("_numpy", (params_np, state_np, x_np, y_np))):
-        f_jax, f_hf = steady([forward_jax, forward_hf], (p, a), repeats)
+        f_jax, f_hf, f_native = steady([forward_jax, forward_hf, forward_native], (p, a), repeats)
         s_jax, s_hf = steady([step_jax, step_hf], (p, s, a, b), repeats)
         arrays = "numpy" if suffix else "jax"
         results["forward" + suffix] = _row(f"forward ({arrays})", f_jax, f_hf, TARGETS["forward" + suffix])
+        results["forward_hf_jit" + suffix] = _row(f"forward ({arrays})", f_jax, f_native, "-", "hf.jit")
         results["step" + suffix] = _row(f"step ({arrays})", s_jax, s_hf, TARGETS["step" + suffix])
     results["first_step"] = _row("first step", *_first_steps(params, x, y, optimizer, max(3, repeats // 3)),
                                  TARGETS["first_step"])

@@ -22,13 +22,17 @@ from jax.interpreters import ad, batching, mlir
 _WIDE = {np.dtype(d) for d in (np.float64, np.complex128, np.int64, np.uint64)}
 
 
-def define_primitive(name: str, *, abstract_eval, exported_of, jvp, batch, transpose=None) -> Primitive:
+def define_primitive(name: str, *, abstract_eval, exported_of, jvp, batch, transpose=None,
+                     compiler_options_of=None) -> Primitive:
     """A jax primitive with multiple results that runs ``exported_of(**params)``; its ``program``
     parameter keeps the eager calls' jitted functions (in a dict ``eager``).
 
     Args:
       abstract_eval: ``(*avals, **params) -> [ShapedArray]``.
       exported_of: ``(**params) -> jax.export.Exported`` of the module to call.
+      compiler_options_of: ``(**params) -> dict``, XLA options for the eager calls' jax.jit (inside
+        a user's jax.jit the module is inlined and compiles with that jit's options: jax takes
+        ``compiler_options`` only on a top-level jit).
       jvp, batch, transpose: rules with jax's signatures (``ad.primitive_jvps``,
         ``batching.primitive_batchers``, ``ad.primitive_transposes``).
     """
@@ -43,7 +47,8 @@ def define_primitive(name: str, *, abstract_eval, exported_of, jvp, batch, trans
         jitted = params["program"].eager
         fn = jitted.get(key)
         if fn is None:
-            fn = jitted[key] = jax.jit(lambda *a: prim.bind(*a, **params))
+            options = compiler_options_of(**params) if compiler_options_of is not None else None
+            fn = jitted[key] = jax.jit(lambda *a: prim.bind(*a, **params), compiler_options=options or None)
         return fn(*args)
 
     prim.def_impl(impl)

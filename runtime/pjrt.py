@@ -111,14 +111,22 @@ def use_shardy() -> bool:
     return bool(jax.config.jax_use_shardy_partitioner)
 
 
+def partial_dft_options(platform: str) -> dict:
+    """XLA's options for a module that holds fft-truncate's DFT contractions on ``platform``
+    (jax.jit's ``compiler_options``): XLA:CPU compiles them to YNNPACK fusions by default; those
+    cost 7-130 ms more on the first execution (and some compile time) and run no faster here, so
+    they are turned off."""
+    return {"xla_cpu_experimental_ynn_fusion_type": ""} if platform == "cpu" else {}
+
+
 def compile_options(devs, shardy: bool | None = None, partial_dfts: bool = False):
     """One device: that device assigned to the one replica. Several: SPMD over ``devs`` (their
-    order = partition ids). ``partial_dfts``: the module holds fft-truncate's DFT contractions,
-    which XLA:CPU compiles to YNNPACK fusions by default; those cost 7-40 ms more on the first
-    execution (and some compile time) and run no faster here, so they are turned off."""
+    order = partition ids). ``partial_dfts``: the module holds fft-truncate's DFT contractions
+    (``partial_dft_options``)."""
     options = xc.CompileOptions()
-    if partial_dfts and devs[0].platform == "cpu":
-        options.env_option_overrides = [("xla_cpu_experimental_ynn_fusion_type", "")]
+    overrides = partial_dft_options(devs[0].platform) if partial_dfts else {}
+    if overrides:
+        options.env_option_overrides = list(overrides.items())
     if len(devs) == 1:
         # (without an assignment PJRT runs replica 0 on the client's first device, whatever
         # device the executable was loaded for)

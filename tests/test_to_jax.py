@@ -8,7 +8,8 @@ from jax import tree_util
 
 import hloforge as hf
 from hloforge import numpy as hnp
-from hloforge.frontend import to_jax as bridge
+from hloforge.frontend import jax_api, to_jax as bridge
+from hloforge.runtime import pjrt
 
 from helpers import assert_close
 
@@ -151,6 +152,27 @@ def test_inside_jit_the_module_is_inlined_and_optimized():
     assert "stablehlo.fft" in jax.jit(kept).lower(np.ones(8, np.float32)).as_text()
     x = RNG.standard_normal(8).astype(np.float32)
     close_trees(jax.jit(f)(x), 2 * x)
+
+
+def spectral_1d(x, w):
+    return hnp.fft.irfft(hnp.pad(hnp.fft.rfft(x)[:, :12] * w, [(0, 0), (0, 21)]), n=64)
+
+
+def test_eager_calls_compile_partial_dfts_with_hloforges_options():
+    x = RNG.standard_normal((16, 64)).astype(np.float32)
+    w = (RNG.standard_normal(12) + 1j * RNG.standard_normal(12)).astype(np.complex64)
+    f = hf.to_jax(spectral_1d)
+    program = jax.make_jaxpr(f)(x, w).eqns[0].params["program"]
+    assert program.compiler_options == pjrt.partial_dft_options(jax_api.default_platform())
+    eager = f(x, w)
+    (jitted,) = program.eager.values()
+    compiled = jitted.lower(x, w).compile().as_text()
+    assert "__ynn_fusion" not in compiled and "fft(" not in compiled
+    h = hf.jit(spectral_1d)
+    h(x, w)
+    h.finish_compiling()
+    np.testing.assert_array_equal(np.asarray(eager), np.asarray(h(x, w)))
+    assert jax.make_jaxpr(BRIDGED)(X, W).eqns[0].params["program"].compiler_options == {}  # (no DFTs: XLA's own)
 
 
 def test_derivative_modules_are_optimized_too():
