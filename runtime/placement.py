@@ -9,9 +9,12 @@ from __future__ import annotations
 import numpy as np
 from jax import tree_util
 
+from hloforge.target import DEVICE_KINDS
 from hloforge.frontend.tracing import Tensor, Value
 from hloforge.runtime import pjrt
 from hloforge.runtime.settings import config
+
+_KINDS = ", ".join(map(repr, DEVICE_KINDS))  # 'cpu', 'gpu'
 
 
 def _target(device):
@@ -19,8 +22,8 @@ def _target(device):
     if device is None:
         return None
     if isinstance(device, str):
-        if device not in ("cpu", "gpu"):
-            raise ValueError(f"hloforge.device_put: device must be 'cpu', 'gpu', a Device of hf.devices() or a "
+        if device not in DEVICE_KINDS:
+            raise ValueError(f"hloforge.device_put: device must be {_KINDS}, a Device of hf.devices() or a "
                              f"sharding, got {device!r}")
         return pjrt.resolve_device(device)
     if pjrt.is_sharding(device):
@@ -36,7 +39,7 @@ def _target(device):
             return pjrt.resolve_device(device)
         except ValueError as e:
             raise ValueError(f"hloforge.device_put: {e}") from None
-    raise TypeError(f"hloforge.device_put: device must be None, 'cpu', 'gpu', a Device of hf.devices(), a sharding "
+    raise TypeError(f"hloforge.device_put: device must be None, {_KINDS}, a Device of hf.devices(), a sharding "
                     f"(hf.NamedSharding, jax.sharding.SingleDeviceSharding) or a PartitionSpec, got {device!r} of "
                     f"type {type(device).__name__}")
 

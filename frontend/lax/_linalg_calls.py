@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from hloforge.target import DEVICE_KINDS
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.context import ir, stablehlo
 from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
@@ -28,8 +29,8 @@ def _platform(platform):
         from hloforge.runtime.settings import config
         platform = config.device
     platform = {"cuda": "gpu"}.get(platform, platform)
-    if platform not in ("cpu", "gpu"):
-        raise ValueError(f"platform must be 'cpu' or 'gpu', got {platform!r}")
+    if platform not in DEVICE_KINDS:
+        raise ValueError(f"platform must be {' or '.join(map(repr, DEVICE_KINDS))}, got {platform!r}")
     return platform
 
 

@@ -9,6 +9,7 @@ import argparse
 import sys
 import traceback
 
+from hloforge.target import DEVICE_KINDS
 from hloforge.runtime.cli import cache_command, commands
 from hloforge.runtime.settings import config
 
@@ -69,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _add(sub, "demo", commands.demo, "trace, print and run an FNO spectral block; check it against numpy",
              "Trace an FNO spectral block with hloforge.ops, print its MLIR, run it and compare with numpy "
              "(exit 1 if the max abs error exceeds 1e-4).")
-    p.add_argument("--device", default="cpu", choices=("cpu", "gpu"), help="cpu (default) or gpu")
+    p.add_argument("--device", default="cpu", choices=DEVICE_KINDS, help="cpu (default) or gpu")
     p.add_argument("--quiet", action="store_true", help="do not print the MLIR")
 
     p = _add(sub, "opt", commands.opt, "run a pass pipeline over a module")
@@ -89,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--random-inputs", action="store_true", help="random arguments of @main's types")
     p.add_argument("--seed", type=_non_negative_int, default=0, help="seed for --random-inputs (default 0)")
     p.add_argument("--save-dir", help="save output_<i>.npy files here")
-    p.add_argument("--device", default="cpu", choices=("cpu", "gpu"), help="device (default cpu)")
+    p.add_argument("--device", default="cpu", choices=DEVICE_KINDS, help="device (default cpu)")
     p.add_argument("--optimize", action="store_true", help="run the default pass pipeline first")
 
     p = _add(sub, "inspect", commands.inspect, "summarize a module: signature, op counts, fft and pad details")
@@ -120,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "the optimized values to pass the file's assertions")
     p.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS",
                    help="a file still running after this long fails (default 600)")
-    p.add_argument("--device", default="cpu", choices=("cpu", "gpu"), help="device (default cpu)")
+    p.add_argument("--device", default="cpu", choices=DEVICE_KINDS, help="device (default cpu)")
 
     p = _add(sub, "cache", cache_command.run, "show or clear the persistent executable cache",
              "Show where the persistent executable cache is (HLOFORGE_CACHE_DIR, default $XDG_CACHE_HOME/hloforge "
