@@ -3,8 +3,8 @@
 dot_general takes the batch dimension as one more batching dimension when both operands are
 batched and as one more free dimension when one is, so no operand is transposed; reduce shifts
 its axes around the batch dimension. A batched init value (a reduction whose start depends on the
-example) joins the reduced elements as one more slice, under the body's identity as the init
-(named bodies), or is reduced example by example (bodies given as callables: no identity known).
+example) is combined by the body's op with the reduction from the body's identity (named bodies),
+or is reduced example by example (bodies given as callables: no identity known).
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import numpy as np
 from hloforge.frontend import ops
 from hloforge.frontend.batching._loop import per_example
 from hloforge.frontend.batching._util import bdim_at, common_dim, unbatched_axes
-from hloforge.frontend.registry import def_rule
+from hloforge.frontend.ops.linalg import REDUCERS
+from hloforge.frontend.registry import OPS, def_rule
 
 
 @def_rule("batch", "stablehlo.dot_general")
@@ -64,13 +65,19 @@ def _reduce_batch(size, ins, dims, *, dimensions, body):
         xs, d = common_dim(xs, x_dims, size)
         return _reduced(xs, inits, d, dimensions, body)
     if isinstance(body, str) and dimensions:
-        (x,), d = common_dim(xs, x_dims, size)
-        axes = unbatched_axes(dimensions, d)
-        slab_shape = list(x.shape)
-        slab_shape[axes[0]] = 1
-        slab = ops.broadcast_in_dim(bdim_at(inits[0], init_dims[0], size, 0), tuple(slab_shape), (d,))
-        x = ops.concatenate([x, slab], axes[0])
-        return _reduced([x], [ops.constant(_identity(body, x.dtype))], d, dimensions, body)
+        # (reduced from the identity, then the init joins once per result element: a slab of
+        # inits concatenated along one reduced axis held one init per element of the others,
+        # which add and mul counted that many times)
+        (x,), (x_dim,) = xs, x_dims
+        start = ops.constant(_identity(body, x.dtype))
+        if x_dim is None:
+            acc, out_d = ops.reduce(x, start, dimensions, body), None
+        else:
+            (acc,), (out_d,) = _reduced([x], [start], x_dim, dimensions, body)
+        out_d = 0 if out_d is None else out_d
+        acc = bdim_at(acc, None if x_dim is None else out_d, size, out_d)
+        init = ops.broadcast_in_dim(bdim_at(inits[0], init_dims[0], size, 0), acc.shape, (out_d,))
+        return [OPS[REDUCERS[body]].builder(acc, init)], [out_d]
     return _reduce_per_example(size, xs, x_dims, inits, init_dims, dimensions, body)
 
 
