@@ -57,7 +57,7 @@ def _identity(body: str, dtype: np.dtype):
 @def_rule("batch", "stablehlo.reduce")
 def _reduce_batch(size, ins, dims, *, dimensions, body):
     """Pattern: reduce(x[b at d], init, axes) -> reduce(x, init, axes shifted around d)[b at d - #axes
-    before d]; a batched init: reduce(concat(x, init slab), identity) for a named body, otherwise one
+    before d]; a batched init: op(reduce(x, identity), init) for a named body's op, otherwise one
     reduce per example."""
     n = len(ins) // 2
     xs, x_dims, inits, init_dims = ins[:n], dims[:n], ins[n:], dims[n:]
