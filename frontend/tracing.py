@@ -29,7 +29,8 @@ class Builder:
 
     transform_state: dict
     """What the transformations (AD, batching) keep while this trace is built, keyed by the
-    transformation's name (``"ad"``: ``frontend/ad/_util.ADState``); each owns its entry. The one
+    transformation's name (``"ad"``: ``frontend/ad/_util.ADState``; ``"splat"``: the constants
+    ``splat(..., reuse=True)`` made); each owns its entry. The one
     place for such state: a rule keeps none in module attributes or on the Builder itself."""
 
     def __init__(self, spmd: bool = False, *, module: ir.Module | None = None,
@@ -416,6 +417,34 @@ def constant(value, dtype=None, *, loc=None) -> Tensor:
         attr = dense(array, array.shape)
     op = b.emit("stablehlo.constant", [], [(array.shape, d)], {"value": attr}, loc=loc)
     return Tensor(op.result, array.shape, d, b)
+
+
+def splat(value, dtype, shape, *, reuse: bool = False, what: str = "splat", loc=None) -> Tensor:
+    """One ``stablehlo.constant`` of ``shape`` storing one element, ``value`` cast to ``dtype``
+    (numpy's cast: 300 in int8 is 44); hloforge's one splat emitter (hloforge.numpy's ``splat``,
+    AD's ``full``).
+
+    ``reuse``: return the constant this builder emitted for the same element, shape and dtype in
+    the same block and scope, if any (``transform_state["splat"]``); only for callers that never
+    insert before an op they emitted (AD's rules). Otherwise one new constant per call.
+    """
+    b = current_builder(what)
+    dtype, shape = dtypes.canonical(dtype), tuple(int(s) for s in shape)
+    element = np.asarray(value).astype(dtype).reshape(1)
+    cache = key = None
+    if reuse:
+        cache = b.transform_state.setdefault("splat", {})
+        key = (b.scope, b.ip.block, element.tobytes(), shape, dtype)
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+    with b.ctx:
+        attr = dense(element, shape)
+    op = b.emit("stablehlo.constant", [], [(shape, dtype)], {"value": attr}, loc=loc)
+    t = Tensor(op.result, shape, dtype, b)
+    if reuse:
+        cache[key] = t
+    return t
 
 
 def as_tensor(x, dtype=None, *, what="operand", loc=None) -> Tensor:

@@ -157,3 +157,20 @@ def test_public_submodule_imports():
     assert importlib.import_module("hloforge.numpy.fft") is hf.numpy.fft
     assert importlib.import_module("hloforge.ops") is hf.ops
     assert importlib.import_module("hloforge.nn") is hf.nn
+
+
+def test_splat_is_one_constant_reused_only_when_asked():
+    from hloforge.frontend.ops import add
+    from hloforge.frontend.tracing import NoTraceError, splat
+
+    def f(x):
+        a, b = splat(1.5, np.float32, (2,)), splat(1.5, np.float32, (2,))
+        c, d = splat(2, np.float32, (2,), reuse=True), splat(2.0, np.float32, (2,), reuse=True)
+        assert c is d and a is not b
+        return add(add(a, b), add(x, c)), splat(300, np.int8, ())  # (numpy's cast: 44)
+
+    m = hf.trace(f, np.zeros(2, np.float32))
+    assert m.text.count("stablehlo.constant") == 4 and "dense<44> : tensor<i8>" in m.text
+    assert "dense<1.500000e+00> : tensor<2xf32>" in m.text
+    with pytest.raises(NoTraceError, match="splat builds IR and needs an active trace"):
+        splat(0, np.float32, ())

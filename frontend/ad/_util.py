@@ -7,25 +7,24 @@ import numpy as np
 
 from hloforge.frontend import dtypes
 from hloforge.frontend import ops
-from hloforge.frontend.attributes import constant_array, dense
+from hloforge.frontend.attributes import constant_array
 from hloforge.frontend.registry import OPS, def_rule
 from hloforge.frontend.tracing import TOKEN, Tensor, TupleSpec, Value, current_builder
+from hloforge.frontend.tracing import splat as splat_constant
 
 
 class ADState:
     """What AD keeps while one trace is built (``Builder.transform_state["ad"]``, see ``ad_state``).
 
-    - ``splats``: (scope, block, element bytes, shape, dtype) -> the splat constant ``full`` emitted
-      there (one per trace body);
-    - ``splat_values``: ir.Value of such a constant -> its element (``splat`` reads it);
+    - ``splat_values``: ir.Value of a constant ``full`` emitted -> its element (``splat`` reads it);
     - ``irfft_cotangents``: ir.Value of an IRFFT cotangent -> (the rfft of the incoming cotangent,
       the fft lengths), so the RFFT transpose can cancel the pair (fft.py);
     - ``needed``: inside a vjp rule, whether each operand's cotangent is used (``needs``), else None.
     """
-    __slots__ = ("splats", "splat_values", "irfft_cotangents", "needed")
+    __slots__ = ("splat_values", "irfft_cotangents", "needed")
 
     def __init__(self):
-        self.splats, self.splat_values, self.irfft_cotangents, self.needed = {}, {}, {}, None
+        self.splat_values, self.irfft_cotangents, self.needed = {}, {}, None
 
 
 def ad_state(b=None) -> ADState:
@@ -134,21 +133,10 @@ def zeros_of(spec):
 
 
 def full(value, shape, dtype) -> Tensor:
-    """A splat constant of ``value``: one op storing one element, emitted once per trace body."""
-    b = current_builder("hloforge AD")
-    dtype, shape = dtypes.canonical(dtype), tuple(int(s) for s in shape)
-    element = np.asarray([value], dtype=dtype)
-    state = ad_state(b)
-    cache = state.splats
-    key = (b.scope, b.ip.block, element.tobytes(), shape, dtype)
-    hit = cache.get(key)
-    if hit is not None:
-        return hit
-    with b.ctx:
-        attr = dense(element, shape)
-    op = b.emit("stablehlo.constant", [], [(shape, dtype)], {"value": attr})
-    t = cache[key] = Tensor(op.result, shape, dtype, b)
-    state.splat_values[op.result] = element[0]
+    """A splat constant of ``value``: one op storing one element, emitted once per trace body
+    (``tracing.splat``'s reuse), its element remembered for ``splat``."""
+    t = splat_constant(value, dtype, shape, reuse=True, what="hloforge AD")
+    ad_state(t.builder).splat_values[t.value] = np.asarray(value).astype(t.dtype)[()]
     return t
 
 

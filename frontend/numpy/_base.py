@@ -7,8 +7,7 @@ import operator
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.context import dense_elements
-from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
+from hloforge.frontend.tracing import Tensor, as_tensor, splat
 
 
 def asarray(x, dtype=None, *, device=None, copy=None) -> Tensor:
@@ -83,18 +82,6 @@ def check_device(device, what) -> None:
     if device is not None and device != default_device():
         raise ValueError(f"hloforge.numpy.{what}: device={device!r} is not supported; arrays live on "
                          f"{default_device()!r} (pass None or that device)")
-
-
-def splat(value, dtype, shape) -> Tensor:
-    """One ``stablehlo.constant`` with every element ``value``."""
-    b = current_builder("splat")
-    dtype = dtypes.canonical(dtype)
-    one = np.asarray(value).astype(dtype).reshape(1)
-    shape = tuple(shape)
-    with b.ctx:
-        attr = dense_elements(one, shape=shape)
-    op = b.emit("stablehlo.constant", [], [(shape, dtype)], {"value": attr})
-    return Tensor(op.result, shape, dtype, b)
 
 
 def broadcast_shapes(*shapes, what="broadcast") -> tuple:
