@@ -69,8 +69,8 @@ def _geqrf(x, platform):
 
 
 def _householder_product(a, taus, platform):
-    (q,) = custom_call(HOUSEHOLDER_PRODUCT[platform].target(a.dtype), [a, taus], [(a.shape, a.dtype)], operand_output_aliases={0: 0},
-                       batch_dims=a.ndim - 2)
+    (q,) = custom_call(HOUSEHOLDER_PRODUCT[platform].target(a.dtype), [a, taus], [(a.shape, a.dtype)],
+                       operand_output_aliases={0: 0}, batch_dims=a.ndim - 2)
     return q
 
 
