@@ -211,6 +211,22 @@ def test_lax_linalg_errors(fn, exc, match):
         hf.trace(fn, np.ones((3, 3), np.float32))
 
 
+def test_target_tables_cover_the_device_kinds():
+    """Every factorization's table (lax/_linalg_calls.py) names a lowering for each device kind;
+    only eig has none on GPU (jax's default lowers it on the host)."""
+    from hloforge.frontend.lax import _linalg_calls as calls
+    from hloforge.target import DEVICE_KINDS
+    tables = {name: t for name, t in vars(calls).items() if name.isupper() and isinstance(t, dict)
+              and all(isinstance(v, (calls.Target, type(None))) for v in t.values())}
+    assert set(tables) >= {"CHOLESKY", "TRIANGULAR_SOLVE", "GEQRF", "HOUSEHOLDER_PRODUCT", "EIGH", "LU", "EIG"}
+    missing = {name: sorted(set(DEVICE_KINDS) - set(t)) for name, t in tables.items() if set(t) != set(DEVICE_KINDS)}
+    assert missing == {"EIG": ["gpu"]}
+    assert set(L.SVD_LOWERINGS) == set(DEVICE_KINDS)
+    assert calls.HOUSEHOLDER_PRODUCT["cpu"].target(np.complex64) == "lapack_cungqr_ffi"
+    with pytest.raises(NotImplementedError, match="eig: only the CPU"):
+        hf.trace(lambda x: L.eig(x, platform="gpu"), np.ones((2, 2), np.float32))
+
+
 # ---------------------------------------------------------------- hloforge.numpy.linalg
 
 NUMPY_CASES = {
