@@ -104,11 +104,13 @@ def _call(fn, args):
 
 def _traced(fn, args):
     """fn(*args) traced with the array arguments as hf.jit arguments, or None if it does not trace."""
-    try:
-        if _all_arrays(args):
-            return _call(hf.jit(fn.__wrapped__), args)
+    if _all_arrays(args):
+        jitted, arrays = hf.jit(fn.__wrapped__), args
+    else:
         body, arrays = _body(fn, args)
-        return hf.jit(body)(*arrays)
+        jitted = hf.jit(body)
+    try:
+        return _call(jitted, arrays)
     except Exception:
         return None
 
