@@ -180,6 +180,32 @@ def test_lax_linalg_failures_become_nan_and_empty_inputs():
     assert out[1].shape == (0, 0) and out[2][0].shape == (0, 0) and out[3][1].shape == (0,)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_lu_solve_and_solve_of_empty_matrices(dtype):
+    e = np.zeros((3, 0, 0), dtype)
+    lu, _, perm = L.lu(e)
+    assert L.lu_solve(lu, perm, np.zeros((3, 0, 2), dtype)).shape == (3, 0, 2)
+    assert L.solve(e, np.zeros((3, 0, 2), dtype)).shape == (3, 0, 2)
+    np.testing.assert_array_equal(np.asarray(L.det(e)), np.ones(3, dtype))  # (jax: the empty product)
+    with pytest.raises(ValueError, match=r"permute_rows: a permutation of 2 rows for matrices with none"):
+        hf.trace(L.permute_rows, hf.ShapeDtype((2,), np.int32), hf.ShapeDtype((0, 3), np.float32))
+
+
+def test_lax_linalg_runs_eagerly_as_jax_lax_linalg():
+    a = np.array([[4.0, 1.0], [1.0, 3.0]], np.float32)
+    b = np.ones((2, 1), np.float32)
+    lu, piv, perm = L.lu(a)
+    for got, want in [(L.cholesky(a), lax.linalg.cholesky(a)), (L.eigh(a)[1], lax.linalg.eigh(a)[1]),
+                      (L.qr(a)[1], lax.linalg.qr(a)[1]),
+                      (L.svd(a, compute_uv=False), lax.linalg.svd(a, compute_uv=False)),
+                      (L.triangular_solve(a, b, left_side=True, lower=True),
+                       lax.linalg.triangular_solve(a, b, left_side=True, lower=True)),
+                      (lu, lax.linalg.lu(a)[0]), (L.lu_pivots_to_permutation(piv, 2), lax.linalg.lu(a)[2]),
+                      (L.lu_solve(lu, perm, b), np.linalg.solve(a, b)), (L.det(a), np.linalg.det(a))]:
+        assert isinstance(got, jax.Array)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("fn,exc,match", [
     (lambda x: L.cholesky(x[0]), ValueError, "cholesky: operand must have rank >= 2"),
     (lambda x: L.cholesky(x[:, :2]), ValueError, "cholesky: operand must be a batch of square matrices"),

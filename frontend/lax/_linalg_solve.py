@@ -132,6 +132,11 @@ def permute_rows(perm, b):
                         f"same batch dims, got {perm} and {b}")
     nb = perm.ndim - 1
     batch = tuple(range(nb))
+    if perm.shape[-1] == 0 or b.shape[-2] == 0:  # (a gather of size-1 row slices needs a row to slice)
+        if perm.shape[-1]:
+            raise ValueError(f"permute_rows: a permutation of {perm.shape[-1]} rows for matrices with none: {perm} "
+                             f"and {b}")
+        return _c(0, b.dtype, perm.shape + b.shape[-1:])
     return ops.gather(b, perm, (b.ndim - 1,), (nb,), (nb,), perm.ndim, (1,) * (nb + 1) + (b.shape[-1],),
                       operand_batching_dims=batch, start_indices_batching_dims=batch)
 

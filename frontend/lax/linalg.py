@@ -285,5 +285,7 @@ def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors
 __all__ = ["eig", "cholesky", "triangular_solve", "qr", "eigh", "svd", "lu", "lu_pivots_to_permutation", "lu_solve",
            "permute_rows", "solve", "det", "slogdet", "custom_call"]
 
+from hloforge.frontend import eager as _eager  # noqa: E402
+_eager.wrap_namespace(globals(), [n for n in __all__ if n != "custom_call"])  # (callable eagerly: frontend/eager.py)
 from hloforge.frontend.naming import name_missing_attributes as _public_errors  # noqa: E402
 _public_errors(globals())  # (AttributeErrors name hloforge.<module>)
