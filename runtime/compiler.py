@@ -58,6 +58,7 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
         module = module.refine()
         code = module._code_for_compile()
         out_specs = [tuple(s) for s in module.signature[1]]
+    pjrt.prepare_custom_calls(code)  # (every path below compiles or deserializes this module's calls)
     if callbacks.has_callbacks(code):  # (hf.debug.print, hf.pure_callback: compiled with their Python functions)
         if sharded:
             raise NotImplementedError(f"{module.entry}: host callbacks (hloforge.debug.print/callback, "

@@ -141,6 +141,22 @@ def compile_options(devs, shardy: bool | None = None, partial_dfts: bool = False
     return options
 
 
+_lapack_loaded = False
+
+
+def prepare_custom_calls(code: str) -> None:
+    """Load what the custom calls in module text ``code`` need before XLA compiles (or the disk
+    cache deserializes) it: jaxlib's ``lapack_*`` kernels are registered with XLA from the start,
+    but find their LAPACK routines only once ``jaxlib.lapack`` initialized them, which jax (and
+    hloforge.lax.linalg) do while emitting such a call; a module parsed from text never did, and
+    running its calls then segfaults. Once per process."""
+    global _lapack_loaded
+    if not _lapack_loaded and "lapack_" in code:
+        from jaxlib import lapack
+        lapack._lapack.initialize()
+        _lapack_loaded = True
+
+
 def compile(code, devs, options=None, host_callbacks=None):
     """Compile StableHLO (text or bytecode) for ``devs`` (one device, or an SPMD device list).
 

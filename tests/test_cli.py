@@ -79,6 +79,21 @@ def test_run_with_args_and_random_inputs(module_file, tmp_path, in_process):
     assert random_run.returncode == 0 and "output 0: float32[4, 3]" in random_run.stdout
 
 
+def test_run_of_a_jax_module_with_lapack_calls(tmp_path):
+    # (a fresh process: its lapack_* kernels segfaulted unless it had emitted such a call itself)
+    import jax
+    import jax.numpy as jnp
+    a = np.array([[4, 1, 0], [1, 3, 1], [0, 1, 2]], np.float32)
+    b = np.arange(6, dtype=np.float32).reshape(3, 2)
+    path = tmp_path / "solve.mlir"
+    path.write_text(jax.jit(jnp.linalg.solve).lower(a, b).as_text())
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    result = cli("run", path, "--arg", tmp_path / "a.npy", "--arg", tmp_path / "b.npy", "--save-dir", tmp_path / "out")
+    assert result.returncode == 0, (result.returncode, result.stderr[-3000:])
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "output_0.npy"), np.linalg.solve(a, b), rtol=1e-5, atol=1e-6)
+
+
 def test_run_bad_inputs(module_file, tmp_path, in_process):
     np.save(tmp_path / "bad.npy", np.ones((2, 2), np.float32))
     _assert_one_line_error(in_process("run", module_file, "--arg", tmp_path / "bad.npy", "--arg", tmp_path / "bad.npy"),

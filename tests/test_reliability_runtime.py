@@ -372,3 +372,39 @@ def test_check_refuses_a_fifo_instead_of_hanging(tmp_path):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, result.stderr
     assert result.stdout.splitlines()[0] == f"FAIL {fifo}: {fifo} is not a regular file (a FIFO)"
+
+
+def _linalg(a, b):
+    return (jnp.linalg.solve(a, b), jnp.linalg.cholesky(a), jnp.linalg.eigh(a)[0],
+            jnp.linalg.svd(a, compute_uv=False), *jnp.linalg.qr(a))
+
+
+_RUN_PARSED = """
+import sys
+import numpy as np
+import hloforge as hf
+a, b = np.load(sys.argv[2]), np.load(sys.argv[3])
+np.savez(sys.argv[4], *hf.Module.load(sys.argv[1]).compile()(a, b))
+"""
+
+
+def test_a_parsed_module_with_lapack_calls_runs_in_a_fresh_process(tmp_path):
+    # (jax's lapack_* targets crashed a process that had never emitted such a call itself)
+    rng = np.random.default_rng(0)
+    m = rng.standard_normal((4, 4)).astype(np.float32)
+    a, b = m @ m.T + 4 * np.eye(4, dtype=np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    path = tmp_path / "linalg.mlir"
+    path.write_text(jax.jit(_linalg).lower(a, b).as_text())
+    assert "lapack_sgetrf_ffi" in path.read_text() and "lapack_ssyevd_ffi" in path.read_text()
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    out = _python(_RUN_PARSED, path, tmp_path / "a.npy", tmp_path / "b.npy", tmp_path / "out.npz")
+    assert out.returncode == 0, (out.returncode, out.stderr[-3000:])  # (-11: the segfault)
+    x, chol, w, s, q, r = np.load(tmp_path / "out.npz").values()
+    a64 = a.astype(np.float64)
+    np.testing.assert_allclose(x, np.linalg.solve(a64, b), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(chol, np.linalg.cholesky(a64), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a64), rtol=1e-4)
+    np.testing.assert_allclose(s, np.linalg.svd(a64, compute_uv=False), rtol=1e-4)
+    np.testing.assert_allclose(q @ r, a64, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.abs(r), np.abs(np.linalg.qr(a64)[1]), rtol=1e-4, atol=1e-4)
