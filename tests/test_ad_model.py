@@ -109,6 +109,43 @@ def test_convolution_complex():
     against_jax(h, j, lhss, rhss)
 
 
+def test_convolution_with_a_preferred_element_type():
+    """f32 operands accumulated into f64, grouped and batch-grouped: the transposes contract in
+    f64 and give f32 cotangents, as jax's do."""
+    cases = CONVS[1:4]
+    lhss = tuple(rng.standard_normal(c[0]).astype(np.float32) for c in cases)
+    rhss = tuple(rng.standard_normal(c[1]).astype(np.float32) for c in cases)
+
+    def h(lhss, rhss):
+        return tuple(ops.convolution(l, r, window_strides=c[3], padding=c[4], lhs_dilation=c[5], rhs_dilation=c[6],
+                                     feature_group_count=c[7], batch_group_count=c[8],
+                                     preferred_element_type=np.float64) for l, r, c in zip(lhss, rhss, cases))
+
+    def j(lhss, rhss):
+        return tuple(lax.conv_general_dilated(l, r, c[3], c[4], c[5], c[6], feature_group_count=c[7],
+                                              batch_group_count=c[8], preferred_element_type=jnp.float64)
+                     for l, r, c in zip(lhss, rhss, cases))
+    hf_flat, leaves = _flat(h, lhss, rhss)
+    check_against_jax_cheap(hf_flat, _flat(j, lhss, rhss)[0], *leaves)
+
+
+def test_module_vjp_and_jvp_of_a_jax_mixed_precision_convolution():
+    """A parsed bf16 x bf16 -> f32 convolution keeps its f32 result through Module.vjp/jvp; the
+    cotangents are bf16 and bit for bit jax.vjp's."""
+    def f(x, k):
+        return lax.conv_general_dilated(x, k, (1, 1), "SAME", preferred_element_type=jnp.float32)
+    x, k = (rng.standard_normal(s).astype(jnp.bfloat16) for s in ((1, 2, 5, 5), (3, 2, 3, 3)))
+    ct = rng.standard_normal((1, 3, 5, 5)).astype(np.float32)
+    m = hf.Module.parse(jax.jit(f).lower(x, k).as_text())
+    want_out, pullback = jax.vjp(f, x, k)
+    got = m.vjp().compile()(x, k, ct)
+    got_t = m.jvp().compile()(x, k, x[..., ::-1], k[..., ::-1])[1]
+    want_t = jax.jvp(f, (x, k), (x[..., ::-1], k[..., ::-1]))[1]
+    for g, w in zip([got[0], *got[1:], got_t], [want_out, *pullback(ct), want_t]):
+        assert np.asarray(g).dtype == np.asarray(w).dtype, (np.asarray(g).dtype, np.asarray(w).dtype)
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
 def test_convolution_1d_f32():
     x, w = rng.standard_normal((2, 3, 7)).astype(np.float32), rng.standard_normal((2, 3, 3)).astype(np.float32)
     check_against_jax_cheap(lambda x, w: ops.convolution(x, w, window_strides=(3,), padding=((2, 2),)),

@@ -1,4 +1,5 @@
 """Rules of the data-movement, pad, dot_general, reduce, sort and dynamic_slice ops against jax."""
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -79,6 +80,34 @@ def test_dot_general(ls, rs, lb, rb, lc, rc, dtype):
         rhs = rhs - 1j * rng.standard_normal(rs)
     check_against_jax(lambda a, b: ops.dot_general(a, b, lb, rb, lc, rc),
                       lambda a, b: lax.dot_general(a, b, ((lc, rc), (lb, rb))), lhs, rhs)
+
+
+@pytest.mark.parametrize("dtype,into", [(np.float32, np.float64), (np.complex64, np.complex128)])
+def test_dot_general_with_a_preferred_element_type(dtype, into):
+    """The jvp accumulates into ``into`` like the op; the transposes contract in it and give
+    cotangents of the operands' dtype, as jax's do."""
+    for ls, rs, lb, rb, lc, rc in DOTS[1:4]:
+        lhs, rhs = rng.standard_normal(ls).astype(dtype), rng.standard_normal(rs).astype(dtype)
+        check_against_jax(lambda a, b: ops.dot_general(a, b, lb, rb, lc, rc, preferred_element_type=into),
+                          lambda a, b: lax.dot_general(a, b, ((lc, rc), (lb, rb)), preferred_element_type=into),
+                          lhs, rhs)
+
+
+def test_module_vjp_and_jvp_of_a_jax_mixed_precision_dot():
+    """A parsed bf16 x bf16 -> f32 dot_general keeps its f32 result through Module.vjp/jvp; the
+    cotangents are bf16 and bit for bit jax.vjp's."""
+    def f(a, b):
+        return lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=jnp.float32)
+    a, b = (rng.standard_normal(s).astype(jnp.bfloat16) for s in ((4, 5), (5, 3)))
+    ct, ta, tb = rng.standard_normal((4, 3)).astype(np.float32), a[::-1], b[:, ::-1]
+    m = hf.Module.parse(jax.jit(f).lower(a, b).as_text())
+    want_out, pullback = jax.vjp(f, a, b)
+    got = m.vjp().compile()(a, b, ct)
+    want_t = jax.jvp(f, (a, b), (ta, tb))[1]
+    got_t = m.jvp().compile()(a, b, ta, tb)[1]
+    for g, w in zip([got[0], *got[1:], got_t], [want_out, *pullback(ct), want_t]):
+        assert np.asarray(g).dtype == np.asarray(w).dtype, (np.asarray(g).dtype, np.asarray(w).dtype)
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
 def test_a_dense_layers_weight_gradient_takes_jaxs_operand_order():

@@ -192,6 +192,8 @@ X, W = hf.ShapeDtype((2, 4, 6, 6), np.float32), hf.ShapeDtype((6, 2, 3, 3), np.f
      r"precision 'FAST' is not one of DEFAULT, HIGH, HIGHEST"),
     (lambda x, w: ops.convolution(ops.compare(x, x, "EQ"), ops.compare(w, w, "EQ")), TypeError,
      r"convolution: operand dtype bool is not supported"),
+    (lambda x, w: ops.convolution(x, w, preferred_element_type=np.complex64), TypeError,
+     r"convolution: preferred_element_type complex64 does not hold a contraction of float32 operands"),
     (lambda x, w: ops.convolution(x, w, batch_group_count=4), ValueError,
      r"kernel input features 2 times feature_group_count 1 must equal"),
     (lambda x, w: ops.convolution(ops.reshape(x, (2, 4, 36)), w), ValueError,
@@ -220,6 +222,13 @@ X, W = hf.ShapeDtype((2, 4, 6, 6), np.float32), hf.ShapeDtype((6, 2, 3, 3), np.f
 def test_errors(fn, error, match):
     with pytest.raises(error, match=match):
         hf.trace(fn, X, W)
+
+
+def test_ops_convolution_preferred_element_type_is_the_result_type():
+    x, w = np.full((1, 1, 4, 4), 100, np.int8), np.full((1, 1, 3, 3), 100, np.int8)
+    m = hf.trace(lambda x, w: ops.convolution(x, w, preferred_element_type=np.int32), x, w)
+    assert "convert" not in m.text and "-> tensor<1x1x2x2xi32>" in m.text, m.text
+    np.testing.assert_array_equal(np.asarray(m.compile()(x, w)), np.full((1, 1, 2, 2), 90000, np.int32))
 
 
 def test_preferred_element_type_accumulates_wider():

@@ -84,7 +84,16 @@ def _contractions(x, y, z):
     a, b = x.reshape(4, -1)[:, :6], y.reshape(-1, 4)[:6]
     exact = (np.arange(24).reshape(4, 6) % 5 - 2).astype(x.dtype)
     return [ops.dot_general(_c(a), _c(b), (), (), (1,), (0,)), ops.dot_general(_c(exact), _c(exact.T), (), (), (1,), (0,)),
-            ops.dot_general(_bcast(exact), _c(exact.T), (), (), (1,), (0,))]
+            ops.dot_general(_bcast(exact), _c(exact.T), (), (), (1,), (0,)),
+            ops.dot_general(_c(a), _c(b), (), (), (1,), (0,), preferred_element_type=_wider(x.dtype)),
+            ops.dot_general(_c(exact), _c(exact.T), (), (), (1,), (0,), preferred_element_type=_wider(x.dtype))]
+
+
+def _wider(dtype):
+    """A contraction's wider accumulator for ``dtype`` operands (bool: none, the dtype itself)."""
+    if dtype.kind in "iu":
+        return np.dtype(f"{dtype.kind}8")
+    return {"c": np.complex128, "b": np.bool_}.get(dtype.kind, np.float32 if dtype.itemsize < 4 else np.float64)
 
 
 def _windows(x, y, z):

@@ -47,6 +47,23 @@ def check_module_vmap(f, examples, in_axes=0, out_axes=0, exact=False, module=No
 
 _SPD = (lambda a: a @ a.T + 3 * np.eye(3, dtype=np.float32))(_f32(3, 3))
 
+
+def _bf16(*shape):
+    return _f32(*shape).astype(jnp.bfloat16)
+
+
+def _i8(*shape):
+    return rng.integers(-60, 60, shape).astype(np.int8)
+
+
+def _dot_into(dtype):
+    return lambda a, b: jax.lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=dtype)
+
+
+def _conv_into(dtype, groups=1):
+    return lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", feature_group_count=groups,
+                                                     preferred_element_type=dtype)
+
 CASES = {  # name -> (jax function, per-example arguments, in_axes, out_axes)
     "elementwise": (lambda x, y: jnp.sin(x) * y + 1.0, (_f32(4), _f32(4)), (0, None), 0),
     "elementwise_axis_1": (lambda x, y: jnp.maximum(x, y) - jnp.exp(y), (_f32(2, 4), _f32(2, 4)), (1, -1), 1),
@@ -76,6 +93,11 @@ CASES = {  # name -> (jax function, per-example arguments, in_axes, out_axes)
                               (0, 0), 0),
     "linalg_solve_shared_matrix": (lambda a, b: jnp.linalg.solve(a, b), (_SPD, _f32(3)), (None, 0), 0),
     "linalg_eigh_svd": (lambda a: (jnp.linalg.eigh(a)[0], jnp.linalg.svd(a, compute_uv=False)), (_SPD,), 1, 0),
+    # mixed precision: the result element type (jax's preferred_element_type) survives re-emission
+    "dot_bf16_into_f32": (_dot_into(jnp.float32), (_bf16(2, 4), _bf16(4, 3)), (0, None), 0),
+    "dot_int8_into_int32_both_batched": (_dot_into(jnp.int32), (_i8(2, 4), _i8(4, 3)), (1, 0), 0),
+    "conv_bf16_into_f32_both_batched": (_conv_into(jnp.float32, 2), (_bf16(1, 2, 5, 5), _bf16(4, 1, 3, 3)), (0, 0), 0),
+    "conv_int8_into_int32_kernel_batched": (_conv_into(jnp.int32), (_i8(1, 2, 4, 4), _i8(3, 2, 3, 3)), (None, 0), 0),
     "transpose_reshape_concat": (lambda x: jnp.concatenate([x.T.reshape(-1), x[0]]), (_f32(2, 3),), 1, 0),
 }
 

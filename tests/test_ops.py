@@ -181,6 +181,14 @@ def test_dot_general(dtype):
     assert_close(out, np.einsum("bij,bjk->bik", a, b), dtype=np.dtype(dtype))
 
 
+def test_dot_general_preferred_element_type_is_the_result_type():
+    a = random((2, 3), np.int8, seed=12)
+    m = hf.trace(lambda a: ops.dot_general(a, a, (), (), (1,), (1,), preferred_element_type=np.int32), a)
+    assert "-> tensor<2x2xi32>" in m.text, m.text
+    wide = a.astype(np.int32)
+    np.testing.assert_array_equal(np.asarray(m.compile()(a)), wide @ wide.T)
+
+
 def test_dot_general_precision_attr():
     a = random((2, 2), np.float32)
     m = hf.trace(lambda a: ops.dot_general(a, a, (), (), (1,), (0,), precision="HIGHEST"), a)
@@ -273,6 +281,10 @@ F32 = hf.ShapeDtype((2, 3), np.float32)
     (lambda x: ops.dot_general(x, x, (), (), (0,), (1,)), ValueError,
      r"dot_general: contracting dims lhs 0 \(size 2\) and rhs 1 \(size 3\) differ"),
     (lambda x: ops.dot_general(x, ops.convert(x, np.int32), (), (), (1,), (1,)), TypeError, "dot_general: operand dtypes"),
+    (lambda x: ops.dot_general(x, x, (), (), (1,), (1,), preferred_element_type=np.int32), TypeError,
+     r"dot_general: preferred_element_type int32 does not hold a contraction of float32 operands \(integers into"),
+    (lambda x: ops.dot_general(x, x, (), (), (1,), (1,), preferred_element_type="float7"), TypeError,
+     "dot_general: preferred_element_type 'float7': unsupported dtype"),
     (lambda x: ops.reduce(x, 0.0, (0,), "sum"), ValueError, "reduce: body 'sum' is not one of add, mul, max, min, and, or"),
     (lambda x: ops.reduce(x, 0.0, (0,), "and"), TypeError, "reduce: body 'and' needs bool or integer operands"),
     (lambda x: ops.reduce(x, 0.0, (3,)), ValueError, r"reduce: dimensions \[3\] out of range"),

@@ -36,6 +36,11 @@ def _jax_modules():
         lambda a: jax.lax.dynamic_slice(a, (1, 2), (2, 2)) * jax.lax.erf(a[:2, :2]),
         lambda a: jnp.einsum("ij,kj->ik", a, a, precision="highest") + jnp.iinfo(jnp.int32).max,
         lambda a: (a.astype(jnp.complex64) * 1j).imag + jnp.isfinite(a) + jnp.sign(a),
+        # a contraction's result element type (jax's preferred_element_type) is the op's, not its operands'
+        lambda a: jax.lax.dot_general(a.astype(jnp.bfloat16), a.T.astype(jnp.bfloat16), (((1,), (0,)), ((), ())),
+                                      preferred_element_type=jnp.float32),
+        lambda a: jax.lax.conv_general_dilated(a.astype(jnp.int8)[None, None], a.astype(jnp.int8)[None, None, :2, :3],
+                                               (1, 1), "VALID", preferred_element_type=jnp.int32),
     ]
     return [hf.Module.parse(jax.jit(f).lower(x).as_text()) for f in fns]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hloforge.frontend import ops
 from hloforge.frontend.ad._util import defbilinear, zeros_like
+from hloforge.frontend.ad.linalg import in_dtype_of
 
 
 def _dilate_shape(shape, dilation):
@@ -60,7 +61,7 @@ def _spatial_sizes(lhs, rhs, g, d):
 
 
 def _conv_lhs_t(g, lhs, rhs, dimension_numbers, window_strides, padding, lhs_dilation, rhs_dilation,
-                window_reversal, feature_group_count, batch_group_count, precision):
+                window_reversal, feature_group_count, batch_group_count, precision, preferred_element_type):
     """jax's _conv_general_dilated_transpose_lhs: a convolution of the cotangent with the spatially
     reversed kernel, feature groups moved into the kernel's output features."""
     d = dimension_numbers
@@ -81,15 +82,15 @@ def _conv_lhs_t(g, lhs, rhs, dimension_numbers, window_strides, padding, lhs_dil
     dn = ops.ConvDimensions(ob, of, osp, kof, kif, ksp, ib, if_, isp)
     t_pads = vjp_lhs_padding(lhs_s, rhs_s, strides, g_s, pads, ldil, rdil)
     kernel = ops.reverse(kernel, tuple(ksp)) if ksp else kernel
-    r = ops.convolution(g, kernel, dn, window_strides=ldil, padding=t_pads, lhs_dilation=strides,
+    r = ops.convolution(g, in_dtype_of(kernel, g), dn, window_strides=ldil, padding=t_pads, lhs_dilation=strides,
                         rhs_dilation=rdil, feature_group_count=groups, precision=precision)
     if bgc > 1:
         r = _merge_axis(_split_axis(r, if_, bgc), if_, ib)
-    return r
+    return in_dtype_of(r, lhs)
 
 
 def _conv_rhs_t(g, lhs, rhs, dimension_numbers, window_strides, padding, lhs_dilation, rhs_dilation,
-                window_reversal, feature_group_count, batch_group_count, precision):
+                window_reversal, feature_group_count, batch_group_count, precision, preferred_element_type):
     """jax's _conv_general_dilated_transpose_rhs: a convolution of the input with the cotangent,
     feature groups becoming batch groups (and back)."""
     if 0 in g.shape:
@@ -105,10 +106,10 @@ def _conv_rhs_t(g, lhs, rhs, dimension_numbers, window_strides, padding, lhs_dil
     t_fgc, t_bgc = (bgc, 1) if bgc > 1 else (1, fgc)
     dn = ops.ConvDimensions(if_, ib, isp, ob, of, osp, kif, kof, ksp)
     t_pads = _vjp_rhs_padding(lhs_s, rhs_s, strides, g_s, pads, ldil, rdil)
-    r = ops.convolution(lhs, g, dn, window_strides=rdil, padding=t_pads, lhs_dilation=ldil,
+    r = ops.convolution(in_dtype_of(lhs, g), g, dn, window_strides=rdil, padding=t_pads, lhs_dilation=ldil,
                         rhs_dilation=strides, feature_group_count=t_fgc, batch_group_count=t_bgc,
                         precision=precision)
-    return ops.reverse(r, tuple(flipped)) if flipped else r
+    return in_dtype_of(ops.reverse(r, tuple(flipped)) if flipped else r, rhs)
 
 
 defbilinear("stablehlo.convolution", _conv_lhs_t, _conv_rhs_t)

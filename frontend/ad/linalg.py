@@ -22,25 +22,34 @@ def _dot_dims(lhs, rhs, c, lb, rb, lc, rc):
             tuple(range(nb + len(lfree), c.ndim)))
 
 
-def _dot_lhs_t(c, lhs, rhs, precision, lhs_batching_dimensions, rhs_batching_dimensions,
+def in_dtype_of(x, like):
+    """``x`` converted to ``like``'s dtype where it differs. The transposes of a contraction with a
+    ``preferred_element_type`` contract in the cotangent's (the result's) dtype and convert the
+    cotangent back to the operand's, as jax's do."""
+    return x if x.dtype == like.dtype else ops.convert(x, like.dtype)
+
+
+def _dot_lhs_t(c, lhs, rhs, precision, preferred_element_type, lhs_batching_dimensions, rhs_batching_dimensions,
                lhs_contracting_dimensions, rhs_contracting_dimensions):
     """The lhs cotangent: a dot_general of the cotangent with rhs, transposed into lhs's layout;
     of the two operand orders the one that needs no transpose is used when there is one."""
+    rhs = in_dtype_of(rhs, c)
     lb, rb, lc, rc = (lhs_batching_dimensions, rhs_batching_dimensions, lhs_contracting_dimensions,
                       rhs_contracting_dimensions)
     lfree, rfree, c_batch, c_lfree, c_rfree = _dot_dims(lhs, rhs, c, lb, rb, lc, rc)
     # the lhs dim each result dim holds, for dot(c, rhs) and for dot(rhs, c)
     contracted = [lc[rc.index(r)] for r in sorted(rc)]
-    return _contract_pick(
+    return in_dtype_of(_contract_pick(
         list(lb) + lfree + contracted,
         lambda: ops.dot_general(c, rhs, c_batch, rb, c_rfree, tuple(rfree), precision=precision),
         list(lb) + contracted + lfree,
-        lambda: ops.dot_general(rhs, c, rb, c_batch, tuple(rfree), c_rfree, precision=precision))
+        lambda: ops.dot_general(rhs, c, rb, c_batch, tuple(rfree), c_rfree, precision=precision)), lhs)
 
 
-def _dot_rhs_t(c, lhs, rhs, precision, lhs_batching_dimensions, rhs_batching_dimensions,
+def _dot_rhs_t(c, lhs, rhs, precision, preferred_element_type, lhs_batching_dimensions, rhs_batching_dimensions,
                lhs_contracting_dimensions, rhs_contracting_dimensions):
     """The rhs cotangent: a dot_general of lhs with the cotangent, as ``_dot_lhs_t``."""
+    lhs = in_dtype_of(lhs, c)
     lb, rb, lc, rc = (lhs_batching_dimensions, rhs_batching_dimensions, lhs_contracting_dimensions,
                       rhs_contracting_dimensions)
     lfree, rfree, c_batch, c_lfree, c_rfree = _dot_dims(lhs, rhs, c, lb, rb, lc, rc)
@@ -52,8 +61,8 @@ def _dot_rhs_t(c, lhs, rhs, precision, lhs_batching_dimensions, rhs_batching_dim
                     lambda: ops.dot_general(c, lhs, c_batch, lb, c_lfree, tuple(lfree), precision=precision))
     if all(lhs.shape[d] == 1 for d in lfree):  # an outer product (a dense layer's weight gradient): jax's order
         order, make = with_c_first
-        return _permute(make(), [order.index(d) for d in range(len(order))])
-    return _contract_pick(*with_lhs_first, *with_c_first)
+        return in_dtype_of(_permute(make(), [order.index(d) for d in range(len(order))]), rhs)
+    return in_dtype_of(_contract_pick(*with_lhs_first, *with_c_first), rhs)
 
 
 def _contract_pick(first, make_first, second, make_second):

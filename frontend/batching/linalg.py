@@ -19,7 +19,7 @@ from hloforge.frontend.registry import OPS, def_rule
 
 @def_rule("batch", "stablehlo.dot_general")
 def _dot_general_batch(size, ins, dims, *, lhs_batching_dimensions, rhs_batching_dimensions,
-                       lhs_contracting_dimensions, rhs_contracting_dimensions, precision):
+                       lhs_contracting_dimensions, rhs_contracting_dimensions, precision, preferred_element_type):
     """Patterns: dot(l[b], r[b]) -> dot(l, r) with b a batching dimension [b at 0];
     dot(l[b at d], r) -> dot(l, r)[b where free dimension d falls]; likewise for r."""
     (lhs, rhs), (ld, rd) = ins, dims
@@ -30,9 +30,10 @@ def _dot_general_batch(size, ins, dims, *, lhs_batching_dimensions, rhs_batching
     if rd is not None:
         rb, rc = list(unbatched_axes(rb, rd)), list(unbatched_axes(rc, rd))
     if ld is not None and rd is not None:
-        out = ops.dot_general(lhs, rhs, [ld] + lb, [rd] + rb, lc, rc, precision=precision)
+        out = ops.dot_general(lhs, rhs, [ld] + lb, [rd] + rb, lc, rc, precision=precision,
+                              preferred_element_type=preferred_element_type)
         return [out], [0]
-    out = ops.dot_general(lhs, rhs, lb, rb, lc, rc, precision=precision)
+    out = ops.dot_general(lhs, rhs, lb, rb, lc, rc, precision=precision, preferred_element_type=preferred_element_type)
     if ld is not None:
         free_before = sum(1 for a in range(ld) if a not in lb and a not in lc)
         return [out], [len(lb) + free_before]

@@ -9,7 +9,7 @@ import numpy as np
 from hloforge.frontend import attributes as attr
 from hloforge.frontend.ops import _evaluate as ev
 from hloforge.frontend.ops._common import check_dtype, int_tuple, operand
-from hloforge.frontend.ops.linalg import PRECISIONS
+from hloforge.frontend.ops.linalg import PRECISIONS, decode_preferred, evaluated_dtype, preferred_dtype, result_dtype
 from hloforge.frontend.registry import bind, register
 from hloforge.frontend.tracing import Tensor
 
@@ -57,7 +57,7 @@ def _precision(precision):
 
 def _conv_params(dimension_numbers, window_strides=None, padding=None, lhs_dilation=None,
                  rhs_dilation=None, window_reversal=None, feature_group_count=1, batch_group_count=1,
-                 precision=None):
+                 precision=None, preferred_element_type=None):
     out = {"dimension_numbers": _dimensions(dimension_numbers)}
     for name, value in (("window_strides", window_strides), ("lhs_dilation", lhs_dilation),
                         ("rhs_dilation", rhs_dilation)):
@@ -73,6 +73,7 @@ def _conv_params(dimension_numbers, window_strides=None, padding=None, lhs_dilat
     for name, value in (("feature_group_count", feature_group_count), ("batch_group_count", batch_group_count)):
         out[name] = int_tuple("convolution", name, (value,))[0]
     out["precision"] = _precision(precision)
+    out["preferred_element_type"] = preferred_dtype("convolution", preferred_element_type)
     return out
 
 
@@ -88,11 +89,12 @@ def _check_dims(name, dims, rank, what):
 
 
 def _conv_rule(lhs, rhs, dimension_numbers, window_strides, padding, lhs_dilation, rhs_dilation,
-               window_reversal, feature_group_count, batch_group_count, precision):
+               window_reversal, feature_group_count, batch_group_count, precision, preferred_element_type):
     d = dimension_numbers
     if lhs.dtype != rhs.dtype:
         raise TypeError(f"convolution: lhs dtype {lhs.dtype} and rhs dtype {rhs.dtype} differ; convert one first")
     check_dtype("convolution", lhs, ("signed integer", "unsigned integer", "float", "complex"))
+    out_dtype = result_dtype("convolution", lhs.dtype, preferred_element_type)
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise ValueError(f"convolution: lhs {lhs.shape} and rhs {rhs.shape} must have one rank >= 2")
     n = lhs.ndim - 2
@@ -138,11 +140,11 @@ def _conv_rule(lhs, rhs, dimension_numbers, window_strides, padding, lhs_dilatio
         if size < 0:
             raise ValueError(f"convolution: spatial dimension {i} is negative ({size}) after padding {list(pads[i])}")
         out[d[8][i]] = 0 if size == 0 or window == 0 or window > size else (size - window) // strides[i] + 1
-    return tuple(out), lhs.dtype
+    return tuple(out), out_dtype
 
 
 def _conv_attributes(dimension_numbers, window_strides, padding, lhs_dilation, rhs_dilation, window_reversal,
-                     feature_group_count, batch_group_count, precision):
+                     feature_group_count, batch_group_count, precision, preferred_element_type):
     out = {"dimension_numbers": attr.conv_dimensions(dimension_numbers),
            "feature_group_count": attr.i64(feature_group_count), "batch_group_count": attr.i64(batch_group_count)}
     for name, value in (("window_strides", window_strides), ("lhs_dilation", lhs_dilation),
@@ -166,7 +168,8 @@ def _conv_decode(op):
             "lhs_dilation": ints("lhs_dilation"), "rhs_dilation": ints("rhs_dilation"),
             "window_reversal": attr.read_bools(op, "window_reversal"),
             "feature_group_count": attr.read_int(op, "feature_group_count"),
-            "batch_group_count": attr.read_int(op, "batch_group_count"), "precision": attr.read_precision(op)}
+            "batch_group_count": attr.read_int(op, "batch_group_count"), "precision": attr.read_precision(op),
+            **decode_preferred(op)}
 
 
 def _dilate(x, axes, factors):
@@ -195,11 +198,12 @@ def _pad(x, axes, pads):
 
 def conv_evaluate(lhs, rhs, dimension_numbers, window_strides=None, padding=None, lhs_dilation=None,
                   rhs_dilation=None, window_reversal=None, feature_group_count=1, batch_group_count=1,
-                  precision=None):
+                  precision=None, preferred_element_type=None):
     """The convolution on numpy arrays (window by window), for integers (wrapping sums, exact in
-    any order); None for floats and complex (the order and precision of their sums are the
-    backend's)."""
-    if ev.kind(lhs) not in "iu":
+    any order; a ``preferred_element_type`` integer accumulator not narrower); None for floats and
+    complex (the order and precision of their sums are the backend's)."""
+    out_dtype = evaluated_dtype(lhs, preferred_element_type)
+    if ev.kind(lhs) not in "iu" or out_dtype is None:
         return None
     d = dimension_numbers
     n = lhs.ndim - 2
@@ -215,7 +219,7 @@ def conv_evaluate(lhs, rhs, dimension_numbers, window_strides=None, padding=None
                    else (x.shape[a] - k.shape[a]) // s + 1 for a, s in zip(spatial, strides)]
     fgc, bgc = feature_group_count, batch_group_count
     b, o = x.shape[0] // bgc, k.shape[0]
-    acc_dtype = np.dtype(np.int64) if lhs.dtype.itemsize < 8 else lhs.dtype  # (exact for narrow ints)
+    acc_dtype = np.dtype(np.int64) if out_dtype.itemsize < 8 else out_dtype  # (exact for narrow ints)
     out = np.zeros((b, o, *out_spatial), acc_dtype)
     if all(out.shape):
         og = o // (fgc * bgc)
@@ -228,11 +232,11 @@ def conv_evaluate(lhs, rhs, dimension_numbers, window_strides=None, padding=None
                 patch = xs[(slice(None), slice(None)) + window]
                 w = ks[(slice(None), slice(None)) + pos]
                 out[:, g * og:(g + 1) * og] += np.einsum("bi...,oi->bo...", patch.astype(acc_dtype), w.astype(acc_dtype))
-    info = np.iinfo(lhs.dtype)
-    if lhs.dtype.itemsize < 8 and ((out < info.min) | (out > info.max)).any():
+    info = np.iinfo(out_dtype)
+    if out_dtype.itemsize < 8 and ((out < info.min) | (out > info.max)).any():
         return None  # (XLA's constant folder saturates a narrow sum that overflows, its kernels wrap it)
     with np.errstate(all="ignore"):
-        out = out.astype(lhs.dtype)
+        out = out.astype(out_dtype)
     return np.transpose(out, np.argsort((d[6], d[7], *d[8])))
 
 
@@ -240,7 +244,7 @@ def conv_evaluate(lhs, rhs, dimension_numbers, window_strides=None, padding=None
           decode=_conv_decode, evaluate=conv_evaluate, traits={"bilinear"})
 def convolution(lhs, rhs, dimension_numbers=None, *, window_strides=None, padding=None, lhs_dilation=None,
                 rhs_dilation=None, window_reversal=None, feature_group_count=1, batch_group_count=1,
-                precision=None, loc=None) -> Tensor:
+                precision=None, preferred_element_type=None, loc=None) -> Tensor:
     """N-d convolution (cross-correlation) of ``lhs`` with the kernel ``rhs``; emits
     ``stablehlo.convolution``.
 
@@ -256,6 +260,7 @@ def convolution(lhs, rhs, dimension_numbers=None, *, window_strides=None, paddin
       batch_group_count: the batch split into groups, each convolved with a slice of the output
         features (the form weight gradients of grouped convolutions take); not both > 1.
       precision: None, "DEFAULT", "HIGH", "HIGHEST", or an (lhs, rhs) pair.
+      preferred_element_type: the result dtype, as in ``ops.dot_general`` (None: lhs's).
     Returns:
       The result Tensor, laid out as ``dimension_numbers`` says.
     Example:
@@ -268,7 +273,7 @@ def convolution(lhs, rhs, dimension_numbers=None, *, window_strides=None, paddin
                 window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
                 rhs_dilation=rhs_dilation, window_reversal=window_reversal,
                 feature_group_count=feature_group_count, batch_group_count=batch_group_count,
-                precision=precision, loc=loc)
+                precision=precision, preferred_element_type=preferred_element_type, loc=loc)
 
 
 __all__ = ["ConvDimensions", "convolution"]

@@ -9,8 +9,9 @@ import numpy as np
 
 from hloforge.frontend import attributes as attr
 from hloforge.frontend import dtypes
+from hloforge.frontend.context import shape_dtype_of
 from hloforge.frontend.ops import _evaluate as ev
-from hloforge.frontend.ops._common import COMPLEX, category, check_axes, int_tuple, operand
+from hloforge.frontend.ops._common import COMPLEX, FLOAT, INT, category, check_axes, int_tuple, operand
 from hloforge.frontend.registry import OPS, Region, bind, body_of, register
 from hloforge.frontend.tracing import Tensor
 
@@ -19,21 +20,69 @@ _DOT_DIMS = ("lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contract
              "rhs_contracting_dimensions")
 
 
+# operand category -> the result categories a contraction may accumulate into (jax's pairs)
+_ACCUMULATORS = {**{c: (*INT, FLOAT) for c in INT}, FLOAT: (FLOAT,), COMPLEX: (COMPLEX,)}
+
+
+def preferred_dtype(op: str, preferred_element_type):
+    """A contraction's ``preferred_element_type`` parameter: None or a canonical dtype."""
+    if preferred_element_type is None:
+        return None
+    try:
+        return dtypes.canonical(preferred_element_type)
+    except TypeError as e:
+        raise TypeError(f"{op}: preferred_element_type {preferred_element_type!r}: {e}") from None
+
+
+def result_dtype(op: str, dtype, preferred_element_type):
+    """The result element type of a contraction (dot_general, convolution) of ``dtype`` operands:
+    ``preferred_element_type`` when given (integers into integers or floats, floats into floats,
+    complex into complex), else ``dtype``."""
+    if preferred_element_type is None or preferred_element_type == dtype:
+        return dtype
+    if category(preferred_element_type) not in _ACCUMULATORS.get(category(dtype), ()):
+        raise TypeError(f"{op}: preferred_element_type {preferred_element_type} does not hold a contraction of "
+                        f"{dtype} operands (integers into integers or floats, floats into floats, "
+                        "complex into complex)")
+    return preferred_element_type
+
+
+def decode_preferred(op) -> dict:
+    """``preferred_element_type`` read back from a contraction ``op``: its result element type
+    where it is not its operands' (the result type is where StableHLO keeps it), else None."""
+    result, operand_type = shape_dtype_of(op.results[0].type)[1], shape_dtype_of(op.operands[0].type)[1]
+    return {"preferred_element_type": None if result == operand_type else result}
+
+
+def evaluated_dtype(lhs: np.ndarray, preferred_element_type):
+    """The result dtype a contraction's evaluate computes: its operands' or, of the same category
+    (integers: not narrower), ``preferred_element_type``; None where the backend's conversions
+    into the accumulator would decide the result (integers summed as floats, narrowed integers,
+    a change of signedness)."""
+    out = lhs.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
+    narrowed = out.kind in "iu" and out.itemsize < lhs.dtype.itemsize
+    if out != lhs.dtype and (category(out) != category(lhs.dtype) or narrowed):
+        return None
+    return out
+
+
 def _dot_params(lhs_batching_dimensions=(), rhs_batching_dimensions=(), lhs_contracting_dimensions=(),
-                rhs_contracting_dimensions=(), precision=None):
+                rhs_contracting_dimensions=(), precision=None, preferred_element_type=None):
     dims = {name: int_tuple("dot_general", name, value) for name, value in zip(_DOT_DIMS, (
         lhs_batching_dimensions, rhs_batching_dimensions, lhs_contracting_dimensions, rhs_contracting_dimensions))}
     pair = (precision, precision) if precision is None or isinstance(precision, str) else tuple(precision)
     if len(pair) != 2 or any(p is not None and p not in PRECISIONS for p in pair) or (None in pair and pair[0] != pair[1]):
         raise ValueError(f"dot_general: precision {precision!r} is not one of {', '.join(PRECISIONS)}, "
                          "an (lhs, rhs) pair of them, or None")
-    return {**dims, "precision": pair[0] if pair[0] == pair[1] else pair}
+    return {**dims, "precision": pair[0] if pair[0] == pair[1] else pair,
+            "preferred_element_type": preferred_dtype("dot_general", preferred_element_type)}
 
 
 def _dot_rule(lhs, rhs, lhs_batching_dimensions, rhs_batching_dimensions, lhs_contracting_dimensions,
-              rhs_contracting_dimensions, precision):
+              rhs_contracting_dimensions, precision, preferred_element_type):
     if lhs.dtype != rhs.dtype:
         raise TypeError(f"dot_general: operand dtypes {lhs.dtype} and {rhs.dtype} differ; convert one first")
+    out_dtype = result_dtype("dot_general", lhs.dtype, preferred_element_type)
     lb = check_axes("dot_general", "lhs_batching_dimensions", lhs_batching_dimensions, lhs.ndim)
     rb = check_axes("dot_general", "rhs_batching_dimensions", rhs_batching_dimensions, rhs.ndim)
     lc = check_axes("dot_general", "lhs_contracting_dimensions", lhs_contracting_dimensions, lhs.ndim)
@@ -52,10 +101,10 @@ def _dot_rule(lhs, rhs, lhs_batching_dimensions, rhs_batching_dimensions, lhs_co
     rfree = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
     shape = (tuple(lhs.shape[d] for d in lb) + tuple(lhs.shape[d] for d in lfree)
              + tuple(rhs.shape[d] for d in rfree))
-    return shape, lhs.dtype
+    return shape, out_dtype
 
 
-def _dot_attributes(precision, **dims):
+def _dot_attributes(precision, preferred_element_type, **dims):
     out = {"dot_dimension_numbers": attr.dot_dimensions(*(dims[n] for n in _DOT_DIMS))}
     if precision is not None:
         out["precision_config"] = attr.precision_config(
@@ -64,18 +113,22 @@ def _dot_attributes(precision, **dims):
 
 
 def _dot_decode(op):
-    return {**dict(zip(_DOT_DIMS, attr.read_dot_dimensions(op))), "precision": attr.read_precision(op)}
+    return {**dict(zip(_DOT_DIMS, attr.read_dot_dimensions(op))), "precision": attr.read_precision(op),
+            **decode_preferred(op)}
 
 
 def _dot_evaluate(lhs, rhs, lhs_batching_dimensions, rhs_batching_dimensions, lhs_contracting_dimensions,
-                  rhs_contracting_dimensions, precision=None):
+                  rhs_contracting_dimensions, precision=None, preferred_element_type=None):
     """numpy's einsum: on integers (wrapping sums, exact in any order); on floats where every
     product and partial sum is exact whatever the order (the order and precision of a float sum are
     the backend's) and no result is zero (which zero depends on the order); complex only without
-    contracted elements."""
-    if not ev.safe_inputs([lhs, rhs]):
+    contracted elements. A ``preferred_element_type`` of another kind is left to the backend."""
+    out_dtype = evaluated_dtype(lhs, preferred_element_type)
+    if out_dtype is None or not ev.safe_inputs([lhs, rhs]):
         return None
-    float_sum = ev.kind(lhs) in "fc" and math.prod(lhs.shape[d] for d in lhs_contracting_dimensions) > 0
+    # (a product into another float type too: exact in both or left to the backend)
+    float_sum = ev.kind(lhs) in "fc" and (math.prod(lhs.shape[d] for d in lhs_contracting_dimensions) > 0
+                                          or out_dtype != lhs.dtype)
     if float_sum and ev.kind(lhs) == "c":
         return None
     letters = iter(string.ascii_letters)
@@ -92,12 +145,13 @@ def _dot_evaluate(lhs, rhs, lhs_batching_dimensions, rhs_batching_dimensions, lh
     spec = f"{''.join(lsub)},{''.join(rsub)}->{''.join(batch + free)}"
     if float_sum:
         a, b = lhs.astype(np.float64), rhs.astype(np.float64)
-        if not _dot_is_exact(spec, a, b, lhs.dtype):
+        # (exact in both the operand and the result dtype: whichever the backend sums in)
+        if not all(_dot_is_exact(spec, a, b, d) for d in {lhs.dtype, out_dtype}):
             return None
-        out = ev.finish(np.einsum(spec, a, b), lhs.dtype)
+        out = ev.finish(np.einsum(spec, a, b), out_dtype)
         return None if out is None or (out == 0).any() else out
     with np.errstate(all="ignore"):
-        return ev.finish(np.einsum(spec, ev.wide(lhs), ev.wide(rhs)), lhs.dtype)
+        return ev.finish(np.einsum(spec, *(ev.wide(x.astype(out_dtype)) for x in (lhs, rhs))), out_dtype)
 
 
 def _dot_is_exact(spec: str, a: np.ndarray, b: np.ndarray, dtype) -> bool:
@@ -123,7 +177,7 @@ def _dot_is_exact(spec: str, a: np.ndarray, b: np.ndarray, dtype) -> bool:
           decode=_dot_decode, evaluate=_dot_evaluate, traits={"bilinear"})
 def dot_general(lhs, rhs, lhs_batching_dimensions=(), rhs_batching_dimensions=(),
                 lhs_contracting_dimensions=(), rhs_contracting_dimensions=(), *,
-                precision=None, loc=None) -> Tensor:
+                precision=None, preferred_element_type=None, loc=None) -> Tensor:
     """General tensor contraction; emits ``stablehlo.dot_general``.
 
     The result dims are: batch dims, then lhs free dims, then rhs free dims.
@@ -133,6 +187,8 @@ def dot_general(lhs, rhs, lhs_batching_dimensions=(), rhs_batching_dimensions=()
       lhs_batching_dimensions, rhs_batching_dimensions: paired batch dims.
       lhs_contracting_dimensions, rhs_contracting_dimensions: paired summed dims.
       precision: None, "DEFAULT", "HIGH" or "HIGHEST" (both operands), or an (lhs, rhs) pair.
+      preferred_element_type: the result dtype (jax's name): None for the operands' dtype, or a
+        wider accumulator (bf16 x bf16 -> float32, int8 x int8 -> int32); integers may go to floats.
     Returns:
       The contracted Tensor.
     Example:
@@ -142,7 +198,8 @@ def dot_general(lhs, rhs, lhs_batching_dimensions=(), rhs_batching_dimensions=()
     return bind("stablehlo.dot_general", [lhs, rhs], lhs_batching_dimensions=lhs_batching_dimensions,
                 rhs_batching_dimensions=rhs_batching_dimensions,
                 lhs_contracting_dimensions=lhs_contracting_dimensions,
-                rhs_contracting_dimensions=rhs_contracting_dimensions, precision=precision, loc=loc)
+                rhs_contracting_dimensions=rhs_contracting_dimensions, precision=precision,
+                preferred_element_type=preferred_element_type, loc=loc)
 
 
 # ---------------------------------------------------------------- reduce
