@@ -233,9 +233,11 @@ def _reduction_cases(dtype, m, t, s) -> list:
 
 
 def _sort_cases(dtype, m, t) -> list:
+    top_k = [Case("chlo.top_k", (t,), dict(k=3)), Case("chlo.top_k", (m,), dict(k=12))] \
+        if _accepts("chlo.top_k", [(t.shape, dtype)], dict(k=3)) else []
     if not _accepts("stablehlo.sort", [(t.shape, dtype)], dict(dimension=1, comparator="LT", is_stable=False)):
         return []
-    return [Case("stablehlo.sort", (t,), dict(dimension=1, comparator="LT", is_stable=False)),
+    return top_k + [Case("stablehlo.sort", (t,), dict(dimension=1, comparator="LT", is_stable=False)),
             Case("stablehlo.sort", (t, m[:, :8]), dict(dimension=0, comparator="GT", is_stable=True)),
             Case("stablehlo.sort", (m,), dict(dimension=1, comparator="LT", is_stable=True))]
 

@@ -5,7 +5,7 @@ one per op family of ``frontend/ops/`` (same name); ``lax_linalg`` holds the rul
 hloforge.lax.linalg's composites."""
 from hloforge.frontend.ad import (  # noqa: F401  (they fill OPS)
     bits, collective, compare, control_flow, convert, convolution, elementwise, factorization, fft, lax_linalg, linalg,
-    normalization, pad, shape, slicing, sort, structure, tuples, window)
+    normalization, pad, shape, slicing, sort, structure, top_k, tuples, window)
 from hloforge.frontend.ad import module_ad  # noqa: F401  (attaches Module.vjp / Module.jvp)
 from hloforge.frontend.ad.custom import custom_jvp, custom_vjp
 from hloforge.frontend.ad.api import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp

@@ -214,9 +214,49 @@ CHLO = {
     "chlo.erf_inv": lambda x, y: ops.multiply(like(math.sqrt(math.pi) / 2, y), ops.exp(ops.multiply(y, y))),
     "chlo.lgamma": lambda x, y: ops.digamma(x),
     "chlo.digamma": lambda x, y: _trigamma(x),
+    "chlo.square": lambda x, y: ops.add(x, x),
+    "chlo.erfc": lambda x, y: ops.multiply(like(-2 / math.sqrt(math.pi), x), ops.exp(ops.neg(ops.multiply(x, x)))),
 }
 for _name, _deriv in CHLO.items():
     _def_unary(_name, _deriv)
+
+
+def _is_constant(t):
+    """t is a stablehlo.constant, or one broadcast, reshaped or converted (jax's lowering of a
+    Python-scalar argument)."""
+    owner = t.value.owner
+    while getattr(owner, "name", None) in ("stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.convert"):
+        owner = owner.operands[0].owner
+    return getattr(owner, "name", None) == "stablehlo.constant"
+
+
+def _special_binary(name, d_rhs, lhs_error):
+    """Rules of a CHLO function differentiable in its rhs only (d_rhs(lhs, rhs, out)); a tangent or
+    cotangent of the lhs raises ``lhs_error`` (jax has no rule for it either); a constant lhs (the
+    order of polygamma in jax's lowering) has none to compute."""
+    @def_rule("jvp", name)
+    def jvp(ins, outs, ts):
+        if ts[0] is not None:
+            raise lhs_error()
+        return [None if ts[1] is None else mul(ts[1], d_rhs(*ins, outs[0]))]
+
+    @def_rule("vjp", name)
+    def vjp(ins, outs, cts):
+        if cts[0] is None:
+            return [None, None]
+        if needs(0) and not _is_constant(ins[0]):
+            raise lhs_error()
+        return [None, mul(cts[0], d_rhs(*ins, outs[0]))]
+
+
+# d polygamma(n, x) / dx = polygamma(n + 1, x), as jax
+_special_binary("chlo.polygamma", lambda n, x, y: ops.polygamma(ops.add(n, like(1, n)), x),
+                lambda: ValueError("polygamma: no derivative with respect to the order n (jax has none either)"))
+# d zeta(x, q) / dq = -x zeta(x + 1, q); in x there is no closed form (jax.lax.zeta has no rule;
+# jax.scipy.special.zeta differentiates a series expansion that its lowered module does not contain)
+_special_binary("chlo.zeta", lambda x, q, y: ops.neg(ops.multiply(x, ops.zeta(ops.add(x, like(1, x)), q))),
+                lambda: NotImplementedError("zeta: no derivative with respect to x (the exponent) is implemented; "
+                                            "only with respect to q"))
 
 # bool results, integer bit counts, nextafter (piecewise constant, as jax): zero tangents
 zero_rules("chlo.is_inf", "chlo.is_pos_inf", "chlo.is_neg_inf", "chlo.next_after", "stablehlo.popcnt",

@@ -3,7 +3,7 @@
 ``frontend/ops/`` (same name), imported below."""
 from hloforge.frontend.batching import (  # noqa: F401  (they fill OPS[...].rules["batch"])
     bits, collective, compare, control_flow, convert, convolution, custom, elementwise, factorization, fft, linalg,
-    normalization, pad, shape, slicing, sort, structure, tuples, window)
+    normalization, pad, shape, slicing, sort, structure, top_k, tuples, window)
 from hloforge.frontend.batching.api import vmap
 
 __all__ = ["vmap"]
