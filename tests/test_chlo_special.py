@@ -44,6 +44,8 @@ CASES = [
      "chlo.polygamma"),
     ("zeta", lambda q: jss.zeta(3.0, q), lambda d: _data(d, 4, 5, low=0.5, high=4.0), (np.float32,),
      "chlo.zeta"),
+    ("i1e", jss.i1e, lambda d: _data(d, 4, 5, low=-20.0, high=20.0), (np.float32, BF16), "chlo.bessel_i1e"),
+    ("i1e_small", jss.i1e, lambda d: _data(d, 4, 5, low=-1.0, high=1.0), (np.float32,), "chlo.bessel_i1e"),
     ("top_k", lambda x: jax.lax.top_k(x, 3), lambda d: _data(d, 4, 6), (np.float32, BF16, np.int32),
      "chlo.top_k"),
 ]
@@ -150,3 +152,10 @@ def test_derivatives_jax_does_not_define_raise():
     m = _module(jss.zeta, np.float32(3.0), np.float32(2.0))
     with pytest.raises(NotImplementedError, match=r"zeta: no derivative with respect to x \(the exponent\)"):
         m.jvp()
+
+
+def test_bessel_i1e_derivative_at_zero_tiny_and_large_values():
+    x = np.array([0.0, 1e-9, -1e-3, 0.5, 14.9, 15.1, -30.0, 200.0], np.float32)
+    m = _module(jss.i1e, x)
+    got = _leaves(m.jvp().compile()(x, np.ones_like(x)))
+    _close(got, _leaves(jax.jvp(jss.i1e, (x,), (np.ones_like(x),))))

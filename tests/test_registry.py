@@ -70,7 +70,8 @@ def _hloforge_modules():
                                                         (ops.cos, (x,)), (ops.sqrt, (x,))] + \
                 [(u, (x,)) for u in (chlo_math.asin, chlo_math.acos, chlo_math.atan, chlo_math.sinh, chlo_math.cosh,
                                      chlo_math.asinh, chlo_math.acosh, chlo_math.atanh, chlo_math.is_inf,
-                                     chlo_math.is_pos_inf, chlo_math.is_neg_inf, chlo_math.square, chlo_math.erfc)] + \
+                                     chlo_math.is_pos_inf, chlo_math.is_neg_inf, chlo_math.square, chlo_math.erfc,
+                                     chlo_math.bessel_i1e)] + \
                 [(b, (x, x)) for b in (chlo_math.next_after, chlo_math.polygamma, chlo_math.zeta)] + \
                 [(lambda a: ops.top_k(a, 2)[1], (x,))]:
             outs.append(build(*args))

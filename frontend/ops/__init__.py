@@ -5,8 +5,8 @@ builder checks that in Python and raises ``TypeError``/``ValueError`` before MLI
 sees the op. For numpy-style broadcasting and promotion use ``hloforge.numpy``.
 """
 from hloforge.frontend.ops.chlo_math import (
-    acos, acosh, asin, asinh, atan, atanh, cosh, erfc, is_inf, is_neg_inf, is_pos_inf, next_after, polygamma, sinh,
-    square, zeta)
+    acos, acosh, asin, asinh, atan, atanh, bessel_i1e, cosh, erfc, is_inf, is_neg_inf, is_pos_inf, next_after,
+    polygamma, sinh, square, zeta)
 from hloforge.frontend.ops.bits import bitcast_convert, reduce_precision, rng_bit_generator
 from hloforge.frontend.ops.collective import (
     all_gather, all_reduce, all_to_all, collective_broadcast, collective_permute, partition_id, reduce_scatter,
@@ -38,6 +38,7 @@ __all__ = [
     "after_all", "get_tuple_element", "tuple",
     "acos", "acosh", "asin", "asinh", "atan", "atanh", "cholesky", "cosh", "is_inf", "is_neg_inf",
     "is_pos_inf", "next_after", "sinh", "triangular_solve", "square", "erfc", "polygamma", "zeta", "top_k",
+    "bessel_i1e",
     "abs", "add", "all_gather", "all_reduce", "all_to_all", "and_", "atan2", "batch_norm_grad",
     "batch_norm_inference", "batch_norm_training", "bitcast_convert", "broadcast_in_dim", "case", "cbrt",
     "ceil", "clamp", "collective_broadcast", "collective_permute", "compare", "complex", "composite",

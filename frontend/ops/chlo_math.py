@@ -1,5 +1,5 @@
 """Elementwise CHLO ops (inverse trigonometric, hyperbolic, infinity tests, nextafter, square, erfc,
-polygamma, zeta): one
+bessel_i1e, polygamma, zeta): one
 registry row each, like :mod:`hloforge.frontend.ops.elementwise`. StableHLO has no such ops; XLA
 expands CHLO (as it does for ``chlo.erf``), and jax emits the same ops for ``jnp.arcsin`` & co."""
 from __future__ import annotations
@@ -27,6 +27,8 @@ UNARY = [
     # real square is one correctly rounded product (XLA expands it to multiply); complex square is not
     ("square", "chlo.square", (FLOAT, COMPLEX), "x * x", np.square, "f", SAME, False),
     ("erfc", "chlo.erfc", (FLOAT,), "The complementary error function 1 - erf(x)", None, "f", SAME, False),
+    ("bessel_i1e", "chlo.bessel_i1e", (FLOAT,), "The scaled modified Bessel function exp(-|x|) I1(x)", None, "f",
+     SAME, False),
 ]
 
 BINARY = [
@@ -42,6 +44,6 @@ BINARY = [
 
 _defined = define_rows(UNARY, BINARY)
 
-(asin, acos, atan, sinh, cosh, asinh, acosh, atanh, is_inf, is_pos_inf, is_neg_inf, square, erfc) = (
+(asin, acos, atan, sinh, cosh, asinh, acosh, atanh, is_inf, is_pos_inf, is_neg_inf, square, erfc, bessel_i1e) = (
     _defined[r[0]] for r in UNARY)
 next_after, polygamma, zeta = (_defined[r[0]] for r in BINARY)
