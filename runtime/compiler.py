@@ -111,7 +111,7 @@ def load_or_compile(code, devs, name="main", module=None, shardy=None):
     _refuse_python_callbacks(code, name)
     devs = tuple(devs)
     shardy = pjrt.use_shardy() if shardy is None and len(devs) > 1 else shardy
-    key = cache.fingerprint(code, pjrt.environment(devs), shardy, cache.KEY_VERSION)
+    key = _cache_key(code, devs, shardy)
     loaded = cache.MEMORY.get(key)
     if loaded is not None:
         cache.count("memory_hits")
@@ -126,6 +126,11 @@ def load_or_compile(code, devs, name="main", module=None, shardy=None):
             _inflight.pop(key, None)
 
 
+def _cache_key(code, devs, shardy) -> str:
+    """The executable caches' key: the module text, the devices' environment and options."""
+    return cache.fingerprint(code, pjrt.environment(devs), shardy, cache.KEY_VERSION)
+
+
 def truncated_and_uncached(module, device=None) -> bool:
     """Whether ``module`` holds partial DFTs (``fft-truncate`` rewrote it) and neither executable
     cache (memory, ``hf.config.cache_dir``) holds its executable for ``device``: hf.jit's first call
@@ -136,7 +141,7 @@ def truncated_and_uncached(module, device=None) -> bool:
     code = guard_for_xla(module)._code_for_compile()
     if _DYNAMIC_TYPE.search(code) or has_shape_assertions(code) or callbacks.has_callbacks(code):
         return False
-    key = cache.fingerprint(code, pjrt.environment((default_device(device),)), None, cache.KEY_VERSION)
+    key = _cache_key(code, (default_device(device),), None)
     if key in cache.MEMORY:
         return False
     return not (config.cache_dir and cache.disk_has(config.cache_dir, key))
