@@ -81,6 +81,7 @@ def _expand(module: Module, device, erase_checks, prepare=None) -> None:
     per_process = len(inputs) // count
     code, tokens_out = _process_program(module, name, replicas, partitions, prepare)
     grid = [devs[r * partitions:(r + 1) * partitions] for r in range(replicas)]
+    pjrt.prepare_custom_calls(code)  # (LAPACK calls in a parsed module: runtime/compiler.py does the same)
     loaded = pjrt.compile(code, devs, pjrt.process_grid_options(grid))
     args = [[a for a in inputs[k * per_process:(k + 1) * per_process] if a is not None] for k in range(count)]
     outputs = pjrt.execute_per_device(loaded, devs, args)

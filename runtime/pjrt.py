@@ -150,8 +150,14 @@ def prepare_custom_calls(code: str) -> None:
     but find their LAPACK routines only once ``jaxlib.lapack`` initialized them, which jax (and
     hloforge.lax.linalg) do while emitting such a call; a module parsed from text never did, and
     running its calls then segfaults. Once per process."""
-    global _lapack_loaded
     if not _lapack_loaded and "lapack_" in code:
+        load_lapack()
+
+
+def load_lapack() -> None:
+    """Make jaxlib's ``lapack_*`` kernels find their LAPACK routines (once per process)."""
+    global _lapack_loaded
+    if not _lapack_loaded:
         from jaxlib import lapack
         lapack._lapack.initialize()
         _lapack_loaded = True

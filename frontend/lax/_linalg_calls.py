@@ -16,6 +16,7 @@ from hloforge.target import DEVICE_KINDS
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.context import ir, stablehlo
 from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
+from hloforge.runtime import pjrt
 
 _LAPACK_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d", np.dtype(np.complex64): "c",
                   np.dtype(np.complex128): "z"}
@@ -36,9 +37,8 @@ def _platform(platform):
 
 def _lapack_target(fn: str, dtype) -> str:
     """jaxlib's LAPACK target name for ``fn`` (e.g. "potrf_ffi") and ``dtype``; loads LAPACK
-    into jaxlib's kernels (jaxlib-version specific)."""
-    from jaxlib import lapack
-    lapack._lapack.initialize()
+    into jaxlib's kernels (through the PJRT adapter)."""
+    pjrt.load_lapack()
     return f"lapack_{_LAPACK_PREFIX[np.dtype(dtype)]}{fn}"
 
 
