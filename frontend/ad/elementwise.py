@@ -15,6 +15,7 @@ from hloforge.frontend import dtypes
 from hloforge.frontend import ops
 from hloforge.frontend.ad._util import (
     add_any, conj, defbilinear, deflinear, div, like, mul, needs, neg, replace_zero, splat, zero_rules, zeros_like)
+from hloforge.frontend.lax.special import bessel_i0e
 from hloforge.frontend.registry import def_rule
 
 
@@ -204,35 +205,12 @@ def _trigamma(x):
     return ops.select(reflect, reflected, positive)
 
 
-def _i0e(x):
-    """exp(-|x|) I0(x) from registry ops (hloforge has no bessel_i0e op; jax's is a Chebyshev
-    expansion): the power series up to |x| = 15, the asymptotic series above (float64: ~3e-7
-    relative, plenty for a derivative); 16-bit floats are computed in float32."""
-    narrow = x.dtype.itemsize < 4
-    a = ops.abs(ops.convert(x, np.float32) if narrow else x)
-    small, large = ops.minimum(a, like(15, a)), ops.maximum(a, like(15, a))
-    q = ops.multiply(like(0.25, a), ops.multiply(small, small))
-    term, total = like(1, a), like(1, a)
-    for k in range(1, 41):
-        term = ops.multiply(term, ops.divide(q, like(k * k, a)))
-        total = ops.add(total, term)
-    series = ops.multiply(ops.exp(ops.neg(small)), total)
-    r = _recip(large)
-    term, tail = like(1, a), like(1, a)
-    for k in range(12):
-        term = ops.multiply(term, ops.multiply(like((2 * k + 1) ** 2 / (8 * (k + 1)), a), r))
-        tail = ops.add(tail, term)
-    asymptotic = ops.multiply(tail, ops.rsqrt(ops.multiply(like(2 * math.pi, a), large)))
-    out = ops.select(ops.compare(a, like(15, a), "LE"), series, asymptotic)
-    return ops.convert(out, x.dtype) if narrow else out
-
-
 def _i1e_deriv(x, y):
     """i0e(x) - y (sign(x) + 1/x), and 1/2 where |x| <= eps (jax's rule)."""
     eps = 2.0 ** -7 if x.dtype.name == "bfloat16" else float(np.finfo(x.dtype).eps)
     tiny = ops.compare(ops.abs(x), like(eps, x), "LE")
     safe = ops.select(tiny, like(eps, x), x)
-    d = ops.subtract(_i0e(safe), ops.multiply(y, ops.add(ops.sign(safe), _recip(safe))))
+    d = ops.subtract(bessel_i0e(safe), ops.multiply(y, ops.add(ops.sign(safe), _recip(safe))))
     return ops.select(tiny, like(0.5, x), d)
 
 
