@@ -20,6 +20,9 @@ from hloforge.target import PARTIAL_DFT_ATTR
 # a dynamic dimension in a tensor type of the module text: tensor<?x4xf32>, tensor<2x?xi32>
 _DYNAMIC_TYPE = re.compile(r"tensor<(?:\d+x)*\?")
 
+# the module text's locations: inline references and the alias definitions printed at its end
+_LOCATIONS = re.compile(r" loc\((?:#loc\d*|unknown)\)|^#loc\d* = loc\(.*\)$", re.M)
+
 _inflight: dict = {}
 _inflight_lock = threading.Lock()
 
@@ -127,8 +130,10 @@ def load_or_compile(code, devs, name="main", module=None, shardy=None):
 
 
 def _cache_key(code, devs, shardy) -> str:
-    """The executable caches' key: the module text, the devices' environment and options."""
-    return cache.fingerprint(code, pjrt.environment(devs), shardy, cache.KEY_VERSION)
+    """The executable caches' key: the module text without its locations (as jax's cache key drops
+    debug info: one program traced from two call sites compiles once), the devices' environment
+    and options."""
+    return cache.fingerprint(_LOCATIONS.sub("", code), pjrt.environment(devs), shardy, cache.KEY_VERSION)
 
 
 def truncated_and_uncached(module, device=None) -> bool:

@@ -57,6 +57,16 @@ def test_jitted_functions_share_the_cache(fresh):
     assert cache.stats()["compiles"] == 1
 
 
+def test_one_program_from_two_call_sites_compiles_once(fresh):
+    spec = hf.ShapeDtype((3,), np.float32)
+    first = hf.trace(lambda x: x * 2.0, spec)
+    second = hf.trace(lambda x: x * 2.0, spec)  # another line: other locations, the same program
+    assert first.as_text(debug_info=True) != second.as_text(debug_info=True)
+    assert (first.compile().source, second.compile().source) == ("compiled", "memory")
+    third = hf.trace(lambda x: x * 3.0, spec)  # another program still compiles
+    assert third.compile().source == "compiled" and cache.stats()["compiles"] == 2
+
+
 def test_lru_eviction(fresh):
     hf.config.cache_size = 2
     for i in range(3):
