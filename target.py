@@ -90,11 +90,6 @@ def set_defaults(device: str, cost_model) -> None:
     _defaults.update(device=device, cost_model=check_cost_model(cost_model, "config.cost_model"))
 
 
-def device_kind() -> str:
-    """``hf.config.device``: the kind of device programs are traced for ("cpu" or "gpu")."""
-    return _defaults["device"]
-
-
 def resolve(model=None) -> CostModel:
     """A CostModel from a CostModel or a name of ``COST_MODELS``; None: ``hf.config.cost_model``,
     and when that is None too the model of ``hf.config.device``."""

@@ -12,7 +12,6 @@ import operator
 import jax
 import numpy as np
 
-from hloforge import target
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import splat
 from hloforge.frontend.random._eager import eager, jax_typed_key_data, uint32_array
@@ -85,70 +84,30 @@ def key_words(key: Tensor):
 
 # ---------------------------------------------------------------- threefry2x32
 
-def _rotate_left(x: Tensor, r) -> Tensor:
-    """``x`` rotated left by ``r`` bits: a Python int, or a uint32 Tensor of ``x``'s shape."""
-    if isinstance(r, int):
-        left, right = splat(r, U32, x.shape), splat(32 - r, U32, x.shape)
-    else:
-        left, right = r, ops.subtract(splat(32, U32, x.shape), r)
-    return ops.or_(ops.shift_left(x, left), ops.shift_right_logical(x, right))
+def _rotate_left(x: Tensor, r: int) -> Tensor:
+    return ops.or_(ops.shift_left(x, splat(r, U32, x.shape)),
+                   ops.shift_right_logical(x, splat(32 - r, U32, x.shape)))
 
 
-def _wide(k: Tensor, shape) -> Tensor:
-    return k if k.shape == tuple(shape) else ops.broadcast_in_dim(k, shape, ())
-
-
-def threefry2x32(k1: Tensor, k2: Tensor, x1: Tensor, x2: Tensor, *, rolled: bool | None = None):
+def threefry2x32(k1: Tensor, k2: Tensor, x1: Tensor, x2: Tensor):
     """The Threefry-2x32 block cipher (20 rounds) of counters (x1, x2) under key (k1, k2).
 
     ``k1``, ``k2``: 0-d uint32 Tensors (or Tensors of the counters' shape: one key per counter);
-    ``x1``, ``x2``: uint32 Tensors of one shape. ``rolled``: the five groups of four rounds as a
-    ``stablehlo.while`` of five trips (None: when hf.config.device is "cpu", as jax lowers it there:
-    XLA:CPU compiles the unrolled rounds several times more slowly), else unrolled. Returns the two
-    uint32 output words, each of the counters' shape, the same bits either way. Emits
-    stablehlo.add/xor/shift_left/shift_right_logical/or (and the loop's while, slice, compare).
+    ``x1``, ``x2``: uint32 Tensors of one shape. Returns the
+    two uint32 output words, each of the counters' shape. Emits stablehlo.add/xor/shift_left/
+    shift_right_logical/or only.
     """
     shape = x1.shape
-    ks = [k1, k2, ops.xor(ops.xor(k1, k2), splat(_KS_PARITY, U32, k1.shape))]
-    x = [ops.add(x1, _wide(ks[0], shape)), ops.add(x2, _wide(ks[1], shape))]
-    if rolled is None:
-        rolled = target.device_kind() == "cpu"
-    if rolled:
-        return _rolled_groups(x, ks, shape)
+    wide = [k if k.shape == shape else ops.broadcast_in_dim(k, shape, ()) for k in (k1, k2)]
+    ks = wide + [ops.xor(ops.xor(wide[0], wide[1]), splat(_KS_PARITY, U32, shape))]
+    x = [ops.add(x1, ks[0]), ops.add(x2, ks[1])]
     for i in range(5):
         for r in _ROTATIONS[i % 2]:
-            x = _round(x, r)
-        x = [ops.add(x[0], _wide(ks[(i + 1) % 3], shape)),
-             ops.add(ops.add(x[1], _wide(ks[(i + 2) % 3], shape)), splat(i + 1, U32, shape))]
+            x0 = ops.add(x[0], x[1])
+            x = [x0, ops.xor(x0, _rotate_left(x[1], r))]
+        x = [ops.add(x[0], ks[(i + 1) % 3]),
+             ops.add(ops.add(x[1], ks[(i + 2) % 3]), splat(i + 1, U32, shape))]
     return x[0], x[1]
-
-
-def _round(x, r):
-    x0 = ops.add(x[0], x[1])
-    return [x0, ops.xor(x0, _rotate_left(x[1], r))]
-
-
-def _rolled_groups(x, ks, shape):
-    """jax's rolled loop: each trip runs one group of four rounds with the rotation amounts of
-    ``rotations[0]`` and adds the key words ``ks[0]``, ``ks[1]`` and the trip count + 1, then
-    rotates the list of key words by one and swaps the two rotation lists."""
-    i32 = np.dtype(np.int32)
-    rotations = [ops.constant(np.array(r, np.uint32)) for r in _ROTATIONS]
-
-    def cond(i, *_):
-        return ops.compare(i, splat(5, i32, ()), "LT")
-
-    def body(i, x0, x1, ka, kb, kc, ra, rb):
-        x = [x0, x1]
-        for j in range(4):
-            x = _round(x, _wide(ops.reshape(ops.slice(ra, (j,), (j + 1,)), ()), shape))
-        i1 = ops.add(i, splat(1, i32, ()))
-        step = _wide(ops.convert(i1, U32), shape)
-        x = [ops.add(x[0], _wide(ka, shape)), ops.add(ops.add(x[1], _wide(kb, shape)), step)]
-        return [i1, *x, kb, kc, ka, rb, ra]
-
-    out = ops.while_([splat(0, i32, ()), *x, ks[1], ks[2], ks[0], *rotations], cond, body)
-    return out[1], out[2]
 
 
 def iota_2x32(shape):
