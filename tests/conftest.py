@@ -1,6 +1,8 @@
 import os
 import sys
 
+import pytest
+
 # tests import their shared helpers as `from helpers import ...`
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -12,16 +14,26 @@ os.environ["HLOFORGE_CACHE_DIR"] = ""
 if "hloforge" in sys.modules:  # (imported before this file: a plugin)
     sys.modules["hloforge"].config.cache_dir = None
 
-# Files whose module- or session-scoped fixtures compile large programs: under pytest-xdist (the
-# README's `-n auto`, with `--dist loadgroup` from pyproject.toml) each runs whole on one worker, so
-# the fixture is built once instead of once per worker that draws one of its tests.
+# Files whose module- or session-scoped fixtures compile large programs or start child processes:
+# under pytest-xdist (the README's `-n auto`) each runs whole on one worker, so the fixture is built
+# once instead of once per worker that draws one of its tests; every other test goes to whichever
+# worker is free. (A scheduler rather than xdist's `xdist_group` marks: with pytest 9.2,
+# `--dist loadgroup` no longer sees the marks and spread these files over both workers.)
 WHOLE_FILES = ("test_random_distributions.py", "test_random.py", "test_fft.py", "test_eager.py",
-               "test_pad_corpus.py", "test_ported_grads.py", "test_checkpoint.py")
+               "test_pad_corpus.py", "test_ported_grads.py", "test_checkpoint.py",
+               "test_collectives.py", "test_sharding.py", "test_vmap_collective.py",
+               "test_reliability_calls.py", "test_fuzz_artifacts.py")
 
 
-def pytest_collection_modifyitems(config, items):
-    import pytest
-    for item in items:
-        name = os.path.basename(str(item.fspath))
-        if name in WHOLE_FILES:
-            item.add_marker(pytest.mark.xdist_group(name))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WholeFilesScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            path = nodeid.split("::", 1)[0]
+            return path if os.path.basename(path) in WHOLE_FILES else nodeid
+
+    return WholeFilesScheduling(config, log)
