@@ -115,7 +115,8 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
         a ConvDimensionNumbers.
       feature_group_count, batch_group_count: see ops.convolution.
       precision: None, a precision name or an (lhs, rhs) pair (jax.lax.Precision values work).
-      preferred_element_type: compute and return in this dtype (operands are converted first).
+      preferred_element_type: the result dtype (accumulate in it, from the operands as they are);
+        None: the operands' dtype.
       out_sharding: None.
     Returns:
       The convolution.
@@ -147,17 +148,35 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
         except (ValueError, TypeError):
             raise ValueError("padding argument to conv_general_dilated should be a string or a sequence of "
                              f"(low, high) pairs, got {padding}") from None
-    if preferred_element_type is not None:
-        target = dtypes.canonical(preferred_element_type)
-        lhs = lhs if lhs.dtype == target else ops.convert(lhs, target)
-        rhs = rhs if rhs.dtype == target else ops.convert(rhs, target)
-    elif lhs.dtype != rhs.dtype:
+    if lhs.dtype != rhs.dtype:
         raise TypeError(f"conv_general_dilated requires arguments to have the same dtypes, got {lhs.dtype}, "
                         f"{rhs.dtype}.")
+    preferred = _preferred(lhs.dtype, preferred_element_type)
     return ops.convolution(lhs, rhs, _ops_dimensions(dn), window_strides=window_strides, padding=padding,
                            lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
                            feature_group_count=feature_group_count, batch_group_count=batch_group_count,
-                           precision=_precision_names(precision))
+                           precision=_precision_names(precision), preferred_element_type=preferred)
+
+
+def _preferred(dtype, preferred_element_type):
+    """``preferred_element_type`` checked as jax checks a convolution's: integers into integers of
+    their signedness or into floats, floats into floats, complex into complex, never narrower."""
+    if preferred_element_type is None:
+        return None
+    target = dtypes.canonical(preferred_element_type)
+    if not (dtypes.is_integer(dtype) and dtypes.is_float(target)):
+        kinds = (dtypes.is_integer, dtypes.is_float, dtypes.is_complex)
+        if any(kind(dtype) and not kind(target) for kind in kinds):
+            raise TypeError(f"hloforge.lax.conv_general_dilated: preferred_element_type {target} is incompatible with "
+                            f"{dtype} operands; the compatible pairs are (integral, integral), (integral, floating), "
+                            "(floating, floating), (complex, complex)")
+        if dtypes.is_signed_int(dtype) and not dtypes.is_signed_int(target):
+            raise TypeError(f"hloforge.lax.conv_general_dilated: preferred_element_type {target} must have the "
+                            f"signedness of the {dtype} operands")
+    if target.itemsize < np.dtype(dtype).itemsize:
+        raise TypeError(f"hloforge.lax.conv_general_dilated: preferred_element_type {target} must not be narrower "
+                        f"than the {dtype} operands")
+    return None if target == dtype else target
 
 
 def _precision_names(precision):

@@ -4,6 +4,7 @@ aliases (jax's own: plain Python data)."""
 from __future__ import annotations
 
 import jax
+import ml_dtypes
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
@@ -21,14 +22,38 @@ def asarray(x):
     return lax_operand(x, "hloforge.lax dot operand")
 
 
-def _same_dtype(what, lhs, rhs, preferred_element_type):
+def _bit_width(d) -> int:
+    return 1 if dtypes.is_bool(d) else np.dtype(d).itemsize * 8
+
+
+def _precision_rank(d) -> tuple:
+    """jax's (and XLA's HigherPrecisionType) order of operand dtypes: complex, then a float's range
+    and mantissa, then bit width, then signed over unsigned."""
+    real = dtypes.real_dtype(d) if dtypes.is_complex(d) else np.dtype(d)
+    info = ml_dtypes.finfo(real) if dtypes.is_float(real) else None
+    return (dtypes.is_complex(d), info.maxexp if info else -1, info.nmant if info else -1,
+            _bit_width(real), not dtypes.is_unsigned_int(real))
+
+
+def dot_operands(what, lhs, rhs, preferred_element_type):
+    """(lhs, rhs, preferred) for ``ops.dot_general``, as jax.lax.dot_general types and lowers a
+    product on CPU and GPU: the result dtype is ``preferred_element_type``, else the dtype of the
+    operand of higher precision (``_precision_rank``); operands of different dtypes are converted to
+    it first, operands of one dtype go in as they are (a bf16 x bf16 -> f32 product accumulates in
+    float32 from bf16 operands)."""
+    ranks = _precision_rank(lhs.dtype), _precision_rank(rhs.dtype)
+    if ranks[0] == ranks[1] and lhs.dtype != rhs.dtype:
+        raise TypeError(f"hloforge.lax.{what} argument type error: {lhs.dtype}, {rhs.dtype}")
+    result = lhs.dtype if ranks[0] >= ranks[1] else rhs.dtype
     if preferred_element_type is not None:
         target = dtypes.canonical(preferred_element_type)
-        return (lhs if lhs.dtype == target else ops.convert(lhs, target),
-                rhs if rhs.dtype == target else ops.convert(rhs, target))
+        if target != result and not dtypes.is_float(result) and _bit_width(target) < _bit_width(result):
+            raise TypeError("`preferred_element_type` must not be narrower than the original type, got "
+                            f"preferred_element_type of {target} for result type of {result}.")
+        result = target
     if lhs.dtype != rhs.dtype:
-        raise TypeError(f"{what} requires arguments to have the same dtypes, got {lhs.dtype}, {rhs.dtype}.")
-    return lhs, rhs
+        lhs, rhs = (x if x.dtype == result else ops.convert(x, result) for x in (lhs, rhs))
+    return lhs, rhs, (None if result == lhs.dtype else result)
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *, out_sharding=None):
@@ -38,7 +63,8 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
       lhs, rhs: arrays.
       dimension_numbers: ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``.
       precision: None, a precision or an (lhs, rhs) pair.
-      preferred_element_type: compute in this dtype (operands are converted first).
+      preferred_element_type: the result dtype (accumulate in it); None: the operands' dtype.
+        Operands of different dtypes are converted to the result dtype, as jax lowers them.
       out_sharding: None.
     Returns:
       batch dims, then lhs free dims, then rhs free dims.
@@ -52,8 +78,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     except (TypeError, ValueError):
         raise TypeError("dot_general: dimension_numbers must be ((lhs_contracting, rhs_contracting), "
                         f"(lhs_batch, rhs_batch)), got {dimension_numbers!r}") from None
-    lhs, rhs = _same_dtype("dot_general", asarray(lhs), asarray(rhs), preferred_element_type)
-    return ops.dot_general(lhs, rhs, tuple(lb), tuple(rb), tuple(lc), tuple(rc), precision=_precision_names(precision))
+    lhs, rhs, preferred = dot_operands("dot_general", asarray(lhs), asarray(rhs), preferred_element_type)
+    return ops.dot_general(lhs, rhs, tuple(lb), tuple(rb), tuple(lc), tuple(rc), precision=_precision_names(precision),
+                           preferred_element_type=preferred)
 
 
 def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None, out_sharding=None):
@@ -64,7 +91,7 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
       lhs, rhs: arrays.
       dimension_numbers: None, or ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``.
       precision: None, a Precision / name, or an (lhs, rhs) pair.
-      preferred_element_type: compute in this dtype (operands are converted first).
+      preferred_element_type: as in dot_general.
       out_sharding: None.
     Returns:
       The product.
