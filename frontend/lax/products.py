@@ -35,7 +35,7 @@ def _precision_rank(d) -> tuple:
             _bit_width(real), not dtypes.is_unsigned_int(real))
 
 
-def dot_operands(what, lhs, rhs, preferred_element_type):
+def _dot_operands(what, lhs, rhs, preferred_element_type):
     """(lhs, rhs, preferred) for ``ops.dot_general``, as jax.lax.dot_general types and lowers a
     product on CPU and GPU: the result dtype is ``preferred_element_type``, else the dtype of the
     operand of higher precision (``_precision_rank``); operands of different dtypes are converted to
@@ -78,7 +78,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     except (TypeError, ValueError):
         raise TypeError("dot_general: dimension_numbers must be ((lhs_contracting, rhs_contracting), "
                         f"(lhs_batch, rhs_batch)), got {dimension_numbers!r}") from None
-    lhs, rhs, preferred = dot_operands("dot_general", asarray(lhs), asarray(rhs), preferred_element_type)
+    lhs, rhs, preferred = _dot_operands("dot_general", asarray(lhs), asarray(rhs), preferred_element_type)
     return ops.dot_general(lhs, rhs, tuple(lb), tuple(rb), tuple(lc), tuple(rc), precision=_precision_names(precision),
                            preferred_element_type=preferred)
 
