@@ -419,9 +419,11 @@ def slice_of_slice(op, rewriter):
     if inner is None:
         return NO_MATCH
     (start1, _, strides1), (start2, _, strides2) = _slice_params(inner), _slice_params(op)
-    start = [a + b * s for a, b, s in zip(start1, start2, strides1)]
+    sizes = shape_of(op.result)
+    # (an empty dim slices 0:0: the composed start may lie past the operand's end there)
+    start = [a + b * s if n else 0 for a, b, s, n in zip(start1, start2, strides1, sizes)]
     strides = [a * b for a, b in zip(strides1, strides2)]
-    limit = [b + (n - 1) * s + 1 if n else b for b, n, s in zip(start, shape_of(op.result), strides)]
+    limit = [b + (n - 1) * s + 1 if n else b for b, n, s in zip(start, sizes, strides)]
     with rewriter.ip:
         out = emit_slice(inner.operands[0], start, limit, strides, op.location)
     rewriter.replace_op(op, [out])

@@ -237,3 +237,29 @@ def test_preferred_element_type_accumulates_wider():
     y = hf.jit(lambda x, w: hf.lax.conv_general_dilated(x, w, (1, 1), "VALID", preferred_element_type=np.int32))(x, w)
     np.testing.assert_array_equal(np.asarray(y), np.full((1, 1, 2, 2), 90000, np.int32))
     assert RTOL  # (helpers' tolerances are what the float cases use)
+
+
+@pytest.mark.parametrize("x_dtype, preferred, match", [
+    (np.float32, np.int32, r"preferred_element_type int32 is incompatible with float32 operands"),
+    (np.int8, np.uint16, r"preferred_element_type uint16 must have the signedness of the int8 operands"),
+    (np.int32, np.int16, r"preferred_element_type int16 must not be narrower than the int32 operands"),
+])
+def test_conv_preferred_element_type_errors_as_jax(x_dtype, preferred, match):
+    x, w = np.ones((1, 1, 4, 4), x_dtype), np.ones((1, 1, 3, 3), x_dtype)
+    with pytest.raises(TypeError, match=match):
+        hf.jit(lambda x, w: hf.lax.conv_general_dilated(x, w, (1, 1), "VALID", preferred_element_type=preferred))(x, w)
+    with pytest.raises(TypeError):
+        jax.lax.conv_general_dilated(x, w, (1, 1), "VALID", preferred_element_type=preferred)
+
+
+def test_conv_preferred_element_type_keeps_the_operands_as_jax():
+    import ml_dtypes
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype(ml_dtypes.bfloat16)
+    w = np.random.default_rng(1).standard_normal((3, 2, 3, 3)).astype(ml_dtypes.bfloat16)
+    f = hf.jit(lambda x, w: hf.lax.conv_general_dilated(x, w, (1, 1), "VALID", preferred_element_type=np.float32))
+    assert "stablehlo.convert" not in f.lower(x, w).text
+    want = jax.jit(lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "VALID",
+                                                              preferred_element_type=np.float32))(x, w)
+    got = np.asarray(f(x, w))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.asarray(want), rtol=1e-6, atol=1e-6)
