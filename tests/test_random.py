@@ -53,10 +53,11 @@ def assert_ulp(actual, expected, ulps=1):
     assert not bad.any(), f"{bad.sum()} values differ by more than {ulps} ulp: {actual[bad][:5]} vs {expected[bad][:5]}"
 
 
-# ---------------------------------------------------------------- jax's references, one compile per test
-# Eager jax compiles each case's sampler on its own (one jax.jit per static signature); the jax
-# references of a parametrized test are computed instead by one jax.jit per x64 setting, in a
-# module-scoped fixture, run once per key. hloforge's side is the eager call, made in the test.
+# ---------------------------------------------------------------- both sides, one compile per test
+# Eager calls compile each case's sampler on its own (one program per static signature), on both
+# sides; the cases of a parametrized test are computed instead by one jit per side (one per x64
+# setting on jax's: x64 for 64-bit dtypes), in a module-scoped fixture, run once per key.
+# test_eager_calls_equal_the_batched_program checks that an eager call gives the same bits.
 
 def jax_batch(cases, keys):
     """For each key, the jax references of ``sample(jax.random, *args(key))`` for each
@@ -76,24 +77,41 @@ def jax_batch(cases, keys):
     return results
 
 
+def hf_batch(cases, keys):
+    """The same for hloforge.random: one hf.jit of every case (hloforge needs no x64 switch), run once
+    per key; array arguments are run-time arguments, Python scalars constants (hf.jit would make them
+    float64 run-time values, where jax's are weak float32)."""
+    given = [[args(key) for _, args, _ in cases] for key in keys]
+
+    def program(all_arrays):
+        out = []
+        for (sample, _, _), args, arrays in zip(cases, given[0], all_arrays):
+            arrays = iter(arrays)
+            out.append(sample(hr, *(next(arrays) if isinstance(a, np.ndarray) else a for a in args)))
+        return out
+    f = hf.jit(program)
+    return [jax.tree_util.tree_map(np.asarray, f([[a for a in args if isinstance(a, np.ndarray)] for args in g]))
+            for g in given]
+
+
 class Compared:
-    """``Compared(cases)[k, *id]``: (hloforge's eager result, jax's reference) of case ``id`` with key
+    """``Compared(cases)[k, *id]``: (hloforge's result, jax's reference) of case ``id`` with key
     ``KEYS[k]``, for ``cases``: {id: (sample, args, dtype)}, where ``sample(r, *args(KEYS[k]))``
     calls module ``r`` (hloforge.random or jax.random) with its static arguments closed over (cases
-    of one fixed key ignore the key given to ``args``). The jax references are computed here; the
-    hloforge call runs when the test looks its case up."""
+    of one fixed key ignore the key given to ``args``). Both sides are computed here, one batch each
+    (``eager``: hloforge's side by eager calls, one program per case)."""
 
-    def __init__(self, cases, keys=range(len(KEYS))):
-        self.cases, keys = cases, list(keys)
-        ids = list(cases)
-        references = jax_batch([cases[i] for i in ids], [KEYS[k] for k in keys])
-        self.references = {(k, *(i if isinstance(i, tuple) else (i,))): (i, references[r][c])
-                           for r, k in enumerate(keys) for c, i in enumerate(ids)}
+    def __init__(self, cases, keys=range(len(KEYS)), eager=False):
+        keys, ids = list(keys), list(cases)
+        listed = [cases[i] for i in ids]
+        references = jax_batch(listed, [KEYS[k] for k in keys])
+        mine = ([[sample(hr, *args(KEYS[k])) for sample, args, _ in listed] for k in keys] if eager
+                else hf_batch(listed, [KEYS[k] for k in keys]))
+        self.results = {(k, *(i if isinstance(i, tuple) else (i,))): (mine[r][c], references[r][c])
+                        for r, k in enumerate(keys) for c, i in enumerate(ids)}
 
     def __getitem__(self, index):
-        case, expected = self.references[index]
-        sample, args, _ = self.cases[case]
-        return sample(hr, *args(KEYS[index[0]])), expected
+        return self.results[index]
 
 
 # ---------------------------------------------------------------- keys
@@ -210,6 +228,14 @@ def test_bits_of_every_width_match_jax(bits_results, dtype):
     assert_equal(*bits_results[2, dtype])
 
 
+def test_eager_calls_equal_the_batched_program(bits_results, uniform_results, normal_results):
+    """An eager call (one program of its own) gives the bits of the batched program the fixtures run."""
+    assert_equal(hr.bits(KEYS[1], (3, 4)), bits_results[1, (3, 4)][0])
+    assert_equal(hr.bits(KEYS[2], (4, 3), np.uint8), bits_results[2, np.uint8][0])
+    assert_equal(hr.uniform(KEYS[3], (3, 5), np.float64), uniform_results[3, np.float64, (3, 5)][0])
+    assert_equal(hr.normal(KEYS[0], (200,), np.complex64), normal_results[0, np.complex64][0])
+
+
 def test_bits_of_an_int_shape_and_an_empty_shape():
     assert_equal(hr.bits(KEYS[0], 7), jax.random.bits(KEYS[0], 7))
     assert_equal(hr.bits(KEYS[0], (0, 3)), jax.random.bits(KEYS[0], (0, 3)))
@@ -287,8 +313,10 @@ def _truncated_bounds(dtype):
 
 @pytest.fixture(scope="module")
 def truncated_normal_results():
+    # eager: in one program the Python scalar bounds are constants, and XLA folds their erf with its
+    # evaluator, a few ulps from the run-time erf that jax's weak float32 arguments take
     return Compared({d: (lambda r, *a, d=d: _truncated_normals(r, *a, d),
-                     lambda key, d=d: (key, -1.5, 2.0, *_truncated_bounds(d)), d) for d in FLOATS})
+                     lambda key, d=d: (key, -1.5, 2.0, *_truncated_bounds(d)), d) for d in FLOATS}, eager=True)
 
 
 @pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)

@@ -311,7 +311,7 @@ def fold_in(key, data):
         value = np.asarray(data)
         if not (dtypes.is_integer(value.dtype) or value.dtype == np.bool_):
             raise TypeError(f"fold_in: data must be an integer, got {data!r}")
-        if isinstance(data, (int, np.integer)) and not 0 <= int(data) < 2 ** 32:
+        if isinstance(data, int) and not 0 <= data < 2 ** 32:  # (numpy integers wrap, as in jax)
             raise ValueError(f"fold_in: data {int(data)} does not fit in uint32")
         d = as_tensor(value.astype(U32), what="fold_in data")
     k1, k2 = key_words(key)
