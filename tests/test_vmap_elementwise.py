@@ -113,16 +113,28 @@ def test_the_batch_dim_stays_where_the_operands_put_it():
 JAX_PAIRS = [(hf.ops.atan2, jax.lax.atan2), (hf.ops.power, jax.lax.pow), (hf.ops.remainder, jax.lax.rem),
              (hf.ops.next_after, jax.lax.nextafter), (hf.ops.maximum, jax.lax.max), (hf.ops.divide, jax.lax.div),
              (hf.ops.atan, jax.lax.atan), (hf.ops.lgamma, jax.lax.lgamma), (hf.ops.exp, jax.lax.exp)]
+UNARY_PAIRS = (hf.ops.atan, hf.ops.lgamma, hf.ops.exp)
+
+
+def _pair(ours, theirs):
+    """Each side's f(a, b): the op (unary ones on a) and sin(a)."""
+    n = 1 if ours in UNARY_PAIRS else 2
+    return (lambda a, b: [ours(*(a, b)[:n]), hf.ops.sin(a)]), (lambda a, b: [theirs(*(a, b)[:n]), jax.lax.sin(a)])
 
 
 def test_against_jax_vmap_bit_for_bit():
+    """Every pair but divide, and the complex product, in one program per side (XLA's per-program
+    cost paid once); divide keeps programs of its own: in the bigger one XLA:CPU rounds hf.vmap's
+    division by the broadcast divisor otherwise (see the module docstring), and jax.vmap's not."""
     rng = np.random.default_rng(1)
     x, y = _sample(np.float32, (2, 4, B), rng), _sample(np.float32, (2, 4), rng)
-    for ours, theirs in JAX_PAIRS:
-        n = 1 if ours in (hf.ops.atan, hf.ops.lgamma, hf.ops.exp) else 2
-        got = hf.vmap(lambda a, b: [ours(*(a, b)[:n]), hf.ops.sin(a)], in_axes=(2, None))(x, y)
-        want = jax.jit(jax.vmap(lambda a, b: [theirs(*(a, b)[:n]), jax.lax.sin(a)], in_axes=(2, None)))(x, y)
-        assert_same([np.asarray(g) for g in got], [np.asarray(w) for w in want])
     z, w = _sample(np.complex64, (B, 5, 3), rng), _sample(np.complex64, (5, B, 3), rng)
-    assert_same(np.asarray(hf.vmap(hf.ops.multiply, in_axes=(0, 1))(z, w)),
-                np.asarray(jax.jit(jax.vmap(jax.lax.mul, in_axes=(0, 1)))(z, w)))
+    merged = [_pair(ours, theirs) for ours, theirs in JAX_PAIRS if ours is not hf.ops.divide]
+    got = hf.jit(lambda a, b, c, d: [[hf.vmap(f, in_axes=(2, None))(a, b) for f, _ in merged],
+                                     hf.vmap(hf.ops.multiply, in_axes=(0, 1))(c, d)])(x, y, z, w)
+    want = jax.jit(lambda a, b, c, d: [[jax.vmap(g, in_axes=(2, None))(a, b) for _, g in merged],
+                                       jax.vmap(jax.lax.mul, in_axes=(0, 1))(c, d)])(x, y, z, w)
+    assert_same(jax.tree_util.tree_map(np.asarray, got), jax.tree_util.tree_map(np.asarray, want))
+    ours, theirs = _pair(hf.ops.divide, jax.lax.div)
+    assert_same([np.asarray(g) for g in hf.vmap(ours, in_axes=(2, None))(x, y)],
+                [np.asarray(v) for v in jax.jit(jax.vmap(theirs, in_axes=(2, None)))(x, y)])
