@@ -22,7 +22,7 @@ if "hloforge" in sys.modules:  # (imported before this file: a plugin)
 WHOLE_FILES = ("test_random_distributions.py", "test_random.py", "test_fft.py", "test_eager.py",
                "test_pad_corpus.py", "test_ported_grads.py", "test_checkpoint.py",
                "test_collectives.py", "test_sharding.py", "test_vmap_collective.py",
-               "test_reliability_calls.py", "test_fuzz_artifacts.py")
+               "test_reliability_calls.py", "test_fuzz_artifacts.py", "test_nn_initializers.py")
 
 
 @pytest.hookimpl(optionalhook=True)
