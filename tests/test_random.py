@@ -363,6 +363,25 @@ def test_samplers_inside_a_trace_take_traced_keys_and_bounds():
         assert_equal(out[2], expected[2])
 
 
+def test_python_scalar_arguments_of_jit_are_weak_as_in_jax():
+    """Python floats passed to hf.jit (weak Tensors) are sampled as Python floats, as jax.jit's weak
+    float32 arguments are: bernoulli in float32, bounds in the samples' dtype."""
+    def f(r, key, p, lo, hi):
+        return r.bernoulli(key, p, (50,)), r.uniform(key, (6,), np.float32, lo, hi), r.truncated_normal(key, lo, hi, (40,))
+
+    def wide(r, key, lo, hi):
+        return r.truncated_normal(key, lo, hi, (8,), np.float64)
+    ours = hf.jit(lambda *a: f(hr, *a))(KEYS[1], 0.3, -1.5, 2.0)
+    theirs = jax.jit(lambda *a: f(jax.random, *a))(KEYS[1], 0.3, -1.5, 2.0)
+    assert_equal(ours[0], theirs[0])
+    assert_ulp(ours[1], theirs[1])
+    assert_ulp(ours[2], theirs[2])
+    ours = hf.jit(lambda *a: wide(hr, *a))(KEYS[1], -1.5, 2.0)
+    with jax.enable_x64(True):  # (float64 samples: jax with x64, its scalars then weak float64)
+        theirs = jax.jit(lambda *a: wide(jax.random, *a))(KEYS[1], -1.5, 2.0)
+    assert_ulp(ours, theirs)
+
+
 @pytest.mark.parametrize("optimize", [False, True])
 def test_constant_keys_inside_jit_match_jax_jit(optimize):
     def f(r, key_fn):

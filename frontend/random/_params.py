@@ -51,8 +51,12 @@ def weak_dtype(dtype) -> np.dtype:
 
 def param(name: str, what: str, x, dtype, allow_complex=False):
     """A real-valued parameter ready for the eager call: ``(value, weak)``. Tensors and arrays keep
-    their dtype (``weak`` False); Python scalars become 0-d arrays of ``weak_dtype(dtype)``, Python
+    their dtype (``weak`` False); Python scalars (and the weak Tensors of hf.jit's Python scalar
+    arguments) become 0-d values of ``weak_dtype(dtype)``, Python
     lists arrays of jax's default dtypes (float32 or int32; 64-bit for a 64-bit sample dtype)."""
+    if isinstance(x, Tensor) and x.weak and (dtypes.is_float(x.dtype) or dtypes.is_integer(x.dtype)
+                                            or dtypes.is_bool(x.dtype)):
+        return ops.convert(x, weak_dtype(dtype)), True  # (hf.jit's Python scalar arguments: as Python scalars)
     if isinstance(x, Tensor):
         value, d = x, x.dtype
     elif dtypes.weak_type(x) in (bool, int, float) or (allow_complex and dtypes.weak_type(x) is complex):

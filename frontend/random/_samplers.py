@@ -250,8 +250,8 @@ def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
         raise ValueError(f"bernoulli: mode must be 'high' or 'low', got {mode!r}")
     key = key_operand("bernoulli", key)
     no_sharding("hloforge.random.bernoulli", out_sharding)
-    if isinstance(p, float):
-        dtype = F32
+    if isinstance(p, float) or (isinstance(p, Tensor) and p.weak and dtypes.is_float(p.dtype)):
+        dtype = F32  # (a Python float, or hf.jit's weak Tensor of one)
     else:
         dtype = p.dtype if isinstance(p, Tensor) else np.asarray(p).dtype
     if np.dtype(dtype) not in FLOATS:
