@@ -127,10 +127,11 @@ def _identity(name: str, c, side: int) -> bool:
 
 
 def _xla_folds(name: str, c) -> bool:
-    """Whether XLA's algebraic simplifier would replace ``f(x, c)`` or ``f(c, x)`` by x where IEEE
+    """Whether XLA's algebraic simplifier could replace ``f(x, c)`` or ``f(c, x)`` by x where IEEE
     does not: ``x + 0`` and ``x - 0`` of floats and complex numbers (zeros of either sign) become x,
-    so ``-0.0 + 0.0`` gives -0.0. A rewrite that creates or moves such an op changes the sign of a
-    zero result, so those wait for finite math (the fuzz test found ``0.0 + -0.0`` turned into -0.0)."""
+    so ``-0.0 + 0.0`` gives -0.0 (``0 - x`` is counted too, to be safe). A rewrite that creates or
+    moves such an op changes the sign of a zero result, so those wait for finite math (the fuzz test
+    found ``0.0 + -0.0`` turned into -0.0)."""
     if c is None or finite_math() or name not in ("stablehlo.add", "stablehlo.subtract"):
         return False
     kind, value, _ = _scalar(c)
@@ -303,7 +304,7 @@ def binary_of_pad_and_splat(op, rewriter):
         else:
             continue
         x, v = pad.operands
-        if _xla_folds(op.name, scalar_constant(scalar) if scalar is not None else _splat_of(other)):
+        if _xla_folds(op.name, _splat_of(other)):
             continue
         element, loc = element_type(op.result), op.location
         attrs = {name: op.attributes[name] for name in op.attributes}

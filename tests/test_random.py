@@ -79,34 +79,22 @@ def jax_batch(cases, keys):
 
 def hf_batch(cases, keys):
     """The same for hloforge.random: one hf.jit of every case (hloforge needs no x64 switch), run once
-    per key; array arguments are run-time arguments, Python scalars constants (hf.jit would make them
-    float64 run-time values, where jax's are weak float32)."""
-    given = [[args(key) for _, args, _ in cases] for key in keys]
-
-    def program(all_arrays):
-        out = []
-        for (sample, _, _), args, arrays in zip(cases, given[0], all_arrays):
-            arrays = iter(arrays)
-            out.append(sample(hr, *(next(arrays) if isinstance(a, np.ndarray) else a for a in args)))
-        return out
-    f = hf.jit(program)
-    return [jax.tree_util.tree_map(np.asarray, f([[a for a in args if isinstance(a, np.ndarray)] for args in g]))
-            for g in given]
+    per key, with the same run-time arguments (Python scalars weak, as jax's)."""
+    f = hf.jit(lambda all_args: [sample(hr, *a) for (sample, _, _), a in zip(cases, all_args)])
+    return [jax.tree_util.tree_map(np.asarray, f([args(key) for _, args, _ in cases])) for key in keys]
 
 
 class Compared:
     """``Compared(cases)[k, *id]``: (hloforge's result, jax's reference) of case ``id`` with key
     ``KEYS[k]``, for ``cases``: {id: (sample, args, dtype)}, where ``sample(r, *args(KEYS[k]))``
     calls module ``r`` (hloforge.random or jax.random) with its static arguments closed over (cases
-    of one fixed key ignore the key given to ``args``). Both sides are computed here, one batch each
-    (``eager``: hloforge's side by eager calls, one program per case)."""
+    of one fixed key ignore the key given to ``args``). Both sides are computed here, one batch each."""
 
-    def __init__(self, cases, keys=range(len(KEYS)), eager=False):
+    def __init__(self, cases, keys=range(len(KEYS))):
         keys, ids = list(keys), list(cases)
         listed = [cases[i] for i in ids]
         references = jax_batch(listed, [KEYS[k] for k in keys])
-        mine = ([[sample(hr, *args(KEYS[k])) for sample, args, _ in listed] for k in keys] if eager
-                else hf_batch(listed, [KEYS[k] for k in keys]))
+        mine = hf_batch(listed, [KEYS[k] for k in keys])
         self.results = {(k, *(i if isinstance(i, tuple) else (i,))): (mine[r][c], references[r][c])
                         for r, k in enumerate(keys) for c, i in enumerate(ids)}
 
@@ -313,10 +301,8 @@ def _truncated_bounds(dtype):
 
 @pytest.fixture(scope="module")
 def truncated_normal_results():
-    # eager: in one program the Python scalar bounds are constants, and XLA folds their erf with its
-    # evaluator, a few ulps from the run-time erf that jax's weak float32 arguments take
     return Compared({d: (lambda r, *a, d=d: _truncated_normals(r, *a, d),
-                     lambda key, d=d: (key, -1.5, 2.0, *_truncated_bounds(d)), d) for d in FLOATS}, eager=True)
+                     lambda key, d=d: (key, -1.5, 2.0, *_truncated_bounds(d)), d) for d in FLOATS})
 
 
 @pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)
