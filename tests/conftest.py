@@ -40,7 +40,7 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(config, items):
-    # the whole files first, in WHOLE_FILES's order (the longest first), so that neither worker draws a long one last and
-    # leaves the other idle
+    # the whole files first, in WHOLE_FILES's order (the longest first), so that neither worker
+    # draws a long one last and leaves the other idle
     rank = {name: i for i, name in enumerate(WHOLE_FILES)}
     items.sort(key=lambda item: rank.get(os.path.basename(str(item.path)), len(rank)))
