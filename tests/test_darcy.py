@@ -23,6 +23,13 @@ TINY_ARGS = ["--quick", "--train", "8", "--test", "4", "--batch", "4", "--resolu
              "--width", "8", "--layers", "2", "--padding", "2"]
 
 
+@pytest.fixture(autouse=True)
+def _one_compile_per_program(monkeypatch):
+    """The truncated programs at once (``hf.config.first_call = "steady"``): the default mode would
+    compile each training step twice, with its FFTs first (test_first_call.py tests that mode)."""
+    monkeypatch.setattr(hf.config, "first_call", "steady")
+
+
 def test_cg_matches_the_dense_solve():
     a = darcy_data.coefficients(3, 16, seed=1)
     u, residual, steps = darcy_data.solve(a)

@@ -5,6 +5,8 @@ import sys
 import numpy as np
 import pytest
 
+import hloforge as hf
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 import burgers_data  # noqa: E402
@@ -12,6 +14,13 @@ import train_fno_1d  # noqa: E402
 
 TINY = dict(train=40, test=10, grid=64, solve_grid=128, steps=200, modes=8, width=16, layers=2, epochs=3,
             batch=10, lr=3e-3, decay_every=50)
+
+
+@pytest.fixture(autouse=True)
+def _one_compile_per_program(monkeypatch):
+    """The truncated programs at once (``hf.config.first_call = "steady"``): the default mode would
+    compile each training step twice, with its FFTs first (test_first_call.py tests that mode)."""
+    monkeypatch.setattr(hf.config, "first_call", "steady")
 
 
 def test_burgers_solver_matches_numpy():
