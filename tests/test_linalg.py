@@ -4,6 +4,7 @@ hloforge.numpy.linalg against numpy, batched, per dtype, with numpy's errors."""
 import re
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import export, lax
@@ -336,11 +337,26 @@ def test_numpy_linalg_singular_and_empty():
     assert out[2] == 1.0 and out[3].shape == (0, 0) and out[5] == 1 and out[6].shape == (0, 2)
 
 
+def test_numpy_linalg_symmetrizes_as_jax_numpy_unless_told_not_to():
+    """jax.numpy's default factors (a + a^H) / 2; symmetrize_input=False reads one triangle, as numpy."""
+    a = np.array([[4.0, -2.0, 3.0], [1.0, 3.0, 1.0], [0.5, 0.25, 5.0]])  # (not symmetric)
+    with jax.enable_x64(True):
+        for kw in ({}, {"symmetrize_input": False}, {"UPLO": "U", "symmetrize_input": False}):
+            chol = {k: v for k, v in kw.items() if k != "UPLO"}
+            got = hf.jit(lambda a: (hl.cholesky(a, **chol), hl.eigh(a, **kw), hl.eigvalsh(a, **kw)))(a)
+            want = (jnp.linalg.cholesky(a, **chol), jnp.linalg.eigh(a, **kw), jnp.linalg.eigvalsh(a, **kw))
+            for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+                assert_close(np.abs(g), np.abs(w), rtol=1e-12, atol=1e-12)  # (eigenvector signs)
+    assert_close(hl.eigvalsh(a, symmetrize_input=False), np.linalg.eigvalsh(a), rtol=1e-12)
+    assert_close(hl.eigvalsh(a, "U", symmetrize_input=False), np.linalg.eigvalsh(a, "U"), rtol=1e-12)
+    assert_close(hl.cholesky(a, symmetrize_input=False), np.linalg.cholesky(a), rtol=1e-12)
+
+
 @pytest.mark.parametrize("fn,exc,match", [
     (lambda x: hl.inv(x[0]), np.linalg.LinAlgError, "1-dimensional array given. Array must be at least two-dimensional"),
     (lambda x: hl.det(x[:, :2]), np.linalg.LinAlgError, "Last 2 dimensions of the array must be square"),
     (lambda x: hl.cholesky(x.astype(np.float16)), TypeError, "array type float16 is unsupported in linalg"),
-    (lambda x: hl.eigh(x, UPLO="X"), ValueError, "UPLO argument must be 'L' or 'U'"),
+    (lambda x: hl.eigh(x, UPLO="X"), ValueError, r"UPLO must be one of None, 'L' or 'U', got 'X'"),
     (lambda x: hl.qr(x, mode="full"), ValueError, "Unrecognized mode 'full'"),
     (lambda x: hl.solve(x, x[:2]), ValueError, "solve: Input operand 1 has a mismatch in its core dimension 0"),
     (lambda x: hl.matrix_power(x, 1.5), TypeError, "exponent must be an integer"),

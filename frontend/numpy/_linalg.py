@@ -99,11 +99,13 @@ def _diag(x):
 
 # ---------------------------------------------------------------- factorizations
 
-def cholesky(a, /, *, upper=False):
+def cholesky(a, /, *, upper=False, symmetrize_input=True):
     """numpy.linalg.cholesky: lower L with a = L L^H (``upper``: U = L^H); NaN where a is not
-    positive definite (numpy raises LinAlgError at run time)."""
+    positive definite (numpy raises LinAlgError at run time). ``symmetrize_input`` (jax.numpy's
+    keyword and default): factor (a + a^H) / 2, so gradients are symmetric as jax's; False reads
+    only the lower triangle, as numpy does."""
     x = _square(a)
-    lt = lax_linalg.cholesky(x, symmetrize_input=False)
+    lt = lax_linalg.cholesky(x, symmetrize_input=symmetrize_input)
     return _adj(lt) if upper else lt
 
 
@@ -119,17 +121,19 @@ def qr(a, mode="reduced"):
 
 
 def _uplo(UPLO):
-    if UPLO not in ("L", "U"):
-        raise ValueError("UPLO argument must be 'L' or 'U'")
-    return UPLO == "L"
+    if UPLO not in (None, "L", "U"):
+        raise ValueError(f"hloforge.numpy.linalg: UPLO must be one of None, 'L' or 'U', got {UPLO!r}")
+    return UPLO != "U"
 
 
-def eigh(a, UPLO="L"):
-    """numpy.linalg.eigh: (eigenvalues ascending, eigenvectors as columns) of Hermitian matrices;
-    only the ``UPLO`` triangle is read."""
+def eigh(a, UPLO=None, symmetrize_input=True):
+    """numpy.linalg.eigh: (eigenvalues ascending, eigenvectors as columns) of Hermitian matrices.
+    ``symmetrize_input`` (jax.numpy's keyword and default): decompose (a + a^H) / 2, so gradients are
+    symmetric as jax's; False reads only the ``UPLO`` triangle ("L", the default, or "U"), as numpy
+    does."""
     lower = _uplo(UPLO)
     x = _square(a)
-    v, w = lax_linalg.eigh(x, lower=lower, symmetrize_input=False)
+    v, w = lax_linalg.eigh(x, lower=lower, symmetrize_input=symmetrize_input)
     return EighResult(w, v)
 
 
@@ -153,9 +157,10 @@ def eigvals(a):
     return lax_linalg.eig(x, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
 
 
-def eigvalsh(a, UPLO="L"):
-    """numpy.linalg.eigvalsh: the ascending eigenvalues of Hermitian matrices."""
-    return eigh(a, UPLO).eigenvalues
+def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
+    """numpy.linalg.eigvalsh: the ascending eigenvalues of Hermitian matrices (``symmetrize_input``
+    as in :func:`eigh`)."""
+    return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
