@@ -182,6 +182,21 @@ def test_reduce_window_against_jax():
     check_against_jax_and_fd(h, j, X3)
 
 
+def test_the_transpose_of_a_running_sum_is_the_running_sum_from_the_other_end():
+    """Pattern: vjp of reduce_window add (window n over an axis of n, padding (n - 1, 0)) ->
+    reduce_window add of the cotangent padded (0, n - 1) (jax's cumsum transpose); any other
+    window keeps the pad + reduce_window transpose."""
+    def running(x):
+        return ops.reduce_window(x, 0.0, (1, 6, 1), window_strides=(1, 1, 1), padding=((0, 0), (5, 0), (0, 0)))
+
+    def shorter(x):  # (window 5 of 6: not a running sum)
+        return ops.reduce_window(x, 0.0, (1, 5, 1), window_strides=(1, 1, 1), padding=((0, 0), (4, 0), (0, 0)))
+    for fn, pads in ((running, 0), (shorter, 1)):
+        m = hf.trace(hf.grad(lambda x: ops.reduce(fn(x), 0.0, (0, 1, 2), "add")), X3)
+        assert m.op_counts().get("stablehlo.pad", 0) == pads, fn.__name__
+    check_against_jax_and_fd(running, lambda x: lax.cumsum(x, 1), X3)
+
+
 def test_reduce_window_max_min_with_dilations():
     cases = [("max", (1, 2, 2), (1, 1, 2), ((0, 0), (1, 0), (0, 1)), (1, 2, 1), (1, 1, 2)),
              ("min", (2, 1, 3), (1, 2, 1), ((1, 0), (0, 0), (1, 1)), (2, 1, 1), (1, 1, 2))]

@@ -108,6 +108,24 @@ def test_ordering_matches_jax():
     _both(_ordering, V, X)
 
 
+def test_cumsum_rounds_as_jax_and_so_does_its_gradient():
+    """One reduce_window per running sum, as jax lowers lax.cumsum and jnp.cumsum (XLA turns the
+    long window into a scan of its own), and jax's transpose: the same bits, forward and backward."""
+    x = np.random.default_rng(5).standard_normal((3, 700)).astype(np.float32)
+    z = (x + 1j * x[::-1]).astype(np.complex64)
+
+    def sums(L, N, x, z):
+        return [L.cumsum(x, 1), L.cumsum(x, 1, reverse=True), L.cumsum(x, 0), N.cumsum(x, axis=-1), L.cumsum(z, 1)]
+
+    def loss(L, N):
+        return lambda x: sum(N.sum(s * s) for s in sums(L, N, x, x.astype(np.complex64))).real
+    got = hf.jit(lambda x, z: (sums(lax, hnp, x, z), hf.grad(loss(lax, hnp))(x)))(x, z)
+    want = jax.jit(lambda x, z: (sums(jax.lax, jnp, x, z), jax.grad(loss(jax.lax, jnp))(x)))(x, z)
+    for g, w in zip(tree_util.tree_leaves(got), tree_util.tree_leaves(want)):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    assert hf.trace(lambda x: lax.cumsum(x, 1), x).op_counts()["stablehlo.reduce_window"] == 1
+
+
 def test_argmax_nan_and_ties():
     v = np.array([1.0, np.nan, 3.0, 3.0, np.nan], np.float32)
     got = hf.jit(lambda a: (lax.argmax(a, 0, np.int32), lax.argmin(a, 0, np.int32), lax.argmax(a[2:4], 0, np.int32)))(v)

@@ -101,6 +101,18 @@ def _chosen_window_vjp(x, init, c, y, **window):
     return _untap(total, x, **window)
 
 
+def _running_sum_axis(shape, window_dimensions, strides, base, wdil, pads):
+    """The axis a reduce_window runs a cumulative sum along, as jax lowers lax.cumsum (one window of
+    the whole axis n, padded by n - 1 on one side; no strides, dilations or other windows), or None."""
+    axes = [d for d, w in enumerate(window_dimensions) if w != 1]
+    if len(axes) != 1 or any(v != 1 for v in (*strides, *base, *wdil)):
+        return None
+    ax, n = axes[0], shape[axes[0]]
+    ok = window_dimensions[ax] == n and sorted(pads[ax]) == [0, n - 1] and \
+        all(p == (0, 0) for d, p in enumerate(pads) if d != ax)
+    return ax if ok else None
+
+
 @def_rule("jvp", "stablehlo.reduce_window")
 def _reduce_window_jvp(ins, outs, ts, body, **window):
     if len(ins) != 2 or not isinstance(body, str):
@@ -131,6 +143,10 @@ def _reduce_window_vjp(ins, outs, cts, body, window_dimensions, window_strides, 
     x, init = ins
     c = cts[0]
     strides, base, wdil, pads = _window(**window)
+    if body == "add" and _running_sum_axis(x.shape, window_dimensions, strides, base, wdil, pads) is not None:
+        mirrored = tuple((hi, lo) for lo, hi in pads)  # (jax's _cumsum_transpose_rule: cumsum from the other end)
+        ct_x = ops.reduce_window(c, 0, window_dimensions, window_strides=strides, padding=mirrored, body="add")
+        return [ct_x, sum_to_scalar(c) if needs(1) else None]
     if body == "add":  # jax's _reduce_window_sum_transpose_rule
         t_pads = vjp_lhs_padding(x.shape, window_dimensions, strides, c.shape, pads, base, wdil)
         padded = ops.pad(c, 0, [lo for lo, _ in t_pads], [hi for _, hi in t_pads], [s - 1 for s in strides])

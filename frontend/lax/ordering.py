@@ -186,6 +186,8 @@ def _cumulative(name, what):
         combine = _COMBINE[name]
         if dtypes.is_bool(x.dtype) and name in ("add", "mul"):
             combine = ops.or_ if name == "add" else ops.and_
+        if name == "add" and x.shape[ax] > 0:
+            return _windowed_sum(x, ax, reverse, "or" if dtypes.is_bool(x.dtype) else "add")
         if reverse:
             x = ops.reverse(x, (ax,))
         n, shift = x.shape[ax], 1
@@ -199,8 +201,20 @@ def _cumulative(name, what):
         return ops.reverse(x, (ax,)) if reverse else x
     fn.__name__ = fn.__qualname__ = what
     fn.__doc__ = (f"jax.lax.{what}: the running {name} along ``axis`` (from the end with ``reverse``); "
-                  f"log2(n) steps of ``stablehlo.pad`` and ``{name}``.")
+                  + ("one ``stablehlo.reduce_window`` (window n, n - 1 padding), as jax lowers it, so the "
+                     "additions round as in jax." if name == "add" else
+                     f"log2(n) steps of ``stablehlo.pad`` and ``{name}``."))
     return fn
+
+
+def _windowed_sum(x, axis, reverse, body):
+    """The running sum as jax lowers cumsum (cumred_reduce_window_impl): a window of the whole axis,
+    padded by n - 1 before it (after it with ``reverse``); XLA rewrites the long window into a scan."""
+    n = x.shape[axis]
+    window = tuple(n if d == axis else 1 for d in range(x.ndim))
+    padding = tuple(((0, n - 1) if reverse else (n - 1, 0)) if d == axis else (0, 0) for d in range(x.ndim))
+    return ops.reduce_window(x, _identity("add", x.dtype), window, window_strides=(1,) * x.ndim, padding=padding,
+                             body=body)
 
 
 cumsum = _cumulative("add", "cumsum")

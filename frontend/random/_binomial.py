@@ -7,6 +7,7 @@ import numpy as np
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.lax.control_flow import scan, while_loop
+from hloforge.frontend.lax.ordering import cumsum
 from hloforge.frontend.numpy._base import broadcast_to, splat
 from hloforge.frontend.random._discrete import loop_bound
 from hloforge.frontend.random._eager import eager
@@ -178,22 +179,13 @@ def binomial(key, n, p, shape=None, dtype=None):
 
 # ---------------------------------------------------------------- multinomial
 
-def _cumsum_reverse_0(x: Tensor) -> Tensor:
-    """jax's ``lax.cumsum(x, 0, reverse=True)`` as it lowers: one stablehlo.reduce_window (window
-    n along axis 0, padding (0, n - 1))."""
-    n = x.shape[0]
-    window = (n,) + (1,) * (x.ndim - 1)
-    padding = ((0, n - 1),) + ((0, 0),) * (x.ndim - 1)
-    return ops.reduce_window(x, 0, window, window_strides=(1,) * x.ndim, padding=padding, body="add")
-
-
 @eager(static=("shape", "dtype", "unroll"))
 def _multinomial(key, n, p, shape, dtype, unroll):
     key = key_operand(public("multinomial"), key)
     n, p = tensor(n), tensor(p)
     n, p = broadcast_to(n, shape[:-1]), broadcast_to(p, shape)
     p = ops.transpose(p, (p.ndim - 1,) + tuple(range(p.ndim - 1)))
-    remaining = _cumsum_reverse_0(p)
+    remaining = cumsum(p, 0, reverse=True)
     ratios = ops.divide(p, ops.select(ops.compare(remaining, _c(0, remaining), "EQ"), _c(1, remaining), remaining))
     keys = split_keys(key, (ratios.shape[0],))
 

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.context import dense_elements, i64_array
+from hloforge.frontend.lax.ordering import cumsum
 from hloforge.frontend.numpy._base import astype, splat
 from hloforge.frontend.random._eager import eager
 from hloforge.frontend.random._keys import key_operand, no_sharding, raw_bits, split2
 from hloforge.frontend.random._samplers import F32, I32, _randint_impl, gumbel_impl, uniform_impl
-from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
+from hloforge.frontend.tracing import Tensor, as_tensor
 
 _UINT32_MAX = 2 ** 32 - 1
 
@@ -163,25 +163,6 @@ def _take(x: Tensor, indices: Tensor, axis: int) -> Tensor:
     return out
 
 
-def _cumsum(x: Tensor) -> Tensor:
-    """jnp.cumsum of a 1-d Tensor as jax lowers it: one stablehlo.reduce_window (window n, left
-    padding n - 1), so the additions round the same way."""
-    n = x.shape[0]
-    b = current_builder("cumsum")
-    with b.ctx:
-        attrs = {"window_dimensions": i64_array([n]), "window_strides": i64_array([1]),
-                 "base_dilations": i64_array([1]), "window_dilations": i64_array([1]),
-                 "padding": dense_elements(np.array([[n - 1, 0]], np.int64))}
-    init = splat(0, x.dtype, ())
-    op = b.emit("stablehlo.reduce_window", [x, init], [(x.shape, x.dtype)], attrs, regions=1)
-    scalar = b.type((), x.dtype)
-    block = op.regions[0].blocks.append(scalar, scalar)
-    lhs, rhs = (Tensor(v, (), x.dtype, b) for v in block.arguments)
-    with b.at(block):
-        b.emit("stablehlo.return", [ops.add(lhs, rhs)], [])
-    return Tensor(op.result, x.shape, x.dtype, b)
-
-
 def _probabilities(p) -> Tensor:
     """p as an inexact Tensor: Python values and integer arrays in float32 (jax's default float),
     float arrays and Tensors in their own dtype."""
@@ -275,7 +256,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
             raise ValueError(f"choice: p must be None or a 1-d vector of length a.shape[axis] = {n}, "
                              f"got shape {probs.shape}")
         if replace:
-            cumulative = _cumsum(probs)
+            cumulative = cumsum(probs)  # (one reduce_window, as jnp.cumsum: jax's roundings)
             total = ops.reshape(ops.slice(cumulative, (n - 1,), (n,)), ())
             u = uniform_impl(key, shape, probs.dtype, as_tensor(np.array(0.0, probs.dtype)),
                              as_tensor(np.array(1.0, probs.dtype)))
