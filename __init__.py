@@ -38,6 +38,7 @@ _NAMES = {
     **{name: ("hloforge.runtime.placement", name) for name in ("device_put", "block_until_ready")},
     "bfloat16": ("hloforge.frontend.dtypes", "bfloat16"),
     "pure_callback": ("hloforge.frontend.callbacks", "pure_callback"),
+    "io_callback": ("hloforge.frontend.callbacks", "io_callback"),
 }
 # `hloforge.numpy` etc. are these modules: as attributes, and for `import hloforge.numpy` (never a
 # second copy of a module)
@@ -149,4 +150,4 @@ __all__ = ["jit", "trace", "Jitted", "from_jax", "Module", "ShapeDtype", "Tensor
            "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp", "stop_gradient", "vmap", "numpy", "ops", "nn", "lax",
            "random", "bfloat16", "__version__",
            "checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "eval_shape", "ShapeDtypeStruct",
-           "device_put", "block_until_ready", "tree_util", "tree", "debug", "pure_callback"]
+           "device_put", "block_until_ready", "tree_util", "tree", "debug", "pure_callback", "io_callback"]

@@ -1,4 +1,5 @@
-"""Host callbacks: hloforge.debug.print, hloforge.debug.callback and hloforge.pure_callback.
+"""Host callbacks: hloforge.debug.print, hloforge.debug.callback, hloforge.pure_callback and
+hloforge.io_callback.
 
 Inside a trace each call emits ``func.call`` of a private function holding one
 ``stablehlo.custom_call @hloforge.python_callback`` (api_version 1, ``mhlo.backend_config =
@@ -11,7 +12,8 @@ Inside a trace each call emits ``func.call`` of a private function holding one
 The call carries ``hloforge.custom_rule`` (``ad.core.CUSTOM_RULES``), so hf.grad, hf.jvp and
 hf.vmap use the rules of ``CallbackRule``: a debug callback has no tangents and prints the primal
 values; under vmap it runs once per example (jax's unrolled debug batching), and pure_callback
-follows its ``vmap_method``, on the host. Debug calls also carry ``hloforge.effect``, so vmap's
+follows its ``vmap_method``, on the host; an io_callback is not differentiable and runs once per
+example (unordered only), as in jax. Debug and io calls also carry ``hloforge.effect``, so vmap's
 clean-up of its per-example trace keeps them (``batching/core.erase_dead``).
 
 What runs is chosen when the module is compiled (``runtime/callbacks.py``): the target becomes
@@ -122,8 +124,9 @@ def emit(rule: "CallbackRule", args) -> list:
 class CallbackRule:
     """The AD and batching rules of one callback call (``ad.core.CUSTOM_RULES``).
 
-    ``kind``: "debug" (no results, a side effect) or "pure"; ``user``: for "pure", the flat
-    function the host check wraps (numpy arrays -> the callback's result pytree)."""
+    ``kind``: "debug" (no results, a side effect), "pure" (results, no side effect) or "io"
+    (results and a side effect); ``user``: for "pure" and "io", the flat function the host check
+    wraps (numpy arrays -> the callback's result pytree)."""
 
     def __init__(self, kind, what, host, arg_specs, result_specs, *, ordered=False, order=None, user=None,
                  out_tree=None, vmap_method=None):
@@ -134,11 +137,12 @@ class CallbackRule:
         self.order = next(_order) if ordered and order is None else order
         self.user, self.out_tree, self.vmap_method = user, out_tree, vmap_method
         self.key = register(host)
-        self.name = {"hloforge.debug.print": "print", "hloforge.debug.callback": "debug_callback"}.get(what, "pure")
+        self.name = {"hloforge.debug.print": "print", "hloforge.debug.callback": "debug_callback",
+                     "hloforge.io_callback": "io_callback"}.get(what, "pure")
 
     @property
     def side_effect(self) -> bool:
-        return self.kind == "debug"
+        return self.kind in ("debug", "io")
 
     # (re-emission: AD copies of a tape, loop bodies)
     def call(self, ins):
@@ -147,12 +151,17 @@ class CallbackRule:
     def custom_jvp(self, entry, tangents):
         if self.kind == "debug":
             return []  # (no results: the call runs on the primal values, as jax's debug callbacks do)
+        if self.kind == "io":
+            raise ValueError(f"{self.what}: IO callbacks do not support JVP (hf.jvp, hf.jacfwd), as in jax")
         raise ValueError(f"{self.what}: pure callbacks do not support JVP (hf.jvp, hf.jacfwd); wrap the function "
                          "that calls it in hf.custom_jvp to use callbacks while taking gradients")
 
     def custom_vjp(self, entry, cts, needed=None):
         if self.kind == "debug":
             return [None] * len(entry.ins)
+        if self.kind == "io":
+            raise ValueError(f"{self.what}: IO callbacks do not support differentiation (hf.grad, hf.vjp, hf.jacrev), "
+                             "as in jax")
         raise ValueError(f"{self.what}: pure callbacks do not support differentiation (hf.grad, hf.vjp, "
                          "hf.jacrev); wrap the function that calls it in hf.custom_vjp or hf.custom_jvp to use "
                          "callbacks while taking gradients")
@@ -160,7 +169,10 @@ class CallbackRule:
     def custom_batch(self, entry, size, ins, dims):
         xs = [x if d is None else moveaxis(x, d, 0) for x, d in zip(ins, dims)]
         batched = [d is not None for d in dims]
-        if self.kind == "debug" or self.vmap_method in ("sequential", "sequential_unrolled"):
+        if self.kind == "io" and self.ordered:
+            raise ValueError(f"{self.what}: cannot vmap an ordered IO callback (as in jax); pass ordered=False to "
+                             "run it once per example")
+        if self.kind in ("debug", "io") or self.vmap_method in ("sequential", "sequential_unrolled"):
             rule = self._sequential(size, xs, batched)
         elif self.vmap_method in ("expand_dims", "broadcast_all", "legacy_vectorized"):
             if self.vmap_method != "legacy_vectorized":
@@ -365,23 +377,24 @@ def _checked_results(what, out, out_tree, specs):
     return tuple(arrays)
 
 
-def pure_rule(user, out_tree, arg_specs, result_specs, what, vmap_method) -> CallbackRule:
+def pure_rule(user, out_tree, arg_specs, result_specs, what, vmap_method, *, kind="pure",
+              ordered=False) -> CallbackRule:
     def run(*arrays):
         return _checked_results(what, user(*arrays), out_tree, result_specs)
-    return CallbackRule("pure", what, HostCallback(run, result_specs, what), arg_specs, result_specs, user=user,
-                        out_tree=out_tree, vmap_method=vmap_method)
+    return CallbackRule(kind, what, HostCallback(run, result_specs, what), arg_specs, result_specs, user=user,
+                        out_tree=out_tree, vmap_method=vmap_method, ordered=ordered)
 
 
-def _result_specs(result_shape_dtypes):
+def _result_specs(result_shape_dtypes, what="hloforge.pure_callback"):
     leaves, tree = tree_util.tree_flatten(result_shape_dtypes)
     specs = []
     for i, leaf in enumerate(leaves):
         if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
-            raise TypeError(f"hloforge.pure_callback: result_shape_dtypes leaf {i} must have a shape and a dtype "
+            raise TypeError(f"{what}: result_shape_dtypes leaf {i} must have a shape and a dtype "
                             f"(e.g. hf.ShapeDtypeStruct), got {leaf!r}")
         shape = tuple(leaf.shape)
         if any(not isinstance(d, (int, np.integer)) or d < 0 for d in shape):
-            raise ValueError(f"hloforge.pure_callback: result_shape_dtypes leaf {i} has shape {shape}; callbacks "
+            raise ValueError(f"{what}: result_shape_dtypes leaf {i} has shape {shape}; callbacks "
                              "need static nonnegative dimensions")
         specs.append((tuple(int(d) for d in shape), dtypes.canonical(leaf.dtype)))
     return specs, tree
@@ -402,21 +415,30 @@ class _Specs:
         return hash((self.specs, self.tree))
 
 
-def _traced_pure_callback(callback, specs, vmap_method, *args, **kwargs):
-    current_builder("hloforge.pure_callback")  # (outside a trace: hloforge's eager layer compiles the call)
+def _traced_callback(kind, callback, specs, vmap_method, ordered, *args, **kwargs):
+    what = f"hloforge.{kind}_callback"
+    current_builder(what)  # (outside a trace: hloforge's eager layer compiles the call)
     tree, dynamic, static = _split(args, kwargs)
 
     def user(*arrays):
         a, k = _merge(tree, static, arrays)
         return callback(*a, **k)
 
-    rule = pure_rule(user, specs.tree, [(t.shape, t.dtype) for t in dynamic], specs.specs,
-                     "hloforge.pure_callback", vmap_method)
+    rule = pure_rule(user, specs.tree, [(t.shape, t.dtype) for t in dynamic], specs.specs, what, vmap_method,
+                     kind=kind, ordered=ordered)
     outs = emit(rule, dynamic)
     return tree_util.tree_unflatten(specs.tree, outs)
 
 
-_eager_pure_callback = []  # (the eager-wrapped _traced_pure_callback, made on first use)
+_eager_callback = []  # (the eager-wrapped _traced_callback, made on first use)
+
+
+def _call_back(kind, callback, specs, vmap_method, ordered, args, kwargs):
+    if is_tracing():
+        return _traced_callback(kind, callback, specs, vmap_method, ordered, *args, **kwargs)
+    if not _eager_callback:
+        _eager_callback.append(eager.wrap(_traced_callback))
+    return _eager_callback[0](kind, callback, specs, vmap_method, ordered, *args, **kwargs)
 
 
 def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_method=None, **kwargs):
@@ -453,11 +475,41 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
         raise NotImplementedError(f"hloforge.pure_callback: sharding={sharding!r} is not supported (programs with "
                                   "callbacks run on one device); pass sharding=None")
     specs = _Specs(*_result_specs(result_shape_dtypes))
-    if is_tracing():
-        return _traced_pure_callback(callback, specs, vmap_method, *args, **kwargs)
-    if not _eager_pure_callback:
-        _eager_pure_callback.append(eager.wrap(_traced_pure_callback))
-    return _eager_pure_callback[0](callback, specs, vmap_method, *args, **kwargs)
+    return _call_back("pure", callback, specs, vmap_method, False, args, kwargs)
 
 
-__all__ = ["debug_print", "debug_callback", "pure_callback", "CallbackRule", "VMAP_METHODS"]
+# ---------------------------------------------------------------- io_callback
+
+
+def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered: bool = False, **kwargs):
+    """Call a Python function with side effects on the host and use its results
+    (jax.experimental.io_callback).
+
+    Inside a trace it emits ``stablehlo.custom_call @hloforge.python_callback`` with
+    ``has_side_effect`` (XLA keeps it even when its results are unused, and never merges two) and
+    the results declared by ``result_shape_dtypes``, checked as pure_callback's are. As in jax it
+    is not differentiable (ValueError), and under hf.vmap it runs once per example (ordered ones
+    raise ValueError). Outside a trace the call is compiled and run once.
+
+    Args:
+      callback: the Python function.
+      result_shape_dtypes: a pytree of objects with ``shape`` and ``dtype`` (``hf.ShapeDtypeStruct``).
+      *args, **kwargs: the callback's arguments (pytrees).
+      sharding: only None (programs here call back on their one device).
+      ordered: keep program order with the other ordered callbacks (tokens chain them).
+    Returns:
+      Tensors (arrays outside a trace) of the structure of ``result_shape_dtypes``.
+    Example:
+      >>> n = hf.io_callback(log.append_and_count, hf.ShapeDtypeStruct((), np.int32), x, ordered=True)
+    """
+    if not callable(callback):
+        raise TypeError(f"hloforge.io_callback: callback must be callable, got {type(callback).__name__}: "
+                        f"{callback!r}")
+    if sharding is not None:
+        raise NotImplementedError(f"hloforge.io_callback: sharding={sharding!r} is not supported (programs with "
+                                  "callbacks run on one device); pass sharding=None")
+    specs = _Specs(*_result_specs(result_shape_dtypes, "hloforge.io_callback"))
+    return _call_back("io", callback, specs, None, bool(ordered), args, kwargs)
+
+
+__all__ = ["debug_print", "debug_callback", "pure_callback", "io_callback", "CallbackRule", "VMAP_METHODS"]

@@ -306,6 +306,65 @@ def test_pure_callback_vmap_needs_a_method():
         hf.jit(hf.vmap(_vmapped(hf, None), in_axes=(0, None)))(X, np.float32(1))
 
 
+def _io(lib, lnp, io_callback, log, side):
+    """Ordered io calls between ordered prints and in a loop, and an unordered one whose result
+    is unused (it runs when XLA schedules it: its own log)."""
+    def record(v):
+        log.append(np.asarray(v).tolist())
+        return np.int32(len(log))
+
+    def note(v):
+        side.append(np.asarray(v).tolist())
+        return np.int32(0)
+
+    count = lib.ShapeDtypeStruct((), np.int32)
+
+    def f(x):
+        lib.debug.print("before", ordered=True)
+        n = io_callback(record, count, x * 2, ordered=True)
+        lib.debug.print("after {}", n, ordered=True)
+        io_callback(note, count, x[0])  # (unused result: still runs, it has a side effect)
+        m = lib.lax.fori_loop(0, 2, lambda i, c: c + io_callback(record, count, i, ordered=True), 0)
+        return x + n + m
+    return f
+
+
+def test_io_callback_runs_for_its_effect_like_jax(capsys):
+    from jax.experimental import io_callback as jax_io_callback
+    want_log, want_side, got_log, got_side = [], [], [], []
+    want = _jax_out(capsys, _io(jax, jnp, jax_io_callback, want_log, want_side), X)
+    f = hf.jit(_io(hf, hnp, hf.io_callback, got_log, got_side))
+    got, y = _hf_out(capsys, f, X)
+    assert got == want == "before\nafter 1\n"
+    assert got_log == want_log == [[0.0, 2.0, 4.0], 0, 1] and got_side == want_side == [0.0]
+    np.testing.assert_array_equal(np.asarray(y), X + 1 + 5)  # (n = 1; the loop adds 2 + 3)
+    _hf_out(capsys, f, X)  # (each run calls back again)
+    assert len(got_log) == 6 and len(got_side) == 2
+    m = f.lower(X)
+    m.optimize()
+    calls = [op for op in m.walk() if op.name == "stablehlo.custom_call"]
+    assert len(calls) == 5 and all("has_side_effect = true" in str(op) for op in calls)
+
+
+def test_io_callback_eagerly_under_vmap_and_refusing_transformations():
+    seen = []
+
+    def record(v):
+        seen.append(float(v))
+        return np.float32(v) * 2
+    spec = hf.ShapeDtypeStruct((), np.float32)
+    assert float(hf.io_callback(record, spec, np.float32(1.5))) == 3.0 and seen == [1.5]
+    got = hf.vmap(lambda x: hf.io_callback(record, spec, x))(X)  # (once per example, as jax's)
+    np.testing.assert_array_equal(np.asarray(got), X * 2)
+    assert seen == [1.5, 0.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match=r"hloforge.io_callback: cannot vmap an ordered IO callback"):
+        hf.vmap(lambda x: hf.io_callback(record, spec, x, ordered=True))(X)
+    with pytest.raises(ValueError, match=r"hloforge.io_callback: IO callbacks do not support differentiation"):
+        hf.grad(lambda x: hf.io_callback(record, spec, x))(np.float32(1))
+    with pytest.raises(ValueError, match=r"hloforge.io_callback: IO callbacks do not support JVP"):
+        hf.jvp(lambda x: hf.io_callback(record, spec, x), (np.float32(1),), (np.float32(1),))
+
+
 def _kept(x):
     hf.debug.print("kept {}", x)
     hf.debug.callback(lambda v: None, x)
@@ -369,6 +428,11 @@ def test_pass_pipeline_keeps_side_effecting_callbacks(capsys):
      ValueError, r"hloforge.pure_callback: vmap_method must be one of \['sequential', .*got 'vectorized'"),
     (lambda: hf.pure_callback(np.sin, hf.ShapeDtypeStruct((3,), np.float32), X, sharding=hf.devices("cpu")[0]),
      NotImplementedError, r"hloforge.pure_callback: sharding=.* is not supported"),
+    (lambda: hf.io_callback(3, None), TypeError, "hloforge.io_callback: callback must be callable, got int: 3"),
+    (lambda: hf.io_callback(np.sin, (2, 3), X), TypeError,
+     r"hloforge.io_callback: result_shape_dtypes leaf 0 must have a shape and a dtype .* got 2"),
+    (lambda: hf.io_callback(np.sin, hf.ShapeDtypeStruct((3,), np.float32), X, sharding=hf.devices("cpu")[0]),
+     NotImplementedError, r"hloforge.io_callback: sharding=.* is not supported"),
 ])
 def test_errors(call, error, match, capsys):
     if error is None:
@@ -390,6 +454,6 @@ def test_sharded_programs_with_callbacks_are_refused():
 def test_debug_namespace():
     import hloforge.debug as debug
     assert debug is hf.debug and set(debug.__all__) == {"print", "callback"}
-    assert "pure_callback" in hf.__all__ and "debug" in hf.__all__
+    assert {"pure_callback", "io_callback", "debug"} <= set(hf.__all__)
     with pytest.raises(AttributeError, match="module 'hloforge.debug' has no attribute 'breakpoint'"):
         hf.debug.breakpoint
