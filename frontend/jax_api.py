@@ -23,7 +23,7 @@ _WIDE = {np.dtype(d) for d in (np.float64, np.complex128, np.int64, np.uint64)}
 
 
 def define_primitive(name: str, *, abstract_eval, exported_of, jvp, batch, transpose=None,
-                     compiler_options_of=None) -> Primitive:
+                     compiler_options_of=None, host_run_of=None) -> Primitive:
     """A jax primitive with multiple results that runs ``exported_of(**params)``; its ``program``
     parameter keeps the eager calls' jitted functions (in a dict ``eager``).
 
@@ -33,6 +33,8 @@ def define_primitive(name: str, *, abstract_eval, exported_of, jvp, batch, trans
       compiler_options_of: ``(**params) -> dict``, XLA options for the eager calls' jax.jit (inside
         a user's jax.jit the module is inlined and compiles with that jit's options: jax takes
         ``compiler_options`` only on a top-level jit).
+      host_run_of: ``(**params) -> (run, out_specs) or None``: a module jax cannot inline (it calls
+        hloforge's host callbacks) runs as ``run(*numpy arrays)`` from a jax.pure_callback instead.
       jvp, batch, transpose: rules with jax's signatures (``ad.primitive_jvps``,
         ``batching.primitive_batchers``, ``ad.primitive_transposes``).
     """
@@ -40,6 +42,10 @@ def define_primitive(name: str, *, abstract_eval, exported_of, jvp, batch, trans
     prim.multiple_results = True
 
     def call(*args, **params):
+        host = host_run_of(**params) if host_run_of is not None else None
+        if host is not None:
+            run, outs = host
+            return jax.pure_callback(run, [jax.ShapeDtypeStruct(tuple(s), np.dtype(d)) for s, d in outs], *args)
         return exported_of(**params).call(*args)
 
     def impl(*args, **params):

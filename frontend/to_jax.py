@@ -2,7 +2,9 @@
 
 A bridged call is one jax primitive, ``hloforge_call``, whose parameter is a ``Program``: one
 module at one argument signature. Its lowering inlines the optimized module into jax's computation
-(jax.export's call, frontend/jax_api.py), and its rules hand each transformation to hloforge:
+(jax.export's call, frontend/jax_api.py); a module that calls hloforge's host callbacks
+(hf.debug.print, hf.pure_callback, ...), whose Python functions jax's runtime cannot find, runs
+compiled by hloforge from a jax.pure_callback instead. Its rules hand each transformation to hloforge:
 
 - jvp: the outputs, and the output tangents from ``hloforge_linear_call`` of the module's tangent
   program (Module.jvp without its outputs), which is linear in the tangents;
@@ -34,6 +36,8 @@ from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.tracing import Tensor
 from hloforge.passes.pipeline import optimize as optimize_module
 from hloforge.runtime import pjrt
+from hloforge.runtime.callbacks import has_callbacks
+from hloforge.runtime.compiler import compile_module
 from hloforge.target import PARTIAL_DFT_ATTR
 
 _OPTIONS = tuple(p for p in inspect.signature(optimize_module).parameters if p != "self")
@@ -60,6 +64,7 @@ class Program:
         self._optimized = None
         self._own_rules = None
         self._exported = None
+        self._host = None
         self._derived = {}
         self._lock = threading.RLock()
 
@@ -94,6 +99,26 @@ class Program:
                     self._exported = jax_api.exported(self.optimized.to_portable(), self.ins, self.outs,
                                                       f"hloforge_{self.name}")
         return self._exported
+
+    @property
+    def host_run(self):
+        """None, or for a module that calls hloforge's host callbacks: (run, output specs), where
+        ``run`` takes numpy arrays and runs the module compiled by hloforge (its callbacks then run
+        each time; jax's computation hands the arguments over and takes the results back on the
+        host)."""
+        if self._host is None:
+            with self._lock:
+                if self._host is None:
+                    module = self.optimized
+                    if not has_callbacks(module.text):
+                        self._host = (None,)
+                    else:
+                        executable = compile_module(module)
+
+                        def run(*arrays):
+                            return [np.asarray(r) for r in executable.call_flat(list(arrays))]
+                        self._host = ((run, [(s.shape, s.dtype) for s in self.outs]),)
+        return self._host[0]
 
     @property
     def compiler_options(self) -> dict:
@@ -176,6 +201,10 @@ def _compiler_options_of(*, program, **_):
     return program.compiler_options
 
 
+def _host_run_of(*, program, **_):
+    return program.host_run
+
+
 def _as_primal(tangents, primals):
     """Tangents as the tangent program takes them: symbolic and float0 zeros become zeros of the
     primal's shape and dtype."""
@@ -248,10 +277,12 @@ def _linear_call_batch(args, dims, *, program, linear_from, origin):
 
 
 call_p = jax_api.define_primitive("hloforge_call", abstract_eval=_abstract_eval, exported_of=_exported_of,
-                                  jvp=_call_jvp, batch=_call_batch, compiler_options_of=_compiler_options_of)
+                                  jvp=_call_jvp, batch=_call_batch, compiler_options_of=_compiler_options_of,
+                                  host_run_of=_host_run_of)
 linear_call_p = jax_api.define_primitive(
     "hloforge_linear_call", abstract_eval=_abstract_eval, exported_of=_exported_of, jvp=_linear_call_jvp,
-    batch=_linear_call_batch, transpose=_linear_call_transpose, compiler_options_of=_compiler_options_of)
+    batch=_linear_call_batch, transpose=_linear_call_transpose, compiler_options_of=_compiler_options_of,
+    host_run_of=_host_run_of)
 
 
 # -- the public functions ----------------------------------------------------------------------------

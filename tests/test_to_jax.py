@@ -154,6 +154,32 @@ def test_inside_jit_the_module_is_inlined_and_optimized():
     close_trees(jax.jit(f)(x), 2 * x)
 
 
+def test_programs_with_host_callbacks_run_from_a_jax_callback(capsys):
+    """jax cannot inline hloforge's host callbacks (their Python functions are hloforge's): such a
+    program runs compiled by hloforge from a jax.pure_callback, under jit, grad and vmap."""
+    seen = []
+
+    def f(x):
+        hf.debug.print("sum {}", hnp.sum(x))
+        y = hf.pure_callback(np.cos, hf.ShapeDtypeStruct(x.shape, x.dtype), x, vmap_method="sequential")
+        hf.debug.callback(lambda v: seen.append(v.copy()), y)
+        return hnp.sin(x) * y
+
+    g = hf.to_jax(f)
+    x = RNG.standard_normal(3).astype(np.float32)
+    assert "xla_ffi_python_cpu_callback" in jax.jit(g).lower(x).as_text()
+    capsys.readouterr()
+    close_trees(jax.jit(g)(x), np.sin(x) * np.cos(x))
+    assert capsys.readouterr().out == f"sum {np.sum(x)}\n" and len(seen) == 1
+    close_trees(jax.vmap(g)(np.stack([x, 2 * x])), np.sin([x, 2 * x]) * np.cos([x, 2 * x]))
+    assert capsys.readouterr().out.splitlines() == [f"sum {np.sum(x)}", f"sum {np.sum(2 * x)}"]
+    with pytest.raises(ValueError, match="hloforge.pure_callback: pure callbacks do not support differentiation"):
+        jax.grad(lambda x: g(x).sum())(x)
+    h = hf.to_jax(lambda x: (hf.debug.print("x {}", x), hnp.sin(x) ** 2)[1])
+    close_trees(jax.jit(jax.grad(lambda x: h(x).sum()))(x), np.sin(2 * x), rtol=1e-6)
+    assert f"x {x}" in capsys.readouterr().out
+
+
 def spectral_1d(x, w):
     return hnp.fft.irfft(hnp.pad(hnp.fft.rfft(x)[:, :12] * w, [(0, 0), (0, 21)]), n=64)
 
