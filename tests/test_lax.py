@@ -126,6 +126,29 @@ def test_cumsum_rounds_as_jax_and_so_does_its_gradient():
     assert hf.trace(lambda x: lax.cumsum(x, 1), x).op_counts()["stablehlo.reduce_window"] == 1
 
 
+def test_cumprod_and_cumlogsumexp_round_as_jax_and_differentiate_as_its_scan():
+    """One reduce_window each, as jax lowers them (forward bits equal), in a composite whose
+    derivative is the associative scan's, as jax's is; vmap keeps the composite, so grad of vmap
+    differentiates the scan too (not the window's rule, a multiply per tap)."""
+    x = np.random.default_rng(6).uniform(0.5, 1.5, (3, 300)).astype(np.float32)
+
+    def scans(L, x):
+        return [L.cumprod(x, 1), L.cumprod(x, 0, reverse=True), L.cumlogsumexp(x, 1), L.cumlogsumexp(x, 1, reverse=True)]
+    got = hf.jit(lambda x: scans(lax, x))(x)
+    want = jax.jit(lambda x: scans(jax.lax, x))(x)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+    def loss(L, N, vmap):
+        return lambda x: sum(N.sum(s * s) for s in scans(L, x)) + N.sum(vmap(lambda r: L.cumprod(r, 0))(x))
+    short = x[:, :12]  # (the scans' derivative programs compile for seconds at 300)
+    got = hf.grad(loss(lax, hnp, hf.vmap))(short)
+    want = jax.jit(jax.grad(loss(jax.lax, jnp, jax.vmap)))(short)
+    assert_close(np.asarray(got), np.asarray(want), rtol=2e-6)
+    counts = hf.trace(hf.grad(lambda x: hnp.sum(hf.vmap(lax.cumprod)(x))), x).op_counts()
+    assert counts["stablehlo.composite"] == 1 and counts["stablehlo.multiply"] < 100, counts  # (not 300 taps)
+
+
 def test_argmax_nan_and_ties():
     v = np.array([1.0, np.nan, 3.0, 3.0, np.nan], np.float32)
     got = hf.jit(lambda a: (lax.argmax(a, 0, np.int32), lax.argmin(a, 0, np.int32), lax.argmax(a[2:4], 0, np.int32)))(v)

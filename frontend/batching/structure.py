@@ -11,7 +11,8 @@
 - map: the same scalar body over operands at one batch dimension (one more mapped dimension).
 - composite: the decomposition is batched (traced over per-example placeholders, then swept).
   A ``hloforge.linalg.<fn>`` composite stays that composite, over operands batched at 0 (its
-  functions take leading batch dimensions; its derivative rules read the composite); any other
+  functions take leading batch dimensions; its derivative rules read the composite), and so does
+  a ``hloforge.lax.cumprod``/``cumlogsumexp`` scan, its ``axis`` one further; any other
   composite is replaced by its batched decomposition, since its name may promise a meaning at the
   per-example types that a backend matching the name would apply.
 """
@@ -24,6 +25,7 @@ from hloforge.frontend.batching._regions import Tidy, batch_traced
 from hloforge.frontend.batching._util import bdim_at, common_dim, to_front
 from hloforge.frontend.batching.core import WHAT
 from hloforge.frontend.context import ir
+from hloforge.frontend.lax.ordering import SCAN_COMPOSITE
 from hloforge.frontend.registry import def_rule
 from hloforge.frontend.tracing import current_builder
 
@@ -141,7 +143,8 @@ def _composite_batch(size, ins, dims, *, name, decomposition, attributes, versio
     """Pattern: composite "hloforge.linalg.f"(x[b]) -> composite "hloforge.linalg.f"(x with b
     first) over the batched decomposition, results at 0; other composites -> their batched
     decomposition, inline."""
-    if not name.startswith(LINALG):
+    scan = name.startswith(SCAN_COMPOSITE) and "axis" in (attributes or {})
+    if not (name.startswith(LINALG) or scan):
         tidy = Tidy()
         results = batch_traced(decomposition, ins, dims, size)
         tidy([t for t, _ in results])
@@ -154,5 +157,7 @@ def _composite_batch(size, ins, dims, *, name, decomposition, attributes, versio
         tidy(outs)
         return outs
 
+    if scan:  # (the scanned axis moves behind the batch dimension)
+        attributes = {**attributes, "axis": attributes["axis"] + 1}
     outs = ops.composite(ins, name, batched, attributes=attributes, version=version)
     return list(outs), [0] * len(outs)

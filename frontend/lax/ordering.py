@@ -187,7 +187,11 @@ def _cumulative(name, what):
         if dtypes.is_bool(x.dtype) and name in ("add", "mul"):
             combine = ops.or_ if name == "add" else ops.and_
         if name == "add" and x.shape[ax] > 0:
-            return _windowed_sum(x, ax, reverse, "or" if dtypes.is_bool(x.dtype) else "add")
+            return _running(x, ax, reverse, "add")
+        if name in ("mul", "logaddexp") and x.shape[ax] > 0:
+            # (a composite: its derivative is that of the associative scan, as in jax, not of the window)
+            return ops.composite([x], f"{SCAN_COMPOSITE}{what}", lambda x: _running(x, ax, reverse, name),
+                                 attributes={"axis": ax, "reverse": bool(reverse)})[0]
         if reverse:
             x = ops.reverse(x, (ax,))
         n, shift = x.shape[ax], 1
@@ -200,21 +204,38 @@ def _cumulative(name, what):
             shift *= 2
         return ops.reverse(x, (ax,)) if reverse else x
     fn.__name__ = fn.__qualname__ = what
+    windowed = ("one ``stablehlo.reduce_window`` (window n, n - 1 padding), as jax lowers it, so it rounds as "
+                "jax's" + (", inside ``stablehlo.composite`` \"hloforge.lax." + what + "\" (differentiated as jax's "
+                           "associative scan)" if name != "add" else "") + ".")
     fn.__doc__ = (f"jax.lax.{what}: the running {name} along ``axis`` (from the end with ``reverse``); "
-                  + ("one ``stablehlo.reduce_window`` (window n, n - 1 padding), as jax lowers it, so the "
-                     "additions round as in jax." if name == "add" else
-                     f"log2(n) steps of ``stablehlo.pad`` and ``{name}``."))
+                  + (windowed if name in ("add", "mul", "logaddexp") else
+                     f"log2(n) steps of ``stablehlo.pad`` and ``{name}`` (exact: as jax's bit for bit)."))
     return fn
 
 
-def _windowed_sum(x, axis, reverse, body):
-    """The running sum as jax lowers cumsum (cumred_reduce_window_impl): a window of the whole axis,
-    padded by n - 1 before it (after it with ``reverse``); XLA rewrites the long window into a scan."""
+SCAN_COMPOSITE = "hloforge.lax."
+"""The prefix of cumprod's and cumlogsumexp's composites (attributes ``axis``, ``reverse``)."""
+
+_WINDOW_BODY = {"add": "add", "mul": "mul", "logaddexp": lambda a, b: _logaddexp(a, b)}
+
+
+def _running(x, axis, reverse, name):
+    """The running ``name`` as jax lowers cumsum/cumprod/cumlogsumexp (cumred_reduce_window_impl): a
+    window of the whole axis, padded by n - 1 before it (after it with ``reverse``); XLA rewrites the
+    long window into a scan."""
     n = x.shape[axis]
     window = tuple(n if d == axis else 1 for d in range(x.ndim))
     padding = tuple(((0, n - 1) if reverse else (n - 1, 0)) if d == axis else (0, 0) for d in range(x.ndim))
-    return ops.reduce_window(x, _identity("add", x.dtype), window, window_strides=(1,) * x.ndim, padding=padding,
+    body = _WINDOW_BODY[name]
+    if dtypes.is_bool(x.dtype):
+        body = "or" if name == "add" else "and"
+    return ops.reduce_window(x, _identity(name, x.dtype), window, window_strides=(1,) * x.ndim, padding=padding,
                              body=body)
+
+
+def scan_combine(what):
+    """The associative function of composite ``hloforge.lax.<what>``'s scan (its derivative rules)."""
+    return {"cumprod": ops.multiply, "cumlogsumexp": _logaddexp}[what]
 
 
 cumsum = _cumulative("add", "cumsum")
