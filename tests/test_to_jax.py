@@ -144,6 +144,22 @@ def test_a_new_signature_traces_again_and_the_same_one_does_not():
     assert f.cache_size() == 2
 
 
+def test_a_jax_module_lowered_with_shardings_is_called_as_one_devices_program():
+    """jax.jit with shardings lowers to Shardy's sdy.mesh and sdy.sharding annotations (and
+    sdy.sharding_constraint ops), which StableHLO's portable artifacts cannot hold: the bridge drops
+    them (one device's program)."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+    mesh = Mesh(np.array(jax.devices()[:1]), ("x",))
+    shard, whole = NamedSharding(mesh, PartitionSpec("x")), NamedSharding(mesh, PartitionSpec())
+    lowered = jax.jit(lambda x: jnp.sin(x) * 2, in_shardings=shard, out_shardings=whole).lower(jnp.ones(4))
+    constrained = jax.jit(lambda x: jax.lax.with_sharding_constraint(jnp.sin(x) * 2, shard)).lower(jnp.ones(4))
+    assert "sdy.mesh" in lowered.as_text() and "sdy.sharding_constraint" in constrained.as_text()
+    x = RNG.standard_normal(4).astype(np.float32)
+    g, h = (hf.to_jax(hf.Module.parse(low.as_text())) for low in (lowered, constrained))
+    close_trees([jax.jit(g)(x), h(x), jax.vmap(g)(np.stack([x, x]))], [2 * np.sin(x), 2 * np.sin(x), 2 * np.sin([x, x])])
+    close_trees(jax.grad(lambda x: g(x).sum())(x), 2 * np.cos(x))
+
+
 def test_inside_jit_the_module_is_inlined_and_optimized():
     f = hf.to_jax(lambda x: hnp.fft.irfft(hnp.fft.rfft(x), n=8) * 2.0)
     text = jax.jit(f).lower(np.ones(8, np.float32)).as_text()
