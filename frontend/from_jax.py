@@ -129,7 +129,7 @@ def _lower(fn, label, tree, specs) -> "_JaxCall":
         raise TypeError(f"from_jax({label}): jax's lowering calls the host callback {callback.group(1)} "
                         "(jax.debug.print, jax.debug.callback, pure_callback or io_callback), and jax host "
                         "callbacks cannot be embedded in an hloforge program; remove it from the function")
-    module = Module.parse(text)
+    module = Module.parse(text).without_shardings()  # (an hloforge program gets its shardings from hf.jit)
     run_passes(module, "inline,symbol-dce")
     calls = [op for op in module.walk() if op.name == "func.call"]
     if calls:

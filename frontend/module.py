@@ -241,6 +241,40 @@ class Module:
         """Write the graph as ``.dot``, or ``.svg``/``.png`` through Graphviz's ``dot`` program."""
         save_graph(self, path)
 
+    def without_shardings(self) -> "Module":
+        """This module as one device's program: a copy without its sharding annotations (Shardy's
+        ``sdy.mesh``, ``sdy.sharding`` and ``sdy.sharding_rule`` attributes and
+        ``sdy.sharding_constraint`` ops; GSPMD's ``mhlo.sharding``), or the module itself when it has
+        none. Other sdy ops (manual computations) are a ValueError.
+
+        Returns:
+          A Module.
+        Example:
+          >>> single = hf.Module.parse(jax.jit(f, in_shardings=s).lower(x).as_text()).without_shardings()
+        """
+        text = self.text
+        if "sdy." not in text and "mhlo.sharding" not in text:
+            return self
+        copy = self.clone()
+        with copy.context:
+            for op in list(copy.walk()):
+                name = op.name
+                if name in ("sdy.mesh", "sdy.sharding_constraint"):
+                    if op.results:
+                        op.results[0].replace_all_uses_with(op.operands[0])
+                    op.erase()
+                    continue
+                if name.startswith("sdy."):
+                    raise ValueError(f"Module.without_shardings: the module holds {name}, a sharded computation "
+                                     "with no one-device form")
+                for key in _SHARDING_ATTRIBUTES:
+                    if key in op.attributes:
+                        del op.attributes[key]
+                for key in ("arg_attrs", "res_attrs"):
+                    if key in op.attributes:
+                        op.attributes[key] = ir.ArrayAttr.get([_without_shardings(d) for d in op.attributes[key]])
+        return copy
+
     def verify(self) -> None:
         """Raise ValueError with MLIR's diagnostics if the module is invalid."""
         try:
@@ -416,3 +450,16 @@ def _check_public_entry(module: Module) -> None:
     others = f"public: {_names(public)}" if public else "the module has no public function"
     raise ValueError(f"compile: the entry function @{module.entry} is private, and XLA compiles only a public "
                      f"@main ({others}; private: {_names(private)}): make @{module.entry} public (drop `private`)")
+
+
+_SHARDING_ATTRIBUTES = ("sdy.sharding", "sdy.sharding_rule", "mhlo.sharding")
+
+
+def _without_shardings(attrs):
+    """A DictAttr of argument or result attributes without the sharding ones."""
+    kept = {}
+    for i in range(len(attrs)):
+        named = attrs[i]
+        if named.name not in _SHARDING_ATTRIBUTES:
+            kept[named.name] = named.attr
+    return ir.DictAttr.get(kept)

@@ -96,7 +96,7 @@ class Program:
         if self._exported is None:
             with self._lock:
                 if self._exported is None:
-                    self._exported = jax_api.exported(_one_device(self.optimized).to_portable(), self.ins,
+                    self._exported = jax_api.exported(self.optimized.without_shardings().to_portable(), self.ins,
                                                       self.outs, f"hloforge_{self.name}")
         return self._exported
 
@@ -181,48 +181,6 @@ def _has_own_rules(module: Module) -> bool:
             if not getattr(rule, "plain", False):
                 return True
     return False
-
-
-_SHARDING_ATTRIBUTES = ("sdy.sharding", "sdy.sharding_rule", "mhlo.sharding")
-
-
-def _one_device(module: Module) -> Module:
-    """``module`` without its sharding annotations (Shardy's ``sdy.mesh``, ``sdy.sharding``
-    attributes, ``sdy.sharding_constraint``; GSPMD's ``mhlo.sharding``), as one device's program:
-    what the bridge calls (no sharding crosses it), and StableHLO's portable artifacts have no sdy
-    dialect. Other sdy ops (manual computations) are a ValueError."""
-    if "sdy." not in module.text and "mhlo.sharding" not in module.text:
-        return module
-    copy = module.clone()
-    with copy.context:
-        for op in list(copy.walk()):
-            name = op.name
-            if name == "sdy.mesh":
-                op.erase()
-                continue
-            if name == "sdy.sharding_constraint":
-                op.results[0].replace_all_uses_with(op.operands[0])
-                op.erase()
-                continue
-            if name.startswith("sdy."):
-                raise ValueError(f"hloforge.to_jax: the module holds {name}, a sharded computation; the bridge "
-                                 "calls modules as one device's program (lower the jax function without shardings)")
-            for key in _SHARDING_ATTRIBUTES:
-                if key in op.attributes:
-                    del op.attributes[key]
-            for key in ("arg_attrs", "res_attrs"):
-                if key in op.attributes:
-                    op.attributes[key] = ir.ArrayAttr.get([_without_shardings(d) for d in op.attributes[key]])
-    return copy
-
-
-def _without_shardings(attrs):
-    kept = {}
-    for i in range(len(attrs)):
-        named = attrs[i]
-        if named.name not in _SHARDING_ATTRIBUTES:
-            kept[named.name] = named.attr
-    return ir.DictAttr.get(kept)
 
 
 def _signature(specs) -> str:

@@ -158,6 +158,23 @@ def test_a_jax_module_lowered_with_shardings_is_called_as_one_devices_program():
     g, h = (hf.to_jax(hf.Module.parse(low.as_text())) for low in (lowered, constrained))
     close_trees([jax.jit(g)(x), h(x), jax.vmap(g)(np.stack([x, x]))], [2 * np.sin(x), 2 * np.sin(x), 2 * np.sin([x, x])])
     close_trees(jax.grad(lambda x: g(x).sum())(x), 2 * np.cos(x))
+    assert hf.Module.parse(lowered.as_text()).without_shardings().text.count("sdy") == 0
+    inside = hf.from_jax(lambda x: jax.lax.with_sharding_constraint(jnp.sin(x) * 2, shard))  # (hf.jit shards)
+    close_trees([hf.jit(inside)(x), hf.grad(lambda x: hnp.sum(inside(x)))(x), hf.vmap(inside)(np.stack([x, x]))],
+                [2 * np.sin(x), 2 * np.cos(x), 2 * np.sin([x, x])])
+    manual = """module {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>]
+        manual_axes={"x"} (%arg1: tensor<2xf32>) {
+      %1 = stablehlo.sine %arg1 : tensor<2xf32>
+      sdy.return %1 : tensor<2xf32>
+    } : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}"""
+    with pytest.raises(ValueError, match="Module.without_shardings: the module holds sdy.manual_computation"):
+        hf.Module.parse(manual).without_shardings()
 
 
 def test_inside_jit_the_module_is_inlined_and_optimized():
