@@ -149,6 +149,14 @@ def test_cumprod_and_cumlogsumexp_round_as_jax_and_differentiate_as_its_scan():
     assert counts["stablehlo.composite"] == 1 and counts["stablehlo.multiply"] < 100, counts  # (not 300 taps)
 
 
+def test_top_k_orders_floats_as_jax_nan_first_and_negative_nan_last():
+    v = np.array([[0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1.0, -1.0, 1.0]], np.float32)
+    got = hf.jit(lambda v: [lax.top_k(v, 9), lax.top_k(-v, 4)])(v)
+    want = jax.jit(lambda v: [jax.lax.top_k(v, 9), jax.lax.top_k(-v, 4)])(v)
+    for g, w in zip(tree_util.tree_leaves(got), tree_util.tree_leaves(want)):
+        assert np.asarray(g).tobytes() == np.asarray(w).tobytes()
+
+
 def test_argmax_nan_and_ties():
     v = np.array([1.0, np.nan, 3.0, 3.0, np.nan], np.float32)
     got = hf.jit(lambda a: (lax.argmax(a, 0, np.int32), lax.argmin(a, 0, np.int32), lax.argmax(a[2:4], 0, np.int32)))(v)

@@ -68,8 +68,9 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
 
 
 def top_k(operand, k, *, axis=-1):
-    """jax.lax.top_k: the ``k`` largest along ``axis`` (descending; ties keep the lower index
-    first) and their int32 indices; emits a stable ``stablehlo.sort`` and a slice."""
+    """jax.lax.top_k: the ``k`` largest along ``axis`` (descending, floats in XLA's total order as
+    jax's: NaN first, -NaN last; ties keep the lower index first) and their int32 indices; emits a
+    stable ``stablehlo.sort`` and a slice."""
     x = lax_operand(operand, "top_k operand")
     k = operator.index(k)
     ax = _axis(axis, x.ndim, "top_k")
@@ -77,9 +78,14 @@ def top_k(operand, k, *, axis=-1):
         raise ValueError(f"k argument to top_k must be nonnegative and at most the size of the axis, got "
                          f"k={k} for axis size {x.shape[ax]}")
     idx = ops.iota(x.shape, _I32, ax)
-    values, indices = ops.sort([x, idx], ax, "GT", is_stable=True)
+    values, indices = ops.sort([x, idx], ax, _total_order_gt if dtypes.is_float(x.dtype) else "GT", is_stable=True)
     limit = tuple(k if d == ax else n for d, n in enumerate(x.shape))
     return ops.slice(values, (0,) * x.ndim, limit), ops.slice(indices, (0,) * x.ndim, limit)
+
+
+def _total_order_gt(a, b, *_):
+    """XLA's TopK order, as jax's top_k: floats by total order (NaN above inf, -NaN below -inf, -0 below 0)."""
+    return ops.compare(a, b, "GT", "TOTALORDER")
 
 
 def sort_key_val(keys, values, dimension=-1, is_stable=True):

@@ -21,7 +21,9 @@ from hloforge.frontend.numpy._math import (
     logical_or, logical_xor, maximum, minimum, mod, multiply, negative, not_equal, positive, power,
     real, reciprocal, remainder, rint, round, sign, sin, sqrt, square, subtract, tan, tanh,
     true_divide, where)
-from hloforge.frontend.numpy._ordering import argmax, argmin, argsort, cumprod, cumsum, sort
+from hloforge.frontend.numpy._ordering import (
+    argmax, argmin, argpartition, argsort, cumprod, cumsum, lexsort, nanargmax, nanargmin, nancumprod, nancumsum,
+    partition, sort, sort_complex)
 from hloforge.frontend.numpy._reductions import all, amax, amin, any, max, mean, min, prod, sum
 from hloforge.frontend.numpy._shape import (
     concatenate, expand_dims, flip, moveaxis, ravel, reshape, squeeze, stack, swapaxes, transpose)
