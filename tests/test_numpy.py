@@ -254,6 +254,31 @@ def test_einsum_matches_numpy(spec, shapes):
                  rtol=1e-4)
 
 
+def test_einsum_of_many_operands_contracts_in_jax_numpys_order():
+    """Three or more operands: pairwise in opt_einsum's path for ``optimize``, as jax.numpy, so
+    float32 results are jax's bit for bit (and numpy's to rounding)."""
+    import jax
+    import jax.numpy as jnp
+    a, b, c, d = (random(s, np.float32, seed=i) for i, s in enumerate([(2, 3), (3, 40), (40, 5), (5, 6)]))
+    x, y = random((7, 2, 3), np.float32, seed=5), random((7, 3, 4), np.float32, seed=6)
+
+    def calls(m, a, b, c, d, x, y):
+        return [m.einsum("ij,jk,kl,lm->im", a, b, c, d, optimize=opt) for opt in ("auto", True, False, "greedy")] + \
+               [m.einsum("...ij,...jk,kl->...il", x, y, c[:4]), m.einsum("ij,jk,kl", a, b, c)]
+    got = hf.jit(lambda *v: calls(hnp, *v))(a, b, c, d, x, y)
+    want = jax.jit(lambda *v: calls(jnp, *v))(a, b, c, d, x, y)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    assert_close(np.asarray(got[0]), np.einsum("ij,jk,kl,lm->im", a, b, c, d), rtol=1e-5)
+    assert hnp.einsum("ij,jk", a, b, preferred_element_type=np.float64).dtype == np.float64
+    with pytest.raises(NotImplementedError, match=r"hloforge.numpy.einsum: out=.* is not supported"):
+        hnp.einsum("ij,jk", a, b, out=np.zeros((2, 40)))
+    with pytest.raises(ValueError, match=r"hloforge.numpy.einsum: needs at least one operand"):
+        hnp.einsum("ij")
+    with pytest.raises(ValueError, match=r"hloforge.numpy.einsum: 'ij,jk,kl->il' for shapes \[\(2, 3\), \(4, 40\)"):
+        hnp.einsum("ij,jk,kl->il", a, random((4, 40), np.float32), c)
+
+
 def test_einsum_is_one_dot_general():
     a, b = np.ones((2, 3, 4, 5), np.complex64), np.ones((3, 6, 4, 5), np.complex64)
     counts = hf.trace(lambda a, b: hnp.einsum("bixy,ioxy->boxy", a, b), a, b).op_counts()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import opt_einsum
 
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_shapes, broadcast_to
@@ -133,20 +134,54 @@ def _lead_as_batch(first, second, out):
     return ((big, tbig), widened) if lead in tx else (widened, (big, tbig))
 
 
-def einsum(subscripts, *operands):
-    """numpy.einsum for one or two operands, e.g. ``einsum("bix,iox->box", x, w)``.
+def einsum(subscripts, *operands, out=None, optimize="auto", precision=None, preferred_element_type=None,
+           _dot_general=None, out_sharding=None):
+    """numpy.einsum with jax.numpy's signature, e.g. ``einsum("bix,iox->box", x, w)``; emits
+    stablehlo.dot_general.
 
-    Two operands lower to one stablehlo.dot_general (plus reduce for letters that
-    appear once and not in the output, and a transpose into the output order).
+    Args:
+      subscripts: the contraction, e.g. "ij,jk,kl->il" (implicit output and ``...`` too).
+      *operands: the arrays (promoted to one dtype).
+      optimize: the pairwise contraction order of three or more operands, as jax.numpy: opt_einsum's
+        path ("auto", the default; "greedy", "optimal", ..., True: "optimal"; an explicit path),
+        or False (left to right).
+      precision: accepted for jax's signature (CPU computes at the operands' precision).
+      preferred_element_type: the dtype to compute and return in (the operands are cast to it).
+      out, _dot_general, out_sharding: only their defaults.
+    Returns:
+      A Tensor.
+    Example:
+      >>> y = hnp.einsum("ij,jk,kl->il", a, b, c)
     """
     if not isinstance(subscripts, str):
-        raise TypeError(f"einsum: subscripts must be a string such as 'ij,jk->ik', got {subscripts!r} "
+        raise TypeError(f"hloforge.numpy.einsum: subscripts must be a string such as 'ij,jk->ik', got {subscripts!r} "
                         f"({type(subscripts).__name__}); numpy's sublist form is not supported")
-    if not 1 <= len(operands) <= 2:
-        raise ValueError(f"einsum: supports one or two operands, got {len(operands)}")
+    for name, value in (("out", out), ("_dot_general", _dot_general), ("out_sharding", out_sharding)):
+        if value is not None:
+            raise NotImplementedError(f"hloforge.numpy.einsum: {name}={value!r} is not supported")
+    if not operands:
+        raise ValueError("hloforge.numpy.einsum: needs at least one operand")
     xs = [asarray(o) for o in operands]
-    common = dtypes.result_type(*xs)
+    common = dtypes.result_type(*xs) if preferred_element_type is None else dtypes.canonical(preferred_element_type)
     xs = [astype(x, common) for x in xs]
+    if len(xs) <= 2:
+        return _einsum_pair(subscripts, xs)
+    path = [(0, 1)] * (len(xs) - 1) if optimize is False else "optimal" if optimize is True else optimize
+    try:
+        _, steps = opt_einsum.contract_path(subscripts, *[x.shape for x in xs], shapes=True, einsum_call=True,
+                                            use_blas=True, optimize=path)
+    except (ValueError, TypeError, KeyError) as e:
+        raise ValueError(f"hloforge.numpy.einsum: {subscripts!r} for shapes {[x.shape for x in xs]} "
+                         f"(optimize={optimize!r}): {e}") from None
+    for indices, _, spec, *_ in steps:  # (opt_einsum's order: pop the operands, append the result)
+        picked = [xs.pop(i) for i in indices]
+        xs.append(_einsum_pair(spec, picked))
+    return xs[0]
+
+
+def _einsum_pair(subscripts, xs):
+    """One or two operands of one dtype: one stablehlo.dot_general (plus a reduce for letters that
+    appear once and not in the output, and a transpose into the output order)."""
     terms, out = _parse(subscripts, [x.shape for x in xs])
     if len(xs) == 1:
         x, t = _sum_unused(xs[0], terms[0], out)
