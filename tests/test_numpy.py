@@ -181,6 +181,35 @@ def test_reductions_match_numpy(dtype, axis, keepdims):
         assert_close(out[k], ref, rtol=rtol)
 
 
+def test_reductions_with_where_and_initial_match_numpy_and_jax():
+    import jax
+    import jax.numpy as jnp
+    x = random((3, 4, 5), np.float32, seed=10)
+    mask = random((4, 5), np.float32, seed=11) > 0  # (broadcasts against x)
+
+    def calls(m, x, mask):
+        return [m.sum(x, where=mask), m.sum(x, axis=1, where=mask, initial=2.0), m.prod(x, axis=(0, 2), where=mask),
+                m.mean(x, where=mask), m.mean(x, axis=-1, keepdims=True, where=mask),
+                m.max(x, axis=0, where=mask, initial=-5.0), m.min(x, initial=-0.5), m.any(x > 1, where=mask),
+                m.all(x > -3, axis=2, where=mask)] + \
+            ([] if m is np else [m.sum(x.astype(np.int8), promote_integers=False)])  # (jax's keyword)
+    got = hf.jit(lambda x, mask: calls(hnp, x, mask))(x, mask)
+    with jax.enable_x64(True):
+        want = jax.jit(lambda x, mask: calls(jnp, x, mask))(x, mask)
+    for k, (g, w, ref) in enumerate(zip(got, want, calls(np, x, mask) + [None])):
+        g = np.asarray(g)
+        np.testing.assert_array_equal(g, np.asarray(w), err_msg=f"call {k}")
+        if ref is not None:
+            assert_close(g, np.asarray(ref), rtol=1e-5)
+    assert np.asarray(got[-1]).dtype == np.int8
+    with pytest.raises(ValueError, match=r"hloforge.numpy.max: reduction operation maximum does not have an identity"):
+        hnp.max(x, where=mask)
+    with pytest.raises(NotImplementedError, match=r"hloforge.numpy.sum: out= is not supported"):
+        hnp.sum(x, out=np.zeros(()))
+    with pytest.raises(ValueError, match=r"where mask of shape \(2,\) does not broadcast to the operand's shape"):
+        hnp.mean(x, where=np.ones(2, bool))
+
+
 def test_reduction_errors_and_dtype_arg():
     with pytest.raises(ValueError, match="duplicate value in 'axis'"):
         hf.trace(lambda x: hnp.sum(x, axis=(0, 0)), np.ones((2, 2)))

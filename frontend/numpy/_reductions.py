@@ -1,4 +1,5 @@
-"""numpy's reductions: sum, prod, mean, max, min (``axis``, ``keepdims``, ``dtype``)."""
+"""numpy's reductions: sum, prod, mean, max, min, any, all (``axis``, ``keepdims``, ``dtype``, ``where``,
+``initial``)."""
 from __future__ import annotations
 
 import builtins
@@ -8,7 +9,7 @@ import math
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy._base import asarray, astype, normalize_axes, splat
+from hloforge.frontend.numpy._base import asarray, astype, broadcast_shapes, broadcast_to, normalize_axes, splat
 from hloforge.frontend.numpy._shape import reshape
 
 
@@ -31,27 +32,64 @@ def _reduce(x, axes, body, init):
     return ops.reduce(x, init, axes, body)
 
 
-def _accumulate(x, axis, dtype, keepdims, np_reduction, body, identity):
+def _no_out(name, out):
+    if out is not None:
+        raise NotImplementedError(f"hloforge.numpy.{name}: out= is not supported (arrays are immutable)")
+
+
+def _masked(x, where, fill):
+    """numpy's ``where=``: ``x`` with the entries the mask (broadcast to x's shape) leaves out
+    replaced by ``fill``, the reduction's identity."""
+    if where is None:
+        return x
+    mask = astype(asarray(where), bool)
+    if mask.shape != x.shape:
+        try:
+            fits = broadcast_shapes(mask.shape, x.shape) == x.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"hloforge.numpy: where mask of shape {mask.shape} does not broadcast to the operand's "
+                             f"shape {x.shape}")
+        mask = broadcast_to(mask, x.shape)
+    return ops.select(mask, x, splat(fill, x.dtype, x.shape))
+
+
+def _accumulate(name, x, axis, dtype, out, keepdims, initial, where, promote, np_reduction, body, identity):
+    _no_out(name, out)
     x = asarray(x)
     axes = normalize_axes(axis, x.ndim)
-    acc = dtypes.canonical(dtype) if dtype is not None else dtypes.narrow(_accumulator_dtype(np_reduction, x.dtype), x.dtype)
-    x = astype(x, acc)
-    return _keep(x, _reduce(x, axes, body, np.array(identity, acc)), axes, keepdims)
+    if dtype is not None:
+        acc = dtypes.canonical(dtype)
+    elif not promote and not dtypes.is_bool(x.dtype):
+        acc = x.dtype
+    else:
+        acc = dtypes.narrow(_accumulator_dtype(np_reduction, x.dtype), x.dtype)
+    x = _masked(astype(x, acc), where, identity)
+    result = _reduce(x, axes, body, np.array(identity, acc))
+    if initial is not None:  # (as jax: op(initial, reduction))
+        combine = ops.add if body == "add" else ops.multiply
+        result = combine(splat(initial, acc, result.shape), result)
+    return _keep(x, result, axes, keepdims)
 
 
-def sum(x, axis=None, dtype=None, keepdims=False):
-    """numpy.sum: bool and small integers accumulate in the default int (as numpy). Emits stablehlo.reduce."""
-    return _accumulate(x, axis, dtype, keepdims, np.sum, "add", 0)
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
+    """numpy.sum: bool and small integers accumulate in the default int (as numpy; jax's
+    ``promote_integers=False`` keeps their dtype); ``where`` masks entries out, ``initial`` is added.
+    Emits stablehlo.reduce."""
+    return _accumulate("sum", a, axis, dtype, out, keepdims, initial, where, promote_integers, np.sum, "add", 0)
 
 
-def prod(x, axis=None, dtype=None, keepdims=False):
-    """numpy.prod. Emits stablehlo.reduce with multiply."""
-    return _accumulate(x, axis, dtype, keepdims, np.prod, "mul", 1)
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
+    """numpy.prod (``where``, ``initial`` as in :func:`sum`). Emits stablehlo.reduce with multiply."""
+    return _accumulate("prod", a, axis, dtype, out, keepdims, initial, where, promote_integers, np.prod, "mul", 1)
 
 
-def mean(x, axis=None, dtype=None, keepdims=False):
-    """numpy.mean: integers average in float64 (jax mode: float32); float16/bfloat16 accumulate in float32."""
-    x = asarray(x)
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """numpy.mean: integers average in float64 (jax mode: float32); float16/bfloat16 accumulate in
+    float32; ``where`` averages the entries it keeps (their count as the divisor, as jax)."""
+    _no_out("mean", out)
+    x = asarray(a)
     axes = normalize_axes(axis, x.ndim)
     if dtype is not None:
         out_dtype = dtypes.canonical(dtype)
@@ -60,17 +98,23 @@ def mean(x, axis=None, dtype=None, keepdims=False):
     else:
         out_dtype = dtypes.default_float()
     acc = np.dtype(np.float32) if out_dtype in (np.float16, dtypes.bfloat16) else out_dtype
-    count = math.prod(x.shape[a] for a in axes)
-    total = sum(x, axis=axes, dtype=acc)
-    out = ops.divide(total, splat(count, acc, total.shape))
-    return _keep(x, astype(out, out_dtype), axes, keepdims)
+    total = sum(x, axis=axes, dtype=acc, where=where)
+    if where is None:
+        count = splat(math.prod(x.shape[a] for a in axes), acc, total.shape)
+    else:
+        count = sum(broadcast_to(astype(asarray(where), bool), x.shape), axis=axes, dtype=acc)
+    return _keep(x, astype(ops.divide(total, count), out_dtype), axes, keepdims)
 
 
 def _extremum(name, body, pick):
-    def fn(x, axis=None, keepdims=False):
-        x = asarray(x)
+    def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        _no_out(name, out)
+        x = asarray(a)
         axes = normalize_axes(axis, x.ndim)
-        if builtins.any(x.shape[a] == 0 for a in axes):
+        if where is not None and initial is None:
+            raise ValueError(f"hloforge.numpy.{name}: reduction operation {pick.__name__} does not have an identity, "
+                             "so to use a where mask one has to specify 'initial'")
+        if initial is None and builtins.any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"zero-size array to reduction operation {pick.__name__} which has no identity")
         if dtypes.is_complex(x.dtype):
             raise TypeError(f"{name}: complex inputs are not supported")
@@ -81,9 +125,14 @@ def _extremum(name, body, pick):
         else:
             info = np.iinfo(x.dtype)
             init = np.array(info.min if body == "max" else info.max, x.dtype)
-        return _keep(x, _reduce(x, axes, body, init), axes, keepdims)
+        result = _reduce(_masked(x, where, init), axes, body, init)
+        if initial is not None:
+            combine = ops.maximum if body == "max" else ops.minimum
+            result = combine(splat(initial, x.dtype, result.shape), result)
+        return _keep(x, result, axes, keepdims)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"numpy.{name}: {body}imum over ``axis`` (NaN-propagating). Emits stablehlo.reduce."
+    fn.__doc__ = (f"numpy.{name}: {body}imum over ``axis`` (NaN-propagating; ``where`` with ``initial``). "
+                  "Emits stablehlo.reduce.")
     return fn
 
 
@@ -92,15 +141,17 @@ min = _extremum("min", "min", np.minimum)
 amax, amin = max, min
 
 
-def any(x, axis=None, keepdims=False):
-    """numpy.any."""
-    x = astype(asarray(x), bool)
+def any(a, axis=None, out=None, keepdims=False, *, where=None):
+    """numpy.any (``where`` leaves entries out)."""
+    _no_out("any", out)
+    x = _masked(astype(asarray(a), bool), where, False)
     axes = normalize_axes(axis, x.ndim)
     return _keep(x, _reduce(x, axes, "or", np.array(False)), axes, keepdims)
 
 
-def all(x, axis=None, keepdims=False):
-    """numpy.all."""
-    x = astype(asarray(x), bool)
+def all(a, axis=None, out=None, keepdims=False, *, where=None):
+    """numpy.all (``where`` leaves entries out)."""
+    _no_out("all", out)
+    x = _masked(astype(asarray(a), bool), where, True)
     axes = normalize_axes(axis, x.ndim)
     return _keep(x, _reduce(x, axes, "and", np.array(True)), axes, keepdims)
