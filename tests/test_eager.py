@@ -167,6 +167,26 @@ def test_the_issue_examples():
     assert hnp.result_type(A, 1.0) == np.float32
 
 
+def test_value_shaped_functions_and_vectorize_run_eagerly_as_jax_numpy():
+    """nonzero, unique, the set operations, ...: their result shape depends on the values, which an
+    eager call has (as jax.numpy reads concrete arrays): no size= outside a trace."""
+    a, b = np.array([0, 3, 3, 1, 0]), np.array([3, 9])
+    for name, args in [("nonzero", (a,)), ("flatnonzero", (a,)), ("argwhere", (a,)), ("unique", (a,)),
+                       ("union1d", (a, b)), ("intersect1d", (a, b)), ("setdiff1d", (a, b)), ("setxor1d", (a, b)),
+                       ("extract", (a > 1, a))]:
+        got, want = getattr(hnp, name)(*args), getattr(jnp, name)(*args)
+        for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+            assert isinstance(g, jax.Array), name
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w), err_msg=name)
+    with pytest.raises(ValueError, match="nonzero: the result's shape depends on the values of a traced array"):
+        hf.jit(hnp.nonzero)(a)
+    affine = hnp.vectorize(lambda x, k: x * k + 1)
+    want = np.vectorize(lambda x, k: x * k + 1)(V, 2.0)  # (numpy's: 2.0 becomes a float64 array)
+    for got in (affine(V, 2.0), hf.jit(affine)(V, 2.0)):
+        assert isinstance(got, jax.Array)
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def test_python_scalars_stay_weak_and_static_signatures_are_cached():
     x = jnp.ones(3, jnp.float32)
     assert hnp.multiply(x, 2.5).dtype == jnp.float32

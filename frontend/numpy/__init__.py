@@ -83,7 +83,13 @@ bool = bool_  # noqa: E305,A001 (the array API's name of the boolean dtype)
 from hloforge.frontend.numpy import _dtype_mode  # noqa: E402
 _dtype_mode.wrap_namespace(globals(), [n for n in list(globals()) if not n.startswith("_")])  # (hf.config.dtypes = "jax": 32-bit in, 32-bit out)
 from hloforge.frontend import eager as _eager  # noqa: E402
-_eager.wrap_namespace(globals(), [n for n in list(globals()) if not n.startswith("_")])  # (callable eagerly)
+# Functions whose result shape depends on their inputs' values: called eagerly, those inputs are
+# baked into the program (as jax.numpy reads concrete values), so no size= is needed outside a trace
+_VALUE_SHAPED = {**{name: ("a",) for name in ("flatnonzero", "nonzero", "argwhere")},
+                 "extract": ("condition", "arr"), "unique": ("ar",),
+                 **{name: ("ar1", "ar2") for name in ("union1d", "intersect1d", "setdiff1d", "setxor1d")}}
+_eager.wrap_namespace(globals(), [n for n in list(globals()) if not n.startswith("_")],  # (callable eagerly)
+                      static=_VALUE_SHAPED)
 
 _SUBMODULES = ("fft", "linalg")
 

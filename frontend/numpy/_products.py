@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from hloforge.frontend import dtypes, ops
+from hloforge.frontend import dtypes, eager, ops
 from hloforge.frontend.numpy import _math as m
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_shapes, broadcast_to, normalize_axis, splat
 from hloforge.frontend.numpy._contractions import einsum, matmul
@@ -398,4 +398,4 @@ def vectorize(pyfunc, *, otypes=None, doc=None, excluded=None, cache=False, sign
 
     wrapped.__doc__ = doc or pyfunc.__doc__
     wrapped.__name__ = getattr(pyfunc, "__name__", "vectorized")
-    return wrapped
+    return eager.wrap(wrapped)  # (called on arrays outside a trace: compiled once per signature)
