@@ -173,13 +173,17 @@ def test_value_shaped_functions_and_vectorize_run_eagerly_as_jax_numpy():
     a, b = np.array([0, 3, 3, 1, 0]), np.array([3, 9])
     for name, args in [("nonzero", (a,)), ("flatnonzero", (a,)), ("argwhere", (a,)), ("unique", (a,)),
                        ("union1d", (a, b)), ("intersect1d", (a, b)), ("setdiff1d", (a, b)), ("setxor1d", (a, b)),
-                       ("extract", (a > 1, a))]:
+                       ("extract", (a > 1, a)), ("where", (a > 1,))]:
         got, want = getattr(hnp, name)(*args), getattr(jnp, name)(*args)
         for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
             assert isinstance(g, jax.Array), name
             np.testing.assert_array_equal(np.asarray(g), np.asarray(w), err_msg=name)
     with pytest.raises(ValueError, match="nonzero: the result's shape depends on the values of a traced array"):
         hf.jit(hnp.nonzero)(a)
+    traced = hf.jit(lambda a: hnp.where(a > 1, size=3, fill_value=-1))(a)
+    np.testing.assert_array_equal(np.asarray(traced[0]), np.asarray(jnp.where(a > 1, size=3, fill_value=-1)[0]))
+    with pytest.raises(ValueError, match="hloforge.numpy.where: either both or neither of x and y should be given"):
+        hnp.where(a > 1, a)
     affine = hnp.vectorize(lambda x, k: x * k + 1)
     want = np.vectorize(lambda x, k: x * k + 1)(V, 2.0)  # (numpy's: 2.0 becomes a float64 array)
     for got in (affine(V, 2.0), hf.jit(affine)(V, 2.0)):

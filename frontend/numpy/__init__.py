@@ -7,6 +7,7 @@ Python scalars, floor division and modulo). ``hloforge.numpy.fft`` and
 ``hloforge.numpy.fft`` and ``hloforge.numpy.linalg`` load on first use (PEP 562): the linear-algebra
 tables are not imported with the rest.
 """
+import functools as _functools
 import importlib as _importlib
 
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_to
@@ -90,6 +91,29 @@ _VALUE_SHAPED = {**{name: ("a",) for name in ("flatnonzero", "nonzero", "argwher
                  **{name: ("ar1", "ar2") for name in ("union1d", "intersect1d", "setdiff1d", "setxor1d")}}
 _eager.wrap_namespace(globals(), [n for n in list(globals()) if not n.startswith("_")],  # (callable eagerly)
                       static=_VALUE_SHAPED)
+_select = where
+
+
+def _where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """numpy.where: with ``x`` and ``y``, theirs where ``condition`` holds and where it does not
+    (broadcast, promoted; emits stablehlo.select); with neither, ``nonzero(condition)`` (``size``
+    and ``fill_value`` as jax.numpy's, needed for a traced condition). Defined on the eager
+    functions, so each form keeps its own eager behaviour."""
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("hloforge.numpy.where: either both or neither of x and y should be given")
+    if size is not None or fill_value is not None:
+        raise ValueError("hloforge.numpy.where: size and fill_value are for the one-argument form (nonzero)")
+    return _select(condition, x, y)
+
+
+@_functools.wraps(_where)
+def where(*args, **kwargs):  # (an eager function as the others are: __wrapped__ is what it runs)
+    return _where(*args, **kwargs)
+
+
+where.__hloforge_eager__ = True  # noqa: E305
 
 _SUBMODULES = ("fft", "linalg")
 
