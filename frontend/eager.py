@@ -124,7 +124,7 @@ def _run_with_static(fn, signature, static, args, kwargs):
         key = None  # (an array: baked into a compile of its own)
     bound_fn = _with_fixed.get(key) if key is not None else None
     if bound_fn is None:
-        bound_fn = wrap(_bind(fn, fixed))
+        bound_fn = wrap(_bind(fn, signature, fixed))
         if key is not None:
             _with_fixed[key] = bound_fn
             if len(_with_fixed) > CACHE_SIZE:
@@ -132,9 +132,14 @@ def _run_with_static(fn, signature, static, args, kwargs):
     return bound_fn(**rest)
 
 
-def _bind(fn, fixed):
-    def bound(*args, **kwargs):
-        return fn(*args, **kwargs, **fixed)
+def _bind(fn, signature, fixed):
+    """``fn`` with the parameters ``fixed`` bound, called by keyword for the rest (positional-only
+    and variadic parameters are passed as ``signature`` says)."""
+    def bound(**rest):
+        merged = {**rest, **fixed}
+        arguments = {name: merged[name] for name in signature.parameters if name in merged}
+        call = inspect.BoundArguments(signature, arguments)
+        return fn(*call.args, **call.kwargs)
     bound.__name__ = fn.__name__
     return bound
 

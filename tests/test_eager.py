@@ -173,7 +173,8 @@ def test_value_shaped_functions_and_vectorize_run_eagerly_as_jax_numpy():
     a, b = np.array([0, 3, 3, 1, 0]), np.array([3, 9])
     for name, args in [("nonzero", (a,)), ("flatnonzero", (a,)), ("argwhere", (a,)), ("unique", (a,)),
                        ("union1d", (a, b)), ("intersect1d", (a, b)), ("setdiff1d", (a, b)), ("setxor1d", (a, b)),
-                       ("extract", (a > 1, a)), ("where", (a > 1,))]:
+                       ("extract", (a > 1, a)), ("where", (a > 1,)), ("unique_counts", (a,)),
+                       ("unique_all", (a,))]:
         got, want = getattr(hnp, name)(*args), getattr(jnp, name)(*args)
         for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
             assert isinstance(g, jax.Array), name

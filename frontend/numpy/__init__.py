@@ -88,6 +88,7 @@ from hloforge.frontend import eager as _eager  # noqa: E402
 # baked into the program (as jax.numpy reads concrete values), so no size= is needed outside a trace
 _VALUE_SHAPED = {**{name: ("a",) for name in ("flatnonzero", "nonzero", "argwhere")},
                  "extract": ("condition", "arr"), "unique": ("ar",),
+                 **{name: ("x",) for name in ("unique_values", "unique_counts", "unique_inverse", "unique_all")},
                  **{name: ("ar1", "ar2") for name in ("union1d", "intersect1d", "setdiff1d", "setxor1d")}}
 _eager.wrap_namespace(globals(), [n for n in list(globals()) if not n.startswith("_")],  # (callable eagerly)
                       static=_VALUE_SHAPED)
