@@ -101,16 +101,15 @@ def _chosen_window_vjp(x, init, c, y, **window):
     return _untap(total, x, **window)
 
 
-def _running_sum_axis(shape, window_dimensions, strides, base, wdil, pads):
-    """The axis a reduce_window runs a cumulative sum along, as jax lowers lax.cumsum (one window of
-    the whole axis n, padded by n - 1 on one side; no strides, dilations or other windows), or None."""
+def _is_running_sum(shape, window_dimensions, strides, base, wdil, pads) -> bool:
+    """Whether a reduce_window is a cumulative sum as jax lowers lax.cumsum: one window of a whole
+    axis n, padded by n - 1 on one side; no strides, dilations or other windows."""
     axes = [d for d, w in enumerate(window_dimensions) if w != 1]
     if len(axes) != 1 or any(v != 1 for v in (*strides, *base, *wdil)):
-        return None
+        return False
     ax, n = axes[0], shape[axes[0]]
-    ok = window_dimensions[ax] == n and sorted(pads[ax]) == [0, n - 1] and \
+    return window_dimensions[ax] == n and sorted(pads[ax]) == [0, n - 1] and \
         all(p == (0, 0) for d, p in enumerate(pads) if d != ax)
-    return ax if ok else None
 
 
 @def_rule("jvp", "stablehlo.reduce_window")
@@ -143,7 +142,7 @@ def _reduce_window_vjp(ins, outs, cts, body, window_dimensions, window_strides, 
     x, init = ins
     c = cts[0]
     strides, base, wdil, pads = _window(**window)
-    if body == "add" and _running_sum_axis(x.shape, window_dimensions, strides, base, wdil, pads) is not None:
+    if body == "add" and _is_running_sum(x.shape, window_dimensions, strides, base, wdil, pads):
         mirrored = tuple((hi, lo) for lo, hi in pads)  # (jax's _cumsum_transpose_rule: cumsum from the other end)
         ct_x = ops.reduce_window(c, 0, window_dimensions, window_strides=strides, padding=mirrored, body="add")
         return [ct_x, sum_to_scalar(c) if needs(1) else None]

@@ -189,15 +189,15 @@ def _cumulative(name, what):
         if name == "logaddexp" and not dtypes.is_float(x.dtype):
             raise TypeError(f"hloforge.lax.{what} does not accept dtype {x.dtype}. Accepted dtypes are subtypes of "
                             "floating (complex logaddexp is not supported).")
-        combine = _COMBINE[name]
-        if dtypes.is_bool(x.dtype) and name in ("add", "mul"):
-            combine = ops.or_ if name == "add" else ops.and_
-        if name == "add" and x.shape[ax] > 0:
+        if x.shape[ax] == 0:
+            return x
+        if name == "add":
             return _running(x, ax, reverse, "add")
-        if name in ("mul", "logaddexp") and x.shape[ax] > 0:
+        if name in ("mul", "logaddexp"):
             # (a composite: its derivative is that of the associative scan, as in jax, not of the window)
             return ops.composite([x], f"{SCAN_COMPOSITE}{what}", lambda x: _running(x, ax, reverse, name),
                                  attributes={"axis": ax, "reverse": bool(reverse)})[0]
+        combine = _COMBINE[name]  # (max, min: exact, so the log-step scan gives jax's bits)
         if reverse:
             x = ops.reverse(x, (ax,))
         n, shift = x.shape[ax], 1
@@ -222,7 +222,7 @@ def _cumulative(name, what):
 SCAN_COMPOSITE = "hloforge.lax."
 """The prefix of cumprod's and cumlogsumexp's composites (attributes ``axis``, ``reverse``)."""
 
-_WINDOW_BODY = {"add": "add", "mul": "mul", "logaddexp": lambda a, b: _logaddexp(a, b)}
+_WINDOW_BODY = {"add": "add", "mul": "mul", "logaddexp": _logaddexp}
 
 
 def _running(x, axis, reverse, name):
@@ -241,7 +241,7 @@ def _running(x, axis, reverse, name):
 
 def scan_combine(what):
     """The associative function of composite ``hloforge.lax.<what>``'s scan (its derivative rules)."""
-    return {"cumprod": ops.multiply, "cumlogsumexp": _logaddexp}[what]
+    return _COMBINE[{"cumprod": "mul", "cumlogsumexp": "logaddexp"}[what]]
 
 
 cumsum = _cumulative("add", "cumsum")

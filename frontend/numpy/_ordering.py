@@ -11,6 +11,7 @@ from hloforge.frontend import dtypes, ops
 from hloforge.frontend.lax import ordering as lax_ordering
 from hloforge.frontend.numpy import _shape
 from hloforge.frontend.numpy._base import asarray, astype, normalize_axis, splat
+from hloforge.frontend.numpy._indexing import put_along_axis
 from hloforge.frontend.numpy._reductions import all as _all
 
 
@@ -153,8 +154,11 @@ def sort_complex(a):
 def lexsort(keys, axis=-1):
     """numpy.lexsort: int64 (jax mode: int32) indices sorting by the last key, then the one before,
     ...; one stable stablehlo.sort over every key."""
-    arrays = [asarray(k) for k in (keys if isinstance(keys, (tuple, list)) else list(asarray(keys)))] \
-        if not hasattr(keys, "ndim") or getattr(keys, "ndim", 0) > 1 else [asarray(keys)]
+    if isinstance(keys, (tuple, list)):
+        arrays = [asarray(k) for k in keys]
+    else:  # (an array: its rows are the keys, a 1-d one is the key)
+        stacked = asarray(keys)
+        arrays = [stacked[i] for i in range(stacked.shape[0])] if stacked.ndim > 1 else [stacked]
     if not arrays:
         raise TypeError("hloforge.numpy.lexsort: need sequence of keys with len > 0 in lexsort")
     if len({k.shape for k in arrays}) > 1:
@@ -210,12 +214,8 @@ def argpartition(a, kth, axis=-1):
     rest found by top_k of a 0/1 proxy, so repeated values are each taken once)."""
     x, ax, k = _partition_operand("argpartition", a, kth, axis)
     bottom = lax_ordering.top_k(_negated_for_bottom(x), k + 1)[1]
-    n = x.shape[-1]
-    positions = ops.iota((*bottom.shape, n), np.int32, bottom.ndim)
-    chosen = ops.compare(ops.broadcast_in_dim(bottom, positions.shape, tuple(range(bottom.ndim))), positions, "EQ")
-    taken = ops.reduce(chosen, False, (bottom.ndim - 1,), "or")
-    proxy = ops.select(taken, splat(0.0, np.float32, x.shape), splat(1.0, np.float32, x.shape))
-    top = lax_ordering.top_k(proxy, n - k - 1)[1]
+    proxy = put_along_axis(splat(1.0, np.float32, x.shape), bottom, 0.0, -1, inplace=False)
+    top = lax_ordering.top_k(proxy, x.shape[-1] - k - 1)[1]
     out = ops.concatenate([bottom, top], x.ndim - 1)
     return ops.transpose(out, _swap(x.ndim, ax))
 
