@@ -13,10 +13,9 @@ import ml_dtypes
 import numpy as np
 
 import hloforge.frontend.ops  # noqa: F401  (registers every op)
-from hloforge.frontend import attributes
-from hloforge.frontend.attributes import constant_array, constant_text, dense, parse_constant, read_ints
-from hloforge.frontend.context import ir, shape_dtype_of
-from hloforge.frontend.registry import OPS, lookup
+from hloforge.frontend.attributes import constant_array, constant_text, dense, parse_constant
+from hloforge.frontend.context import ir, shape_dtype_of, tensor_type
+from hloforge.frontend.registry import OPS, Spec, lookup
 
 NO_MATCH = True  # a pattern callback returns a truthy value when it did not rewrite
 MAX_FOLD = 1024  # largest non-splat result a folding pattern materializes
@@ -58,8 +57,8 @@ class Unsupported(Exception):
 
 
 def ints(op, name: str) -> list:
-    """A DenseI64ArrayAttr attribute of ``op`` as a list of Python ints."""
-    return list(read_ints(op, name))
+    """The integer-tuple parameter ``name`` of ``op`` (its builder's keyword, from ``params_of``) as a list."""
+    return list(params_of(op)[name])
 
 
 def producer(value: ir.Value, name: str | None = None):
@@ -87,12 +86,15 @@ def run_cache():
     """Remember each type's shape and dtype, and each readable constant's value, for the duration
     (a pipeline run: types and attributes live as long as their context, so the caches cannot go
     stale; patterns ask for them thousands of times)."""
-    saved = getattr(_options, "types", None), getattr(_options, "constants", None), getattr(_options, "visit", None)
-    _options.types, _options.constants, _options.visit = {}, {}, {}
+    keys = ("types", "built", "constants", "visit")
+    saved = [getattr(_options, k, None) for k in keys]
+    for k in keys:
+        setattr(_options, k, {})
     try:
         yield
     finally:
-        _options.types, _options.constants, _options.visit = saved
+        for k, v in zip(keys, saved):
+            setattr(_options, k, v)
 
 
 def begin_visit() -> None:
@@ -145,12 +147,58 @@ def has_one_use(value: ir.Value) -> bool:
     return next(uses, None) is not None and next(uses, None) is None
 
 
-def emit(name: str, operands, result_type: ir.Type, attributes=None, loc=None) -> ir.Value:
-    """Create one single-result op at the rewriter's insertion point; returns its result."""
+def build(name: str, operands, *, loc, **params):
+    """Create op ``name`` over ``operands`` (Values) at the rewriter's insertion point, through its
+    registry entry: ``params`` are its builder's keyword arguments (normalized and validated by the
+    entry), its rule computes the result types and the entry encodes the attributes. Returns the
+    result Value (a list for several results). A rule that refuses the operands raises its own
+    TypeError/ValueError here, in the pattern, rather than at verification after the pass.
+
+    Example:
+      >>> with rewriter.ip:
+      ...     y = build("stablehlo.slice", [x], start_indices=(0,), limit_indices=(4,), strides=(1,), loc=op.location)
+    """
+    info = OPS[name]
+    params = info.params(**params)
+    results = info._results([Spec(*_info(v.type)) for v in operands], params)
+    op = _create(name, operands, [_type_of(r) for r in results], info.attributes(**params), loc)
+    return op.result if len(results) == 1 and "variadic" not in info.traits else list(op.results)
+
+
+def rebuild(op, operands, *, loc=None, **changes):
+    """A copy of ``op`` over ``operands`` (its params, with ``changes``), through ``build``."""
+    return build(op.name, operands, loc=op.location if loc is None else loc, **{**params_of(op), **changes})
+
+
+def params_of(op) -> dict:
+    """The canonical builder parameters of ``op`` (its registry entry's decode, normalized), read
+    once per pattern callback (patterns ask about one producer several times)."""
+    memo = getattr(_options, "visit", None)
+    key = ("params", op)
+    found = memo.get(key) if memo is not None else None
+    if found is None:
+        info = OPS[op.name]
+        found = info.params(**info.decode(op))
+        if memo is not None:
+            memo[key] = found
+    return found
+
+
+def _type_of(spec) -> ir.Type:
+    cache = getattr(_options, "built", None)
+    t = cache.get(spec) if cache is not None else None
+    if t is None:
+        if not isinstance(spec, Spec):
+            raise Unsupported(f"result {spec} is not a tensor")
+        t = tensor_type(*spec)
+        if cache is not None:
+            cache[spec] = t
+    return t
+
+
+def _create(name: str, operands, result_types: list, attributes, loc) -> ir.Operation:
     begin_visit()  # (the callback is rewriting: values read before may be erased ones)
-    op = ir.Operation.create(name, results=[result_type], operands=list(operands),
-                             attributes=attributes, loc=loc)
-    return op.result
+    return ir.Operation.create(name, results=result_types, operands=list(operands), attributes=attributes, loc=loc)
 
 
 def constant(array, result_type: ir.Type, loc) -> ir.Value:
@@ -160,29 +208,22 @@ def constant(array, result_type: ir.Type, loc) -> ir.Value:
     array = np.asarray(array).astype(dtype, copy=False)
     cache = getattr(_options, "constants", None)
     if cache is None or array.size < 64:
-        return emit("stablehlo.constant", [], result_type, {"value": dense(array, shape)}, loc)
+        return _create("stablehlo.constant", [], [result_type], {"value": dense(array, shape)}, loc).result
     key = (result_type, array.tobytes())  # (DFT matrices recur: an FNO's layers share shapes)
     attr = cache.get(key)
     if attr is None:
         attr = cache[key] = dense(array, shape)
-    return emit("stablehlo.constant", [], result_type, {"value": attr}, loc)
+    return _create("stablehlo.constant", [], [result_type], {"value": attr}, loc).result
 
 
-def broadcast_scalar(scalar: ir.Value, result_type: ir.Type, loc) -> ir.Value:
-    """``stablehlo.broadcast_in_dim`` of a 0-d value to ``result_type``."""
-    return emit("stablehlo.broadcast_in_dim", [scalar], result_type,
-                {"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}, loc)
+def broadcast_scalar(scalar: ir.Value, shape, loc) -> ir.Value:
+    """``stablehlo.broadcast_in_dim`` of a 0-d value to ``shape``."""
+    return build("stablehlo.broadcast_in_dim", [scalar], shape=tuple(shape), broadcast_dimensions=(), loc=loc)
 
 
 def evaluate(name: str, *arrays, **params):
     """The registry's numpy semantics of op ``name`` (None where it declines)."""
     return lookup(name).evaluate(*arrays, **params)
-
-
-def params_of(op) -> dict:
-    """The canonical builder parameters of ``op`` (its registry entry's decode)."""
-    info = OPS[op.name]
-    return info.params(**info.decode(op))
 
 
 # ---------------------------------------------------------------- reading constants
@@ -261,9 +302,7 @@ def is_zero(value: ir.Value) -> bool:
     return c is not None and bool(c == 0)
 
 
-def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, result_type, loc, precision="HIGHEST"):
+def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, loc, precision="HIGHEST"):
     """``stablehlo.dot_general`` without batching dims: lhs's free dims, then rhs's."""
-    attrs = {"dot_dimension_numbers": attributes.dot_dimensions((), (), lhs_contracting, rhs_contracting)}
-    if precision is not None:
-        attrs["precision_config"] = attributes.precision_config((precision, precision))
-    return emit("stablehlo.dot_general", [lhs, rhs], result_type, attrs, loc)
+    return build("stablehlo.dot_general", [lhs, rhs], lhs_contracting_dimensions=tuple(lhs_contracting),
+                 rhs_contracting_dimensions=tuple(rhs_contracting), precision=precision, loc=loc)

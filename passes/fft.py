@@ -12,8 +12,8 @@ import numpy as np
 from hloforge.frontend import attributes as attr
 from hloforge.frontend.context import ir
 from hloforge.passes._ir import (
-    MAX_FOLD, NO_MATCH, constant, evaluate, constant_value, dtype_of, element_type, emit, ints,
-    producer, shape_of, splat_value, tensor)
+    MAX_FOLD, NO_MATCH, build, constant, constant_value, dtype_of, element_type, evaluate, ints, producer,
+    shape_of, splat_value, tensor)
 
 FFT = "stablehlo.fft"
 TRANSPOSE = "stablehlo.transpose"
@@ -22,15 +22,6 @@ TRANSPOSE = "stablehlo.transpose"
 def fft_type(op) -> str:
     """"FFT", "IFFT", "RFFT" or "IRFFT"."""
     return attr.read_fft_type(op)
-
-
-def _fft(x, kind, lengths, result_type, loc):
-    attrs = {"fft_type": attr.fft_type(kind), "fft_length": attr.i64s(lengths)}
-    return emit(FFT, [x], result_type, attrs, loc)
-
-
-def _transpose(x, perm, result_type, loc):
-    return emit(TRANSPOSE, [x], result_type, {"permutation": attr.i64s(perm)}, loc)
 
 
 # ---------------------------------------------------------------- canonicalization
@@ -95,8 +86,8 @@ def fft_of_transpose(op, rewriter):
     if [shape[p] for p in perm] != list(shape_of(op.result)):
         return NO_MATCH
     with rewriter.ip:
-        f = _fft(x, kind, new_lengths, tensor(shape, element_type(op.result)), op.location)
-        out = _transpose(f, perm, op.result.type, op.location)
+        f = build(FFT, [x], fft_type=kind, fft_length=new_lengths, loc=op.location)
+        out = build(TRANSPOSE, [f], permutation=perm, loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -115,7 +106,7 @@ def transpose_of_transpose(op, rewriter):
         rewriter.replace_op(op, [x])
         return None
     with rewriter.ip:
-        out = _transpose(x, perm, op.result.type, op.location)
+        out = build(TRANSPOSE, [x], permutation=perm, loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -227,15 +218,15 @@ def _real_scale(s, x_type):
             dtype_of(conv.operands[0]).kind != "c":
         r = conv.operands[0]
         real = (lambda loc: r) if element_type(r) == element else (
-            lambda loc: emit("stablehlo.convert", [r], u_type, None, loc))
+            lambda loc: build("stablehlo.convert", [r], dtype=dtype_of(x_type), loc=loc))
     elif (cx := producer(u, "stablehlo.complex")) is not None and _is_zero(cx.operands[1]):
         real = lambda loc: cx.operands[0]  # noqa: E731
     elif _realness(u) is not None:
-        real = lambda loc: emit("stablehlo.real", [u], u_type, None, loc)  # noqa: E731
+        real = lambda loc: build("stablehlo.real", [u], loc=loc)  # noqa: E731
     else:
         return None
-    return lambda loc: emit("stablehlo.broadcast_in_dim", [real(loc)], x_type,
-                            {"broadcast_dimensions": attr.i64s(dims)}, loc)
+    return lambda loc: build("stablehlo.broadcast_in_dim", [real(loc)], shape=shape_of(x_type),
+                             broadcast_dimensions=dims, loc=loc)
 
 
 def _realness(value, depth: int = 8):
@@ -296,8 +287,8 @@ def _eliminate_scaled(op, rewriter, outer: str, inner: str):
         builders = [lambda loc, s=s: s for s in scales]
     with rewriter.ip:
         out = x
-        for build in builders:
-            out = emit("stablehlo.multiply", [out, build(op.location)], x.type, None, op.location)
+        for scale in builders:
+            out = build("stablehlo.multiply", [out, scale(op.location)], loc=op.location)
     rewriter.replace_op(op, [out])
 
 

@@ -18,8 +18,8 @@ import numpy as np
 from hloforge.frontend.context import ir
 from hloforge.frontend.registry import OPS, names
 from hloforge.passes._ir import (
-    MAX_FOLD, NO_MATCH, constant, constant_value, emit, evaluate, finite_math, needs_operand,
-    params_of, producer, shape_of, splat_value)
+    MAX_FOLD, NO_MATCH, build, constant, constant_value, evaluate, finite_math, needs_operand, params_of,
+    producer, shape_of, splat_value)
 
 CONSTANT = "stablehlo.constant"
 READ_LIMIT = 1 << 20  # largest non-splat operand a fold reads
@@ -437,8 +437,7 @@ def multiply_of_multiply(op, rewriter):
                 continue
             with rewriter.ip:
                 c = constant(scale, op.result.type, op.location)
-                out = emit("stablehlo.multiply", [inner.operands[1 - j], c], op.result.type, None,
-                           op.location)
+                out = build("stablehlo.multiply", [inner.operands[1 - j], c], loc=op.location)
             rewriter.replace_op(op, [out])
             return None
     return NO_MATCH

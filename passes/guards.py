@@ -21,7 +21,7 @@ import numpy as np
 
 from hloforge.frontend.context import ir, rewrite, stablehlo
 from hloforge.passes._ir import (
-    NO_MATCH, Unsupported, constant, constant_value, dtype_of, emit, producer, shape_of)
+    NO_MATCH, Unsupported, build, constant, constant_value, dtype_of, producer, rebuild, shape_of)
 from hloforge.passes.pad_concat import empty_concatenate_operands
 
 MARKER = "hloforge.division_guard"  # on a guarded op: its divisor is zero-free whatever XLA folds
@@ -66,9 +66,9 @@ def _guard_constant(op, rewriter):
             out = _fill(op, x)
         else:
             safe = constant(np.where(zero, 1, values), divisor.type, op.location)
-            q = emit(op.name, [x, safe], op.result.type, None, op.location)
+            q = rebuild(op, [x, safe])
             mask = constant(zero, _bool_type(divisor), op.location)
-            out = emit("stablehlo.select", [mask, _fill(op, x), q], op.result.type, None, op.location)
+            out = build("stablehlo.select", [mask, _fill(op, x), q], loc=op.location)
     rewriter.replace_op(op, [out])
     return None
 
@@ -164,13 +164,12 @@ def division_by_folded_divisor(op, rewriter):
         return NO_MATCH
     dtype = dtype_of(op.result)
     with rewriter.ip:
-        zero = emit("stablehlo.compare", [divisor, constant(np.zeros((), dtype), divisor.type, op.location)],
-                    _bool_type(divisor),
-                    {"comparison_direction": stablehlo.ComparisonDirectionAttr.get("EQ")}, op.location)
-        safe = emit("stablehlo.select", [zero, constant(np.ones((), dtype), divisor.type, op.location),
-                                         divisor], divisor.type, None, op.location)
-        q = emit(op.name, [x, safe], op.result.type, {MARKER: ir.UnitAttr.get()}, op.location)
-        out = emit("stablehlo.select", [zero, _fill(op, x), q], op.result.type, None, op.location)
+        zeros, ones = (constant(np.full((), v, dtype), divisor.type, op.location) for v in (0, 1))
+        zero = build("stablehlo.compare", [divisor, zeros], direction="EQ", loc=op.location)
+        safe = build("stablehlo.select", [zero, ones, divisor], loc=op.location)
+        q = rebuild(op, [x, safe])
+        q.owner.attributes[MARKER] = ir.UnitAttr.get()
+        out = build("stablehlo.select", [zero, _fill(op, x), q], loc=op.location)
     rewriter.replace_op(op, [out])
     return None
 
@@ -186,13 +185,10 @@ def convert_of_complex(op, rewriter):
     x = op.operands[0]
     if not _complex_to_real(op):
         return NO_MATCH
-    shape = list(ir.RankedTensorType(x.type).shape)
-    part = ir.ComplexType(ir.RankedTensorType(x.type).element_type).element_type
-    target = ir.RankedTensorType(op.result.type).element_type
     with rewriter.ip:
-        out = emit("stablehlo.real", [x], ir.RankedTensorType.get(shape, part), None, op.location)
-        if part != target:
-            out = emit("stablehlo.convert", [out], op.result.type, None, op.location)
+        out = build("stablehlo.real", [x], loc=op.location)
+        if out.type != op.result.type:
+            out = build("stablehlo.convert", [out], dtype=dtype_of(op.result), loc=op.location)
     rewriter.replace_op(op, [out])
     return None
 

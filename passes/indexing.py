@@ -19,7 +19,7 @@ import numpy as np
 
 from hloforge.frontend.context import ir, stablehlo
 from hloforge.passes._ir import (
-    NO_MATCH, constant, element_type, emit, evaluate, ints, params_of, producer, shape_of, tensor)
+    NO_MATCH, build, constant, element_type, evaluate, ints, params_of, producer, shape_of, tensor)
 
 MAX_POSITIONS = 1 << 22  # largest position array evaluated at compile time
 # the ops a position array is computed with (hloforge.numpy's _positions: iota, reshape, slices;
@@ -138,7 +138,7 @@ def _unflatten(value, shape, loc):
     r = producer(value, RESHAPE)
     if r is not None and tuple(shape_of(r.operands[0])) == tuple(shape):
         return r.operands[0]
-    return emit(RESHAPE, [value], tensor(shape, element_type(value)), None, loc)
+    return build(RESHAPE, [value], shape=shape, loc=loc)
 
 
 def _scatter_dims(op):
@@ -172,7 +172,7 @@ def flat_scatter_window(op, rewriter):
     loc = op.location
     with rewriter.ip:
         base = _unflatten(x, shape, loc)
-        window = emit(RESHAPE, [update], tensor(sizes, element_type(update)), None, loc)
+        window = build(RESHAPE, [update], shape=sizes, loc=loc)
         index_type = ir.RankedTensorType.get([len(shape)], ir.RankedTensorType(index.type).element_type)
         copy = op.clone()
         copy.operands[0] = base
@@ -184,7 +184,7 @@ def flat_scatter_window(op, rewriter):
             index_vector_dim=0)
         copy.attributes["unique_indices"] = ir.BoolAttr.get(True)
         copy.results[0].set_type(tensor(shape, element_type(x)))
-        out = emit(RESHAPE, [copy.results[0]], x.type, None, loc)
+        out = build(RESHAPE, [copy.results[0]], shape=shape_of(x), loc=loc)
     rewriter.replace_op(op, [out])
 
 
@@ -198,12 +198,10 @@ def flat_gather_slice(op, rewriter):
     y, index = op.operands
     if len(shape_of(y)) != 1:
         return NO_MATCH
-    dims = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
-    rank_i = len(shape_of(index))
-    if (list(dims.offset_dims) or list(dims.collapsed_slice_dims) != [0] or list(dims.start_index_map) != [0]
-            or dims.index_vector_dim != rank_i or list(dims.operand_batching_dims)
-            or list(dims.start_indices_batching_dims)
-            or list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"])) != [1]):
+    p = params_of(op)
+    if (p["offset_dims"] or p["collapsed_slice_dims"] != (0,) or p["start_index_map"] != (0,)
+            or p["index_vector_dim"] != len(shape_of(index)) or p["operand_batching_dims"]
+            or p["start_indices_batching_dims"] or p["slice_sizes"] != (1,)):
         return NO_MATCH
     found = _find_box(y, index)
     if found is None:
@@ -212,11 +210,10 @@ def flat_gather_slice(op, rewriter):
     loc = op.location
     with rewriter.ip:
         base = _unflatten(y, shape, loc)
-        piece = emit("stablehlo.slice", [base], tensor(sizes, element_type(y)),
-                     {"start_indices": ir.DenseI64ArrayAttr.get(start),
-                      "limit_indices": ir.DenseI64ArrayAttr.get([s + n for s, n in zip(start, sizes)]),
-                      "strides": ir.DenseI64ArrayAttr.get([1] * len(shape))}, loc)
-        out = emit(RESHAPE, [piece], op.result.type, None, loc)
+        piece = build("stablehlo.slice", [base], start_indices=start,
+                      limit_indices=[s + n for s, n in zip(start, sizes)],
+                      strides=[1] * len(shape), loc=loc)
+        out = build(RESHAPE, [piece], shape=shape_of(op.result), loc=loc)
     rewriter.replace_op(op, [out])
 
 
@@ -233,7 +230,7 @@ def reshape_of_reshape(op, rewriter):
         rewriter.replace_op(op, [x])
         return None
     with rewriter.ip:
-        out = emit(RESHAPE, [x], op.result.type, None, op.location)
+        out = build(RESHAPE, [x], shape=shape_of(op.result), loc=op.location)
     rewriter.replace_op(op, [out])
 
 

@@ -7,32 +7,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from hloforge.frontend.attributes import i64s
 from hloforge.frontend.context import ir
 from hloforge.frontend.registry import OPS, names
 from hloforge.passes._ir import (
-    MAX_FOLD, NO_MATCH, broadcast_scalar, evaluate, constant, constant_value, dtype_of, element_type, emit, finite_math,
-    has_one_use, ints, needs_operand, params_of, producer, shape_of, splat_value, tensor)
+    MAX_FOLD, NO_MATCH, broadcast_scalar, build, constant, constant_value, dtype_of, evaluate, finite_math,
+    has_one_use, ints, needs_operand, params_of, producer, rebuild, shape_of, splat_value)
 
-PAD = "stablehlo.pad"
+PAD, SLICE = "stablehlo.pad", "stablehlo.slice"
 
 
 def paddings(op):
-    """(edge_padding_low, edge_padding_high, interior_padding) of a pad op, as lists."""
-    return ints(op, "edge_padding_low"), ints(op, "edge_padding_high"), ints(op, "interior_padding")
-
-
-def emit_pad(x, value, low, high, interior, result_type, loc):
-    attrs = {"edge_padding_low": i64s(low), "edge_padding_high": i64s(high),
-             "interior_padding": i64s(interior)}
-    return emit(PAD, [x, value], result_type, attrs, loc)
-
-
-def emit_slice(x, start, limit, strides, loc):
-    shape = [-(-(l - s) // st) for s, l, st in zip(start, limit, strides)]
-    attrs = {"start_indices": i64s(start), "limit_indices": i64s(limit),
-             "strides": i64s(strides)}
-    return emit("stablehlo.slice", [x], tensor(shape, element_type(x)), attrs, loc)
+    """(low, high, interior) of a pad op, as lists."""
+    p = params_of(op)
+    return list(p["low"]), list(p["high"]), list(p["interior"])
 
 
 def scalar_constant(value):
@@ -74,7 +61,7 @@ def pad_of_empty(op, rewriter):
     if 0 not in shape_of(op.operands[0]):
         return NO_MATCH
     with rewriter.ip:
-        out = broadcast_scalar(op.operands[1], op.result.type, op.location)
+        out = broadcast_scalar(op.operands[1], shape_of(op.result), op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -131,7 +118,7 @@ def pad_of_pad(op, rewriter):
         return NO_MATCH
     low, high = [a + b for a, b in zip(l1, l2)], [a + b for a, b in zip(h1, h2)]
     with rewriter.ip:
-        out = emit_pad(inner.operands[0], op.operands[1], low, high, i2, op.result.type, op.location)
+        out = build(PAD, [inner.operands[0], op.operands[1]], low=low, high=high, interior=i2, loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -159,11 +146,11 @@ def negative_pad(op, rewriter):
     new_high = [r - lo - k for r, lo, k in zip(result, new_low, kept)]
     with rewriter.ip:
         if any(a == b for a, b in zip(start, limit)):
-            out = broadcast_scalar(op.operands[1], op.result.type, op.location)
+            out = broadcast_scalar(op.operands[1], shape_of(op.result), op.location)
         else:
-            out = emit_slice(x, start, limit, [1] * len(shape), op.location)
+            out = build(SLICE, [x], start_indices=start, limit_indices=limit, strides=[1] * len(shape), loc=op.location)
             if any(new_low) or any(new_high) or any(interior):
-                out = emit_pad(out, op.operands[1], new_low, new_high, interior, op.result.type, op.location)
+                out = build(PAD, [out, op.operands[1]], low=new_low, high=new_high, interior=interior, loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -191,14 +178,14 @@ def slice_of_pad(op, rewriter):
         return NO_MATCH  # (the pad stays for its other users: a second, smaller pad would add an op)
     with rewriter.ip:
         if empty:
-            out = broadcast_scalar(pad.operands[1], op.result.type, op.location)
+            out = broadcast_scalar(pad.operands[1], shape_of(op.result), op.location)
         else:
             out = x
             if xs != [0] * len(xs) or xe != list(shape_of(x)) or any(s != 1 for s in strides):
-                out = emit_slice(x, xs, xe, strides, op.location)
+                out = build(SLICE, [x], start_indices=xs, limit_indices=xe, strides=strides, loc=op.location)
             if any(new_low) or any(new_high):
-                out = emit_pad(out, pad.operands[1], new_low, new_high, [0] * len(xs), op.result.type,
-                           op.location)
+                out = build(PAD, [out, pad.operands[1]], low=new_low, high=new_high, interior=[0] * len(xs),
+                            loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -232,16 +219,11 @@ def unary_of_pad(op, rewriter):
     pad = producer(op.operands[0], PAD)
     if pad is None or not has_one_use(pad.result):
         return NO_MATCH
-    element = element_type(op.result)
     x, v = pad.operands
     if not unary_keeps_bits(op, v):
         return NO_MATCH
-    attrs = {name: op.attributes[name] for name in op.attributes}
-    low, high, interior = paddings(pad)
     with rewriter.ip:
-        fx = emit(op.name, [x], tensor(shape_of(x), element), attrs, op.location)
-        fv = emit(op.name, [v], tensor([], element), attrs, op.location)
-        out = emit_pad(fx, fv, low, high, interior, op.result.type, op.location)
+        out = rebuild(pad, [rebuild(op, [x]), rebuild(op, [v])])
     rewriter.replace_op(op, [out])
 
 
@@ -313,17 +295,15 @@ def pads_of_windows(op, rewriter):
         return NO_MATCH
     first = min((pad for pad, _, _ in members), key=lambda p: sum(q.operation.is_before_in_block(p.operation)
                                                                      for q, _, _ in members))
-    full = [k + lo + hi for k, lo, hi in zip(n, big_low, big_high)]
     with ir.InsertionPoint(first.operation), op.location:
-        common = emit_pad(x, first.operands[1], big_low, big_high, [0] * len(n), tensor(full, element_type(x)),
-                          op.location)
+        common = build(PAD, [x, first.operands[1]], low=big_low, high=big_high, interior=[0] * len(n), loc=op.location)
     for (pad, _, _), (begin, end) in zip(members, windows):
         if (begin, end) == whole:
             rewriter.replace_op(pad, [common])
             continue
         with ir.InsertionPoint(pad.operation):
-            out = emit_slice(common, [b + lo for b, lo in zip(begin, big_low)], [e + lo for e, lo in zip(end, big_low)],
-                             [1] * len(n), pad.location)
+            out = build(SLICE, [common], start_indices=[b + lo for b, lo in zip(begin, big_low)],
+                        limit_indices=[e + lo for e, lo in zip(end, big_low)], strides=[1] * len(n), loc=pad.location)
         rewriter.replace_op(pad, [out])
 
 

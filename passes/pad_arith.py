@@ -28,25 +28,12 @@ import numpy as np
 from hloforge.frontend.context import ir, stablehlo
 from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
-    NO_MATCH, broadcast_scalar, constant, constant_value, dtype_of, element_type, emit, evaluate, finite_math,
-    has_one_use, ints, needs_operand, params_of, producer, shape_of, tensor)
-from hloforge.passes.pad import emit_pad, emit_slice, paddings, same_value, scalar_constant
+    NO_MATCH, broadcast_scalar, build, constant, constant_value, dtype_of, element_type, evaluate, finite_math,
+    has_one_use, ints, needs_operand, params_of, producer, rebuild, shape_of, tensor)
+from hloforge.passes.pad import PAD, SLICE, paddings, same_value, scalar_constant
 
-PAD = "stablehlo.pad"
-SLICE = "stablehlo.slice"
 CONCATENATE = "stablehlo.concatenate"
 BINARY_OPS = names("binary")
-
-
-def _concatenate(values, dim, loc):
-    shape = list(shape_of(values[0]))
-    shape[dim] = sum(shape_of(v)[dim] for v in values)
-    return emit(CONCATENATE, values, tensor(shape, element_type(values[0])),
-                {"dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)}, loc)
-
-
-def _dimension(op) -> int:
-    return ir.IntegerAttr(op.attributes["dimension"]).value
 
 
 def _single_use_pad(value):
@@ -236,8 +223,7 @@ def binary_of_shifted_pads(op, rewriter):
         return NO_MATCH
     (pa, pb), d = plan["pads"], plan["dim"]
     a, b, v, w = pa.operands[0], pb.operands[0], pa.operands[1], pb.operands[1]
-    (sa, sb), element, loc = plan["supports"], element_type(op.result), op.location
-    attrs = {name: op.attributes[name] for name in op.attributes}
+    (sa, sb), loc = plan["supports"], op.location
     block = list(shape_of(a))  # (the other dims: a's and b's, equal)
 
     def window(x, support, begin, end):
@@ -245,12 +231,12 @@ def binary_of_shifted_pads(op, rewriter):
         start[d], limit[d] = begin - support[0], end - support[0]
         if start[d] == 0 and limit[d] == shape_of(x)[d]:
             return x
-        return emit_slice(x, start, limit, [1] * len(block), loc)
+        return build(SLICE, [x], start_indices=start, limit_indices=limit, strides=[1] * len(block), loc=loc)
 
     def splat(value, begin, end):
         shape = list(block)
         shape[d] = end - begin
-        return broadcast_scalar(value, tensor(shape, element_type(value)), loc)
+        return broadcast_scalar(value, shape, loc)
 
     with rewriter.ip:
         fvw = None
@@ -259,7 +245,7 @@ def binary_of_shifted_pads(op, rewriter):
             shape = list(block)
             shape[d] = end - begin
             if kind == "c":
-                fvw = fvw or emit(op.name, [v, w], tensor([], element), attrs, loc)
+                fvw = fvw or rebuild(op, [v, w], loc=loc)
                 pieces.append(splat(fvw, begin, end))
             elif kind == "a=":
                 pieces.append(window(a, sa, begin, end))
@@ -268,17 +254,17 @@ def binary_of_shifted_pads(op, rewriter):
             else:
                 lhs = window(a, sa, begin, end) if kind in ("ab", "a") else splat(v, begin, end)
                 rhs = window(b, sb, begin, end) if kind in ("ab", "b") else splat(w, begin, end)
-                pieces.append(emit(op.name, [lhs, rhs], tensor(shape, element), attrs, loc))
+                pieces.append(rebuild(op, [lhs, rhs], loc=loc))
         if not pieces:
-            fvw = fvw or emit(op.name, [v, w], tensor([], element), attrs, loc)
-            rewriter.replace_op(op, [broadcast_scalar(fvw, op.result.type, loc)])
+            fvw = fvw or rebuild(op, [v, w], loc=loc)
+            rewriter.replace_op(op, [broadcast_scalar(fvw, shape_of(op.result), loc)])
             return None
-        out = pieces[0] if len(pieces) == 1 else _concatenate(pieces, d, loc)
+        out = pieces[0] if len(pieces) == 1 else build(CONCATENATE, pieces, dimension=d, loc=loc)
         low, high = list(plan["outer"][0]), list(plan["outer"][1])
         low[d], high[d] = plan["lead"], plan["trail"]
         if any(low) or any(high):
-            fvw = fvw or emit(op.name, [v, w], tensor([], element), attrs, loc)
-            out = emit_pad(out, fvw, low, high, [0] * len(low), op.result.type, loc)
+            fvw = fvw or rebuild(op, [v, w], loc=loc)
+            out = build(PAD, [out, fvw], low=low, high=high, interior=[0] * len(low), loc=loc)
     rewriter.replace_op(op, [out])
 
 
@@ -306,15 +292,14 @@ def binary_of_pad_and_splat(op, rewriter):
         x, v = pad.operands
         if _xla_folds(op.name, _splat_of(other)):
             continue
-        element, loc = element_type(op.result), op.location
-        attrs = {name: op.attributes[name] for name in op.attributes}
+        loc = op.location
         with rewriter.ip:
             if scalar is None:
                 scalar = constant(_splat_of(other), tensor([], element_type(other)), loc)
-            c = broadcast_scalar(scalar, tensor(shape_of(x), element_type(other)), loc)
-            core = emit(op.name, [x, c] if i == 0 else [c, x], tensor(shape_of(x), element), attrs, loc)
-            fv = emit(op.name, [v, scalar] if i == 0 else [scalar, v], tensor([], element), attrs, loc)
-            out = emit_pad(core, fv, *paddings(pad), op.result.type, loc)
+            c = broadcast_scalar(scalar, shape_of(x), loc)
+            core = rebuild(op, [x, c] if i == 0 else [c, x], loc=loc)
+            fv = rebuild(op, [v, scalar] if i == 0 else [scalar, v], loc=loc)
+            out = rebuild(pad, [core, fv], loc=loc)
         rewriter.replace_op(op, [out])
         return None
     return NO_MATCH
@@ -355,7 +340,7 @@ def _iota_axis(value):
             return None
         return dims[0], np.arange(n).astype(dtype_of(value))
     if op.name == "stablehlo.iota":
-        d = ir.IntegerAttr(op.attributes["iota_dimension"]).value
+        d = params_of(op)["dimension"]
         return d, np.arange(shape_of(value)[d]).astype(dtype_of(value))
     return None
 
@@ -500,10 +485,10 @@ def select_of_box(op, rewriter):
         return None
     loc = op.location
     with rewriter.ip:
-        update = emit_slice(inner, start, limit, [1] * len(start), loc)
+        update = build(SLICE, [inner], start_indices=start, limit_indices=limit, strides=[1] * len(start), loc=loc)
         i64 = ir.IntegerType.get_signless(64)
         offsets = [constant(np.int64(s), tensor([], i64), loc) for s in start]
-        out = emit("stablehlo.dynamic_update_slice", [outer, update, *offsets], op.result.type, None, loc)
+        out = build("stablehlo.dynamic_update_slice", [outer, update, *offsets], loc=loc)
     rewriter.replace_op(op, [out])
 
 
@@ -527,7 +512,7 @@ def _extends(prev, nxt, d) -> bool:
 
 def plan_adjacent_slices(op):
     """Runs [i, j) of concatenate operands that are adjacent slices of one tensor (pure), or a reason."""
-    d = _dimension(op)
+    d = params_of(op)["dimension"]
     slices = [producer(v, SLICE) for v in op.operands]
     runs, i = [], 0
     while i < len(slices):
@@ -553,7 +538,7 @@ def concatenate_of_adjacent_slices(op, rewriter):
     plan = plan_adjacent_slices(op)
     if isinstance(plan, str):
         return NO_MATCH
-    d, loc = _dimension(op), op.location
+    d, loc = params_of(op)["dimension"], op.location
     values = list(op.operands)
     with rewriter.ip:
         for i, j in reversed(plan):
@@ -563,8 +548,9 @@ def concatenate_of_adjacent_slices(op, rewriter):
             limit[d] = start[d] + (count - 1) * strides[d] + 1
             x = first.operands[0]
             whole = start == [0] * len(start) and limit == list(shape_of(x)) and all(s == 1 for s in strides)
-            values[i:j] = [x if whole else emit_slice(x, start, limit, strides, loc)]
-        out = values[0] if len(values) == 1 else _concatenate(values, d, loc)
+            values[i:j] = [x if whole else build(SLICE, [x], start_indices=start, limit_indices=limit,
+                                                 strides=strides, loc=loc)]
+        out = values[0] if len(values) == 1 else build(CONCATENATE, values, dimension=d, loc=loc)
     rewriter.replace_op(op, [out])
 
 
@@ -575,7 +561,7 @@ def plan_pad_of_concatenate(op):
     concat = producer(op.operands[0], CONCATENATE)
     if concat is None or not has_one_use(concat.result):
         return "the operand is not a concatenate with no other user"
-    d = _dimension(concat)
+    d = params_of(concat)["dimension"]
     low, high, interior = paddings(op)
     if interior[d]:
         return "interior padding along the concatenate's dim"
@@ -621,12 +607,11 @@ def pad_of_concatenate(op, rewriter):
             il, ih, ii = paddings(inner)
             (il if end == 0 else ih)[d] = 0
             x = inner.operands[0]
-            shape = [n + lo + hi + max(n - 1, 0) * it for n, lo, hi, it in zip(shape_of(x), il, ih, ii)]
-            values[index] = x if not any(il + ih + ii) else emit_pad(x, inner.operands[1], il, ih, ii,
-                                                                     tensor(shape, element_type(x)), loc)
+            values[index] = x if not any(il + ih + ii) else build(PAD, [x, inner.operands[1]], low=il, high=ih,
+                                                                  interior=ii, loc=loc)
             (low if end == 0 else high)[d] += edge
-        joined = values[0] if len(values) == 1 else _concatenate(values, d, loc)
-        out = emit_pad(joined, op.operands[1], low, high, interior, op.result.type, loc)
+        joined = values[0] if len(values) == 1 else build(CONCATENATE, values, dimension=d, loc=loc)
+        out = build(PAD, [joined, op.operands[1]], low=low, high=high, interior=interior, loc=loc)
     rewriter.replace_op(op, [out])
 
 
@@ -635,7 +620,7 @@ def plan_slice_of_concatenate(op):
     concat = producer(op.operands[0], CONCATENATE)
     if concat is None:
         return "the operand is not a concatenate"
-    d = _dimension(concat)
+    d = params_of(concat)["dimension"]
     start, limit, strides = _slice_params(op)
     if strides[d] != 1:
         return "stride along the concatenate's dim"
@@ -679,8 +664,8 @@ def slice_of_concatenate(op, rewriter):
             s, e = list(start), list(limit)
             s[d], e[d] = a, b
             whole = s == [0] * len(s) and e == list(shape_of(v)) and all(t == 1 for t in strides)
-            parts.append(v if whole else emit_slice(v, s, e, strides, loc))
-        out = parts[0] if len(parts) == 1 else _concatenate(parts, d, loc)
+            parts.append(v if whole else build(SLICE, [v], start_indices=s, limit_indices=e, strides=strides, loc=loc))
+        out = parts[0] if len(parts) == 1 else build(CONCATENATE, parts, dimension=d, loc=loc)
     rewriter.replace_op(op, [out])
 
 

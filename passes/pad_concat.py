@@ -13,18 +13,11 @@ import numpy as np
 
 from hloforge.frontend.context import ir
 from hloforge.passes._ir import (
-    NO_MATCH, broadcast_scalar, constant, dtype_of, element_type, emit, has_one_use, ints, producer, shape_of,
-    splat_value, tensor)
-from hloforge.passes.pad import emit_pad, emit_slice, paddings, same_value, scalar_constant
+    NO_MATCH, broadcast_scalar, build, constant, dtype_of, element_type, has_one_use, ints, params_of,
+    producer, shape_of, splat_value, tensor)
+from hloforge.passes.pad import PAD, SLICE, paddings, same_value, scalar_constant
 
-PAD = "stablehlo.pad"
-
-
-def emit_concatenate(values, dim, loc):
-    shape = list(shape_of(values[0]))
-    shape[dim] = sum(shape_of(v)[dim] for v in values)
-    return emit("stablehlo.concatenate", values, tensor(shape, element_type(values[0])),
-                {"dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)}, loc)
+CONCATENATE = "stablehlo.concatenate"
 
 
 def single_use_pad(value):
@@ -100,7 +93,7 @@ def concatenate_of_pads(op, rewriter):
     """
     if is_shape_computation(op.result):
         return NO_MATCH
-    d = ir.IntegerAttr(op.attributes["dimension"]).value
+    d = params_of(op)["dimension"]
     rank = len(shape_of(op.result))
     pads = [p for p in (single_use_pad(v) for v in op.operands) if p is not None and not paddings(p)[2][d]]
     if pads:
@@ -171,14 +164,14 @@ def concatenate_of_pads(op, rewriter):
         elif single is not None:
             _, src, start, stop = single
             low.insert(d, lead - start), high.insert(d, trail - (shape_of(src)[d] - stop)), interior.insert(d, 0)
-            out = emit_pad(src, v_op, low, high, interior, op.result.type, loc)
+            out = build(PAD, [src, v_op], low=low, high=high, interior=interior, loc=loc)
         else:
             block = list(shape_of(pads[0].operands[0]) if outer_padded else shape_of(op.result))
             pieces = [_materialize(s, d, v_op, block, loc) for s in merged]
-            out = pieces[0] if len(pieces) == 1 else emit_concatenate(pieces, d, loc)
+            out = pieces[0] if len(pieces) == 1 else build(CONCATENATE, pieces, dimension=d, loc=loc)
             low.insert(d, lead), high.insert(d, trail), interior.insert(d, 0)
             if any(low) or any(high) or any(interior):
-                out = emit_pad(out, v_op, low, high, interior, op.result.type, loc)
+                out = build(PAD, [out, v_op], low=low, high=high, interior=interior, loc=loc)
     rewriter.replace_op(op, [out])
 
 
@@ -219,14 +212,14 @@ def _materialize(s, d, v_op, block, loc):
     if s[0] == "v":
         shape = list(block)
         shape[d] = s[1]
-        return broadcast_scalar(v_op, tensor(shape, element_type(v_op)), loc)
+        return broadcast_scalar(v_op, shape, loc)
     _, src, start, stop = s
     n = list(shape_of(src))
     if start == 0 and stop == n[d]:
         return src
     begin, end = [0] * len(n), list(n)
     begin[d], end[d] = start, stop
-    return emit_slice(src, begin, end, [1] * len(begin), loc)
+    return build(SLICE, [src], start_indices=begin, limit_indices=end, strides=[1] * len(begin), loc=loc)
 
 
 def empty_concatenate_operands(op, rewriter):
@@ -246,8 +239,8 @@ def empty_concatenate_operands(op, rewriter):
                                                 op.result.type, op.location)
         else:
             kept = [v for v, n in zip(op.operands, sizes) if n]
-            d = ir.IntegerAttr(op.attributes["dimension"]).value
-            out = kept[0] if len(kept) == 1 else emit_concatenate(kept, d, op.location)
+            d = params_of(op)["dimension"]
+            out = kept[0] if len(kept) == 1 else build(CONCATENATE, kept, dimension=d, loc=op.location)
     rewriter.replace_op(op, [out])
     return None
 
@@ -257,11 +250,11 @@ def concatenate_of_concatenate(op, rewriter):
 
     Preconditions: the inner concatenate joins along the same dimension and has no other user.
     """
-    d = ir.IntegerAttr(op.attributes["dimension"]).value
+    d = params_of(op)["dimension"]
     flat, changed = [], False
     for o in op.operands:
         inner = producer(o, "stablehlo.concatenate")
-        if inner is not None and has_one_use(inner.result) and ir.IntegerAttr(inner.attributes["dimension"]).value == d:
+        if inner is not None and has_one_use(inner.result) and params_of(inner)["dimension"] == d:
             flat += list(inner.operands)
             changed = True
         else:
@@ -269,6 +262,6 @@ def concatenate_of_concatenate(op, rewriter):
     if not changed:
         return NO_MATCH
     with rewriter.ip:
-        out = emit_concatenate(flat, d, op.location)
+        out = build(CONCATENATE, flat, dimension=d, loc=op.location)
     rewriter.replace_op(op, [out])
 

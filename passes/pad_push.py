@@ -16,19 +16,16 @@ import math
 
 import numpy as np
 
-from hloforge.frontend.attributes import i64s
 from hloforge.frontend.context import stablehlo
 from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
-    NO_MATCH, broadcast_scalar, constant, dtype_of, element_type, emit, finite_math, has_one_use, ints,
-    needs_operand, producer, shape_of, tensor)
+    NO_MATCH, broadcast_scalar, build, constant, dtype_of, element_type, finite_math, has_one_use, ints,
+    needs_operand, producer, rebuild, shape_of, tensor)
 from hloforge.passes import pad_arith
-from hloforge.passes.pad import emit_pad, emit_slice, paddings, same_value, scalar_constant, unary_keeps_bits
+from hloforge.passes.pad import PAD, SLICE, paddings, same_value, scalar_constant, unary_keeps_bits
 from hloforge.passes.pad_concat import (
-    concatenate_of_concatenate, concatenate_of_pads, emit_concatenate as _concatenate, empty_concatenate_operands,
+    concatenate_of_concatenate, concatenate_of_pads, empty_concatenate_operands,
     single_use_pad as _single_use_pad)
-
-PAD = "stablehlo.pad"
 
 BINARY_OPS = names("binary")
 SUM_OPS = names("zero_identity")  # add, or, xor
@@ -70,13 +67,10 @@ def binary_of_pads(op, rewriter):
         return NO_MATCH
     if pa.result != pb.result and not (has_one_use(pa.result) and has_one_use(pb.result)):
         return NO_MATCH
-    element = element_type(op.result)
-    attrs = {name: op.attributes[name] for name in op.attributes}
     with rewriter.ip:
-        core = emit(op.name, [pa.operands[0], pb.operands[0]], tensor(shape_of(pa.operands[0]), element), attrs,
-                    op.location)
-        value = emit(op.name, [pa.operands[1], pb.operands[1]], tensor([], element), attrs, op.location)
-        out = emit_pad(core, value, *paddings(pa), op.result.type, op.location)
+        core = rebuild(op, [pa.operands[0], pb.operands[0]])
+        value = rebuild(op, [pa.operands[1], pb.operands[1]])
+        out = rebuild(pa, [core, value], loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -126,11 +120,11 @@ def sum_of_disjoint_pads(op, rewriter):
             parts.append(constant(np.zeros((), dtype_of(op.result)), tensor(shape, element_type(op.result)),
                                   op.location))
         parts.append(p2.operands[0])
-        out = _concatenate(parts, d, op.location)
+        out = build("stablehlo.concatenate", parts, dimension=d, loc=op.location)
         low = [s[0] for s in s1]
         high = [n - (s[1] if i != d else s2[d][1]) for i, (n, s) in enumerate(zip(full, s1))]
         if any(low) or any(high):
-            out = emit_pad(out, p1.operands[1], low, high, [0] * len(full), op.result.type, op.location)
+            out = build(PAD, [out, p1.operands[1]], low=low, high=high, interior=[0] * len(full), loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -158,7 +152,7 @@ def product_of_pads(op, rewriter):
     with rewriter.ip:
         if any(b <= a for a, b in both):
             zero = constant(np.zeros((), dtype_of(op.result)), tensor([], element_type(op.result)), op.location)
-            rewriter.replace_op(op, [broadcast_scalar(zero, op.result.type, op.location)])
+            rewriter.replace_op(op, [broadcast_scalar(zero, shape_of(op.result), op.location)])
             return None
         parts = []
         for p, s in zip(pads, supports):
@@ -166,10 +160,11 @@ def product_of_pads(op, rewriter):
             limit = [b - lo for (_, b), (lo, _) in zip(both, s)]
             x = p.operands[0]
             parts.append(x if start == [0] * len(start) and limit == list(shape_of(x)) else
-                         emit_slice(x, start, limit, [1] * len(start), op.location))
-        core = emit(op.name, parts, tensor([b - a for a, b in both], element_type(op.result)), None, op.location)
-        out = emit_pad(core, pads[0].operands[1], [a for a, _ in both], [n - b for n, (_, b) in zip(full, both)],
-                   [0] * len(full), op.result.type, op.location)
+                         build(SLICE, [x], start_indices=start, limit_indices=limit, strides=[1] * len(start),
+                               loc=op.location))
+        core = rebuild(op, parts)
+        out = build(PAD, [core, pads[0].operands[1]], low=[a for a, _ in both],
+                    high=[n - b for n, (_, b) in zip(full, both)], interior=[0] * len(full), loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -204,24 +199,23 @@ def sum_of_interleaved_pads(op, rewriter):
     a, b = pads[0].operands[0], pads[1].operands[0]
     if lb[d] != la[d] + 1 or shape_of(a) != shape_of(b) or shape_of(a)[d] == 0:
         return NO_MATCH
-    n, element = list(shape_of(a)), element_type(a)
+    n = list(shape_of(a))
     pair = n[:d + 1] + [2] + n[d + 1:]
     with rewriter.ip:
         if a == b:
             dims = [i if i <= d else i + 1 for i in range(len(n))]
-            both = emit("stablehlo.broadcast_in_dim", [a], tensor(pair, element), {"broadcast_dimensions": i64s(dims)},
-                        add.location)
+            both = build("stablehlo.broadcast_in_dim", [a], shape=pair, broadcast_dimensions=dims, loc=add.location)
         else:
             unit = n[:d + 1] + [1] + n[d + 1:]
-            parts = [emit("stablehlo.reshape", [x], tensor(unit, element), None, add.location) for x in (a, b)]
-            both = _concatenate(parts, d + 1, add.location)
+            parts = [build("stablehlo.reshape", [x], shape=unit, loc=add.location) for x in (a, b)]
+            both = build("stablehlo.concatenate", parts, dimension=d + 1, loc=add.location)
         core = list(n)
         core[d] *= 2
-        out = emit("stablehlo.reshape", [both], tensor(core, element), None, add.location)
+        out = build("stablehlo.reshape", [both], shape=core, loc=add.location)
         low, high, interior = list(la), list(ha), list(ia)
         high[d], interior[d] = hb[d], 0
         if any(low) or any(high) or any(interior):
-            out = emit_pad(out, pads[0].operands[1], low, high, interior, add.result.type, add.location)
+            out = build(PAD, [out, pads[0].operands[1]], low=low, high=high, interior=interior, loc=add.location)
     rewriter.replace_op(add, [out])
 
 
@@ -238,13 +232,10 @@ def transpose_of_pad(op, rewriter):
         return NO_MATCH
     perm = ints(op, "permutation")
     low, high, interior = paddings(pad)
-    x = pad.operands[0]
-    n = shape_of(x)
     with rewriter.ip:
-        t = emit("stablehlo.transpose", [x], tensor([n[p] for p in perm], element_type(x)),
-                 {"permutation": i64s(perm)}, op.location)
-        out = emit_pad(t, pad.operands[1], [low[p] for p in perm], [high[p] for p in perm], [interior[p] for p in perm],
-                   op.result.type, op.location)
+        t = build("stablehlo.transpose", [pad.operands[0]], permutation=perm, loc=op.location)
+        out = build(PAD, [t, pad.operands[1]], low=[low[p] for p in perm], high=[high[p] for p in perm],
+                    interior=[interior[p] for p in perm], loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -290,8 +281,8 @@ def reshape_of_pad(op, rewriter):
         shape[j] = shape_of(x)[i]
         new_low[j], new_high[j], new_interior[j] = low[i], high[i], interior[i]
     with rewriter.ip:
-        r = emit("stablehlo.reshape", [x], tensor(shape, element_type(x)), None, op.location)
-        out = emit_pad(r, pad.operands[1], new_low, new_high, new_interior, op.result.type, op.location)
+        r = build("stablehlo.reshape", [x], shape=shape, loc=op.location)
+        out = build(PAD, [r, pad.operands[1]], low=new_low, high=new_high, interior=new_interior, loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -318,9 +309,8 @@ def broadcast_of_pad(op, rewriter):
         shape[dims[i]] = shape_of(x)[i]
         new_low[dims[i]], new_high[dims[i]], new_interior[dims[i]] = low[i], high[i], interior[i]
     with rewriter.ip:
-        b = emit("stablehlo.broadcast_in_dim", [x], tensor(shape, element_type(x)),
-                 {"broadcast_dimensions": i64s(dims)}, op.location)
-        out = emit_pad(b, pad.operands[1], new_low, new_high, new_interior, op.result.type, op.location)
+        b = build("stablehlo.broadcast_in_dim", [x], shape=shape, broadcast_dimensions=dims, loc=op.location)
+        out = build(PAD, [b, pad.operands[1]], low=new_low, high=new_high, interior=new_interior, loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -346,8 +336,8 @@ def slice_of_interior_pad(op, rewriter):
     if any(st != 1 for st in strides) or any(s > lo or l < lo + c for s, l, lo, c in zip(start, limit, low, core)):
         return NO_MATCH
     with rewriter.ip:
-        out = emit_pad(pad.operands[0], pad.operands[1], [lo - s for lo, s in zip(low, start)],
-                   [hi - (f - l) for hi, f, l in zip(high, full, limit)], interior, op.result.type, op.location)
+        out = build(PAD, [pad.operands[0], pad.operands[1]], low=[lo - s for lo, s in zip(low, start)],
+                    high=[hi - (f - l) for hi, f, l in zip(high, full, limit)], interior=interior, loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -368,8 +358,8 @@ def pad_of_interior_pad(op, rewriter):
     if not same_value(inner.operands[1], op.operands[1]):
         return NO_MATCH
     with rewriter.ip:
-        out = emit_pad(inner.operands[0], op.operands[1], [a + b for a, b in zip(l1, l2)],
-                   [a + b for a, b in zip(h1, h2)], i1, op.result.type, op.location)
+        out = build(PAD, [inner.operands[0], op.operands[1]], low=[a + b for a, b in zip(l1, l2)],
+                    high=[a + b for a, b in zip(h1, h2)], interior=i1, loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -399,12 +389,11 @@ def slice_of_elementwise(op, rewriter):
     sizes = [math.prod(shape_of(g[0].result)) for g in groups.values()]
     if max(sizes) >= math.prod(shape) or sum(sizes) > math.prod(shape):
         return NO_MATCH
-    attrs = {name: op.attributes[name] for name in op.attributes}
-    element = element_type(op.result)
     for (start, limit, strides), group in groups.items():
         with rewriter.ip:
-            parts = [emit_slice(v, list(start), list(limit), list(strides), op.location) for v in op.operands]
-            out = emit(op.name, parts, tensor(shape_of(group[0].result), element), attrs, op.location)
+            parts = [build(SLICE, [v], start_indices=start, limit_indices=limit, strides=strides, loc=op.location)
+                     for v in op.operands]
+            out = rebuild(op, parts)
         for u in group:
             rewriter.replace_op(u, [out])
     rewriter.erase_op(op)
@@ -425,7 +414,8 @@ def slice_of_slice(op, rewriter):
     strides = [a * b for a, b in zip(strides1, strides2)]
     limit = [b + (n - 1) * s + 1 if n else b for b, n, s in zip(start, sizes, strides)]
     with rewriter.ip:
-        out = emit_slice(inner.operands[0], start, limit, strides, op.location)
+        out = build(SLICE, [inner.operands[0]], start_indices=start, limit_indices=limit, strides=strides,
+                    loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -442,13 +432,11 @@ def unary_of_shared_pad(op, rewriter):
         return NO_MATCH
     if not all(unary_keeps_bits(u.owner, pad.operands[1]) for u in pad.result.uses):
         return NO_MATCH
-    element = element_type(op.result)
     x, v = pad.operands
-    attrs = {name: op.attributes[name] for name in op.attributes}
     with rewriter.ip:
-        fx = emit(op.name, [x], tensor(shape_of(x), element), attrs, op.location)
-        fv = emit(op.name, [v], tensor([], element), attrs, op.location)
-        out = emit_pad(fx, fv, *paddings(pad), op.result.type, op.location)
+        fx = rebuild(op, [x])
+        fv = rebuild(op, [v])
+        out = rebuild(pad, [fx, fv], loc=op.location)
     rewriter.replace_op(op, [out])
 
 
@@ -491,11 +479,10 @@ def _absorbing_pad(op, rewriter, sides):
             continue
         x = pad.operands[0]
         with rewriter.ip:
-            window = emit_slice(other, [a for a, _ in support], [b for _, b in support], [1] * len(support),
-                                op.location)
-            core = emit(op.name, [x, window] if i == 0 else [window, x], tensor(shape_of(x), element_type(op.result)),
-                        None, op.location)
-            out = emit_pad(core, pad.operands[1], *paddings(pad), op.result.type, op.location)
+            window = build(SLICE, [other], start_indices=[a for a, _ in support],
+                           limit_indices=[b for _, b in support], strides=[1] * len(support), loc=op.location)
+            core = rebuild(op, [x, window] if i == 0 else [window, x])
+            out = rebuild(pad, [core, pad.operands[1]], loc=op.location)
         rewriter.replace_op(op, [out])
         return None
     return NO_MATCH

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 
-from hloforge.frontend.context import i64_array, stablehlo
-from hloforge.passes._ir import NO_MATCH, cost_model, dtype_of, element_type, emit, ints, shape_of
+from hloforge.frontend.context import stablehlo
+from hloforge.passes._ir import NO_MATCH, build, cost_model, dtype_of, ints, shape_of
 from hloforge.passes.fft import fft_type
 from hloforge.passes.spectral_dft import (
     MAX_MATRIX, Chain, fft_axes, flops, forward_matrix, inverse_matrix, mark_partial_dfts)
@@ -104,7 +104,7 @@ def truncated_forward_fft(op, rewriter):
             n = lengths[axes.index(a)]
             matrix = forward_matrix(chain.paired, tuple(positions[a]), tuple(kept[a]), n, chain.dtype)
             chain.contract(a, matrix, True, i == len(plan) - 1)
-        spectrum = chain.finish(element_type(op.result))
+        spectrum = chain.finish()
         if users is None:
             rewriter.replace_op(op, [spectrum])
             return None
@@ -113,9 +113,8 @@ def truncated_forward_fft(op, rewriter):
             if start == [0] * len(compact) and limit == compact and strides == [1] * len(compact):
                 out = spectrum
             else:
-                out = emit("stablehlo.slice", [spectrum], u.result.type,
-                           {"start_indices": i64_array(start), "limit_indices": i64_array(limit),
-                            "strides": i64_array(strides)}, u.location)
+                out = build("stablehlo.slice", [spectrum], start_indices=start, limit_indices=limit, strides=strides,
+                            loc=u.location)
             rewriter.replace_op(u, [out])
     rewriter.erase_op(op)
 
@@ -163,7 +162,7 @@ def truncated_inverse_fft(op, rewriter):
         for i, (a, _, n, out_pair) in enumerate(plan):
             matrix = inverse_matrix(out_pair, tuple(s.positions[a]), n, chain.dtype)
             chain.contract(a, matrix, out_pair, i == len(plan) - 1)
-        out = chain.finish(element_type(op.result) if kind == "IFFT" else None)
+        out = chain.finish()
     rewriter.replace_op(op, [out])
 
 

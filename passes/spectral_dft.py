@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 
-from hloforge.frontend.context import i64_array, ir
-from hloforge.passes._ir import constant, dot_general, element_type, emit, ints, shape_of, tensor
+from hloforge.frontend.context import ir
+from hloforge.passes._ir import build, constant, dot_general, element_type, ints, shape_of, tensor
 from hloforge.target import PARTIAL_DFT_ATTR
 
 MAX_MATRIX = 1 << 22  # largest DFT matrix (elements) a pattern materializes
@@ -52,10 +52,10 @@ _MATRICES: dict = {}  # (the DFT matrices of the last pipeline runs: an FNO's la
 _CACHED_MATRIX = 1 << 16  # largest matrix (elements) kept
 
 
-def _cached(key, build):
+def _cached(key, compute):
     matrix = _MATRICES.get(key)
     if matrix is None:
-        matrix = build()
+        matrix = compute()
         if matrix.size <= _CACHED_MATRIX:
             if len(_MATRICES) >= 256:
                 _MATRICES.clear()
@@ -73,13 +73,13 @@ def forward_matrix(paired: bool, rows: tuple, cols: tuple, n: int, dtype) -> np.
 def inverse_matrix(out_pair: bool, modes: tuple, n: int, dtype) -> np.ndarray:
     """The inverse partial DFT over one axis, from ``modes`` onto all n positions; ``out_pair``
     False is IRFFT's last axis, where bins 1 .. ceil(n/2)-1 stand for two conjugate bins."""
-    def build():
+    def compute():
         theta = angles(modes, range(n), n, 1)
         if out_pair:
             return pair_to_pair(theta, 1.0 / n).astype(dtype)
         w = np.where((np.asarray(modes) == 0) | (2 * np.asarray(modes) == n), 1.0, 2.0)
         return pair_to_real(theta, w[:, None] / n).astype(dtype)
-    return _cached(("inverse", out_pair, modes, n, dtype), build)
+    return _cached(("inverse", out_pair, modes, n, dtype), compute)
 
 
 
@@ -108,12 +108,8 @@ class Chain:
         """``matrix``: [k, n(, q)] for a real input, [p, k, n(, q)] for a complex one (p, q: re/im)."""
         pos = self.order.index(axis)
         if self.state == "complex":  # [re | im] along the contracted axis
-            parts = [emit(name, [self.value], tensor(self.shape, self.real), None, self.loc)
-                     for name in ("stablehlo.real", "stablehlo.imag")]
-            doubled = list(self.shape)
-            doubled[pos] *= 2
-            self.value = emit("stablehlo.concatenate", parts, tensor(doubled, self.real), {"dimension": i64(pos)},
-                              self.loc)
+            parts = [build(name, [self.value], loc=self.loc) for name in ("stablehlo.real", "stablehlo.imag")]
+            self.value = build("stablehlo.concatenate", parts, dimension=pos, loc=self.loc)
             matrix = matrix.reshape((-1,) + matrix.shape[2:])
             lhs, rhs, rest = [pos], [0], [d for i, d in enumerate(self.shape) if i != pos]
         elif self.state == "pair":
@@ -131,11 +127,11 @@ class Chain:
         else:
             shape, self.state = rest + [n_out], "real"
         m = constant(np.ascontiguousarray(matrix), tensor(matrix.shape, self.real), self.loc)
-        self.value = dot_general(self.value, m, lhs, rhs, tensor(shape, self.real), self.loc)
+        self.value = dot_general(self.value, m, lhs, rhs, self.loc)
         self.shape = shape
         self.order = self.order[:pos] + self.order[pos + 1:] + [axis]
 
-    def finish(self, complex_type):
+    def finish(self):
         """The result in the original axis order: complex (from the split output) or real."""
         out = self.value
         if self.state == "split":
@@ -143,16 +139,13 @@ class Chain:
             base = self.shape[:-1] + [n]
             parts = []
             for q in (0, 1):
-                attrs = {"start_indices": i64_array([0] * (len(base) - 1) + [q * n]),
-                         "limit_indices": i64_array(base[:-1] + [(q + 1) * n]), "strides": i64_array([1] * len(base))}
-                parts.append(emit("stablehlo.slice", [out], tensor(base, self.real), attrs, self.loc))
-            out = emit("stablehlo.complex", parts, tensor(base, complex_type), None, self.loc)
+                parts.append(build("stablehlo.slice", [out], start_indices=[0] * (len(base) - 1) + [q * n],
+                                   limit_indices=base[:-1] + [(q + 1) * n], strides=[1] * len(base), loc=self.loc))
+            out = build("stablehlo.complex", parts, loc=self.loc)
             self.shape = base
         perm = [self.order.index(a) for a in range(len(self.order))]
         if perm != list(range(len(perm))):
-            shape = [self.shape[p] for p in perm]
-            out = emit("stablehlo.transpose", [out], tensor(shape, element_type(out)),
-                       {"permutation": i64_array(perm)}, self.loc)
+            out = build("stablehlo.transpose", [out], permutation=perm, loc=self.loc)
         return out
 
 
@@ -166,10 +159,6 @@ def mark_partial_dfts(op) -> None:
 
 def real_of(complex_element):
     return complex_element.element_type  # ir.ComplexType
-
-
-def i64(v):
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
 
 
 def flops(shape, pairs_in: bool, axes_plan) -> int:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from hloforge.frontend.attributes import read_dot_dimensions
-from hloforge.frontend.context import i64_array, ir
+from hloforge.frontend.context import ir
 from hloforge.passes._ir import (
-    NO_MATCH, constant, constant_value, dtype_of, element_type, emit, has_one_use, shape_of, tensor)
+    NO_MATCH, build, constant, constant_value, dtype_of, element_type, has_one_use, params_of, rebuild,
+    shape_of, tensor)
 from hloforge.passes.fft import fft_type
-from hloforge.passes.spectral_dft import MAX_MATRIX, angles, fft_axes, i64, pair_to_pair, real_of
+from hloforge.passes.spectral_dft import MAX_MATRIX, angles, fft_axes, pair_to_pair
 
 FFT = "stablehlo.fft"
 
@@ -25,7 +26,7 @@ def _split_into_dot(op, axis):
     cat = next(iter(users[0].result.uses)).owner
     re, im = sorted(users, key=lambda u: u.name != "stablehlo.real")
     if (cat.name != "stablehlo.concatenate" or list(cat.operands) != [re.result, im.result]
-            or ir.IntegerAttr(cat.attributes["dimension"]).value != axis or not has_one_use(cat.result)):
+            or params_of(cat)["dimension"] != axis or not has_one_use(cat.result)):
         return None, None
     dot = next(iter(cat.result.uses)).owner
     if dot.name != "stablehlo.dot_general" or dot.operands[0] != cat.result:
@@ -84,18 +85,13 @@ def partial_dft_of_fft(op, rewriter):
         if len(axes) > 1:
             rest = list(shape_of(op.result))
             rest[a] = n
-            x = emit(FFT, [x], tensor(rest, element_type(op.result)),
-                     {"fft_type": op.attributes["fft_type"], "fft_length": i64_array(lengths[1:])}, op.location)
+            x = rebuild(op, [x], fft_length=lengths[1:])
         if kind != "RFFT" or len(axes) > 1:
-            real = real_of(element_type(x))
-            parts = [emit(name, [x], tensor(shape_of(x), real), None, loc) for name in ("stablehlo.real", "stablehlo.imag")]
-            doubled = list(shape_of(x))
-            doubled[a] *= 2
-            x = emit("stablehlo.concatenate", parts, tensor(doubled, real), {"dimension": i64(a)}, loc)
+            parts = [build(name, [x], loc=loc) for name in ("stablehlo.real", "stablehlo.imag")]
+            x = build("stablehlo.concatenate", parts, dimension=a, loc=loc)
         m = constant(fused.astype(dtype_of(dot.operands[1])), tensor(fused.shape, ir.RankedTensorType(rhs_type).element_type),
                      loc)
-        attrs = {name: dot.attributes[name] for name in dot.attributes}
-        out = emit("stablehlo.dot_general", [x, m], dot.result.type, attrs, loc)
+        out = rebuild(dot, [x, m], loc=loc)
     rewriter.replace_op(dot, [out])
 
 
@@ -146,18 +142,11 @@ def partial_dft_of_fft_across(op, rewriter):
             m1_type = tensor((half,) + m1.shape[1:], element_type(dot1.operands[1]))
             rhs1 = constant(np.ascontiguousarray(m1[:half]), m1_type, loc)
         else:
-            real = real_of(element_type(x))
-            parts = [emit(name, [x], tensor(shape_of(x), real), None, loc) for name in ("stablehlo.real", "stablehlo.imag")]
-            doubled = list(shape_of(x))
-            doubled[b] *= 2
-            x = emit("stablehlo.concatenate", parts, tensor(doubled, real), {"dimension": i64(b)}, loc)
+            parts = [build(name, [x], loc=loc) for name in ("stablehlo.real", "stablehlo.imag")]
+            x = build("stablehlo.concatenate", parts, dimension=b, loc=loc)
             rhs1 = dot1.operands[1]
-        free = [n_ if i != a else n for i, n_ in enumerate(shape_of(op.result)) if i != b]
-        attrs1 = {name: dot1.attributes[name] for name in dot1.attributes}
-        y = emit("stablehlo.dot_general", [x, rhs1], tensor(free + list(m1.shape[1:]), element_type(dot1.result)),
-                 attrs1, dot1.location)
+        y = rebuild(dot1, [x, rhs1])
         rhs2 = constant(fused.astype(dtype_of(dot2.operands[1])), tensor(fused.shape, element_type(dot2.operands[1])),
                         loc)
-        attrs2 = {name: dot2.attributes[name] for name in dot2.attributes}
-        out = emit("stablehlo.dot_general", [y, rhs2], dot2.result.type, attrs2, loc)
+        out = rebuild(dot2, [y, rhs2], loc=loc)
     rewriter.replace_op(dot2, [out])

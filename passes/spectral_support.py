@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from hloforge.frontend.context import ir, stablehlo
+from hloforge.frontend.context import stablehlo
 from hloforge.frontend.ops.slicing import scatter_body_name
 from hloforge.passes._ir import (
-    constant, constant_value, dtype_of, element_type, emit, ints, is_zero, producer, shape_of, tensor)
-from hloforge.passes.pad import scalar_constant
-from hloforge.passes.spectral_dft import i64
+    build, constant, constant_value, dtype_of, element_type, is_zero, params_of, producer, shape_of, tensor)
+from hloforge.passes.pad import paddings, scalar_constant
 
 
 class Support:
     """A value that is zero outside ``positions[axis]`` on the transformed axes, and the op tree
     building its nonzero part (``build(loc)``: the compact value, len(positions[axis]) long)."""
 
-    def __init__(self, positions, build):
-        self.positions, self.build = positions, build
+    def __init__(self, positions, builder):
+        self.positions, self.build = positions, builder
 
 
 ZERO = Support(None, None)
@@ -51,7 +50,7 @@ def _pad_support(pad, axes):
     v = scalar_constant(pad.operands[1])
     if v is None or v != 0:
         return None
-    low, high, interior = ints(pad, "edge_padding_low"), ints(pad, "edge_padding_high"), ints(pad, "interior_padding")
+    low, high, interior = paddings(pad)
     for d, (lo, hi, it) in enumerate(zip(low, high, interior)):
         if d not in axes and (lo or hi or it):
             return None
@@ -65,7 +64,7 @@ def _pad_support(pad, axes):
 
 
 def _concat_support(cat, axes):
-    d = ir.IntegerAttr(cat.attributes["dimension"]).value
+    d = params_of(cat)["dimension"]
     if d not in axes:
         return None
     parts, offset, positions = [], 0, []
@@ -83,15 +82,11 @@ def _concat_support(cat, axes):
     if not parts:
         return ZERO
     if len(parts) == 1:
-        build = parts[0].build
+        join = parts[0].build
     else:
-        def build(loc, parts=parts):
-            values = [p.build(loc) for p in parts]
-            shape = list(shape_of(values[0]))
-            shape[d] = sum(shape_of(v)[d] for v in values)
-            return emit("stablehlo.concatenate", values, tensor(shape, element_type(values[0])),
-                        {"dimension": i64(d)}, loc)
-    return Support({**others, d: positions}, build)
+        def join(loc, parts=parts):
+            return build("stablehlo.concatenate", [p.build(loc) for p in parts], dimension=d, loc=loc)
+    return Support({**others, d: positions}, join)
 
 
 def _set_window(op):
@@ -136,7 +131,7 @@ def _scatter_support(op, axes):
                  for a in axes}
     compact = tensor([len(positions[a]) if a in axes else n for a, n in enumerate(shape)], element)
 
-    def build(loc):
+    def scatter_into_zeros(loc):
         out = constant(np.zeros((), dtype_of(op.result)), compact, loc)
         for s, start in chain:
             moved = [positions[a].index(b) if a in axes else b for a, b in enumerate(start)]
@@ -148,4 +143,4 @@ def _scatter_support(op, axes):
             copy.results[0].set_type(compact)
             out = copy.results[0]
         return out
-    return Support(positions, build)
+    return Support(positions, scatter_into_zeros)
