@@ -12,32 +12,11 @@ from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy._base import astype, broadcast_to, splat
 from hloforge.frontend.random._eager import bound_array, eager, float32_array
 from hloforge.frontend.random._keys import key_operand, no_sharding, raw_bits, shape_tuple, split2
-from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
+from hloforge.frontend.tracing import Tensor, as_tensor
 
 F32 = np.dtype(np.float32)
 I32 = np.dtype(np.int32)
 FLOATS = (np.dtype(np.float16), dtypes.bfloat16, F32, np.dtype(np.float64))
-
-
-# ---------------------------------------------------------------- CHLO ops jax emits here
-
-def _chlo(name: str, operands, dtype=None) -> Tensor:
-    """One CHLO op with the first operand's shape (jax lowers erf_inv and nextafter to these;
-    XLA expands them, so emitting the same op is what keeps the samplers bit-equal)."""
-    b = current_builder(name)
-    x = operands[0]
-    op = b.emit(name, operands, [(x.shape, dtype or x.dtype)])
-    return Tensor(op.result, x.shape, dtype or x.dtype, b)
-
-
-def erf_inv(x: Tensor) -> Tensor:
-    """Inverse error function of a float Tensor; emits ``chlo.erf_inv``."""
-    return _chlo("chlo.erf_inv", [x])
-
-
-def next_after(x: Tensor, toward: Tensor) -> Tensor:
-    """The next representable float after ``x`` toward ``toward``; emits ``chlo.next_after``."""
-    return _chlo("chlo.next_after", [x, toward])
 
 
 # ---------------------------------------------------------------- argument handling
@@ -147,7 +126,7 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0, *, out_sharding=N
 def normal_real(key: Tensor, shape, dtype) -> Tensor:
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
     u = uniform_impl(key, shape, dtype, as_tensor(np.asarray(lo, dtype)), as_tensor(np.array(1.0, dtype)))
-    return ops.multiply(splat(np.sqrt(2), dtype, shape), erf_inv(u))
+    return ops.multiply(splat(np.sqrt(2), dtype, shape), ops.erf_inv(u))
 
 
 @eager(static=("shape", "dtype"))
@@ -219,9 +198,9 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=
     a = ops.erf(ops.divide(lower, splat(sqrt2, dtype, lower.shape)))
     b = ops.erf(ops.divide(upper, splat(sqrt2, dtype, upper.shape)))
     u = uniform_impl(key, shape, dtype, a, b)
-    out = ops.multiply(splat(sqrt2, dtype, shape), erf_inv(u))
-    lo = next_after(lower, splat(np.inf, dtype, lower.shape))
-    hi = next_after(upper, splat(-np.inf, dtype, upper.shape))
+    out = ops.multiply(splat(sqrt2, dtype, shape), ops.erf_inv(u))
+    lo = ops.next_after(lower, splat(np.inf, dtype, lower.shape))
+    hi = ops.next_after(upper, splat(-np.inf, dtype, upper.shape))
     return ops.minimum(broadcast_to(hi, shape), ops.maximum(broadcast_to(lo, shape), out))
 
 
