@@ -30,9 +30,11 @@ LAYERS = (
     ("passes", ("hloforge.passes",)),
     ("runtime", ("hloforge.runtime",)),
     ("jit", ("hloforge.frontend.jit", "hloforge.frontend.first_call")),
-    # (lax, numpy, ad and batching still import each other: #28 item 4 moves asarray & co below them)
+    # (lax, ad and batching still import each other: lax's control flow and collectives carry their
+    # AD and batching rules, and those rules build lax's loops)
     ("transformations", ("hloforge.frontend.ad", "hloforge.frontend.batching", "hloforge.frontend.lax",
-                         "hloforge.frontend.numpy", "hloforge.frontend.callbacks")),
+                         "hloforge.frontend.callbacks")),
+    ("numpy", ("hloforge.frontend.numpy",)),  # (written with lax and ops; lax uses jax's scalar dtypes)
     ("libraries", ("hloforge.frontend.nn", "hloforge.frontend.random", "hloforge.frontend.debug",
                    "hloforge.frontend.api_extras", "hloforge.frontend.from_jax", "hloforge.frontend.to_jax")),
     ("public", ("hloforge",)),

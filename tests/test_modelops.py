@@ -264,6 +264,17 @@ def test_special_functions_match_jax():
         np.testing.assert_allclose(np.asarray(g[1]), np.asarray(w[1]), rtol=1e-9)
 
 
+@pytest.mark.parametrize("name, args", [("igamma", (2.0, 1.0)), ("igammac", (2.0, 1.0)), ("lgamma", (0.5,)),
+                                        ("digamma", (0.5,)), ("erf_inv", (0.5,))])
+def test_special_functions_of_python_scalars_take_jax_lax_dtypes(name, args):
+    got = hf.jit(lambda: getattr(hf.lax, name)(*args))()  # (constants in the program, as jax.jit's)
+    want = jax.jit(lambda: getattr(lax, name)(*args))()
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-6)
+    a = hf.jit(lambda x: hf.lax.igamma(x, 1.5))(np.ones((2, 1), np.float64))  # (a scalar takes the array's dtype)
+    assert a.dtype == np.float64 and a.shape == (2, 1)
+
+
 def test_dot_general_and_batch_matmul_match_jax():
     a, b = random((2, 3, 4), F32, 13), random((2, 4, 5), F32, 14)
     c = random((3, 2, 4), F32, 15)

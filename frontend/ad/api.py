@@ -299,10 +299,15 @@ def jvp(fn, primals, tangents, has_aux=False):
 
 def _stack_rows(rows, out_shape, in_shape):
     """Rows (one per output element, each of in_shape) -> a Tensor of out_shape + in_shape."""
-    from hloforge.frontend import numpy as hnp
     if not rows:
         return full(0, tuple(out_shape) + tuple(in_shape), np.float32)
-    return hnp.reshape(hnp.stack(rows), tuple(out_shape) + tuple(in_shape))
+    return ops.reshape(_stacked(rows, 0), tuple(out_shape) + tuple(in_shape))
+
+
+def _stacked(parts, axis: int):
+    """Tensors of one shape and dtype stacked along a new ``axis`` (0, or -1 for the last)."""
+    at = 0 if axis == 0 else parts[0].ndim
+    return ops.concatenate([ops.reshape(p, p.shape[:at] + (1,) + p.shape[at:]) for p in parts], at)
 
 
 def jacrev(fn, argnums=0, has_aux=False, holomorphic=False):
@@ -362,7 +367,6 @@ def jacfwd(fn, argnums=0, has_aux=False, holomorphic=False):
                 tans = core.forward(tape, {x.value: ops.constant(basis.reshape(x.shape))})
                 for i, o in enumerate(outs):
                     cols[i][k].append(_or_zeros(tans.get(o.value), o))
-        from hloforge.frontend import numpy as hnp
         per_out = []
         for i, o in enumerate(outs):
             jac = []
@@ -370,8 +374,8 @@ def jacfwd(fn, argnums=0, has_aux=False, holomorphic=False):
                 if not cols[i][k]:
                     jac.append(full(0, o.shape + x.shape, o.dtype))
                     continue
-                stacked = hnp.stack(cols[i][k], axis=-1)  # o.shape + (x.size,)
-                jac.append(hnp.reshape(stacked, o.shape + x.shape))
+                stacked = _stacked(cols[i][k], -1)  # o.shape + (x.size,)
+                jac.append(ops.reshape(stacked, o.shape + x.shape))
             j_tree = tree_util.tree_unflatten(in_tree, jac)
             per_out.append(j_tree[0] if isinstance(spec, int) else j_tree)
         result = tree_util.tree_unflatten(out_tree, per_out)

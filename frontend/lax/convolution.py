@@ -10,7 +10,7 @@ from typing import NamedTuple, Union
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.numpy._base import asarray
+from hloforge.frontend.lax._common import lax_operand
 from hloforge.frontend.ops._common import int_tuple
 from hloforge.frontend.ops.convolution import ConvDimensions
 
@@ -126,7 +126,8 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
     if out_sharding is not None:
         raise ValueError(f"hloforge.lax.conv_general_dilated: out_sharding={out_sharding!r} is not supported here; "
                          "pass None")
-    lhs, rhs = asarray(lhs), asarray(rhs)
+    lhs = lax_operand(lhs, "hloforge.lax.conv_general_dilated lhs")
+    rhs = lax_operand(rhs, "hloforge.lax.conv_general_dilated rhs")
     dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
     n = lhs.ndim - 2
     window_strides = _ints("window_strides", window_strides, n)
@@ -240,7 +241,7 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
 
     Defaults to TensorFlow's layouts (NHWC, HWIO, NHWC for 2-d), as jax does.
     """
-    lhs, rhs = asarray(lhs), asarray(rhs)
+    lhs, rhs = lax_operand(lhs, "hloforge.lax.conv_transpose lhs"), lax_operand(rhs, "hloforge.lax.conv_transpose rhs")
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise ValueError(f"conv_transpose: lhs {lhs.shape} and rhs {rhs.shape} must have one rank >= 2")
     n = lhs.ndim - 2
@@ -297,7 +298,7 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     Example:
       >>> p = hf.lax.conv_general_dilated_patches(x, (3, 3), (1, 1), "SAME")
     """
-    x = asarray(lhs)
+    x = lax_operand(lhs, "hloforge.lax.conv_general_dilated_patches lhs")
     filter_shape = tuple(operator.index(n) for n in filter_shape)
     dn = conv_dimension_numbers(x.shape, (1, 1) + filter_shape, dimension_numbers)
     lhs_spec, rhs_spec, _ = dn
@@ -331,7 +332,8 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape, 
     Example:
       >>> y = hf.lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (3, 3))
     """
-    x, w = asarray(lhs), asarray(rhs)
+    x = lax_operand(lhs, "hloforge.lax.conv_general_dilated_local lhs")
+    w = lax_operand(rhs, "hloforge.lax.conv_general_dilated_local rhs")
     pair = _precision_names(precision)
     lhs_precision = pair[0] if isinstance(pair, tuple) else pair
     patches = conv_general_dilated_patches(x, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,

@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend import numpy as hnp
 from hloforge.frontend.lax import elementwise as ew
+from hloforge.frontend.lax._common import lax_operand
 from hloforge.frontend.lax.control_flow import while_loop
-from hloforge.frontend.numpy._base import asarray
+from hloforge.frontend.tracing import Tensor, as_tensor
 
 
 def _float(what, x):
-    x = asarray(x)
+    x = lax_operand(x, f"hloforge.lax.{what} operand")
     if not dtypes.is_float(x.dtype):
         raise TypeError(f"{what} does not accept dtype {x.dtype}. Accepted dtypes are subtypes of floating.")
     return x
@@ -38,14 +38,15 @@ def digamma(x):
 _TERMS = 48  # unrolled iterations of each expansion (float32-accurate for a, x up to ~30)
 
 
-def _broadcast(a, x):
-    shape = np.broadcast_shapes(a.shape, x.shape)
-    return hnp.broadcast_to(a, shape), hnp.broadcast_to(x, shape)
+def _where(condition, x, y):
+    """``stablehlo.select`` of ``x`` and ``y``: Tensors of ``condition``'s shape, or one of them a Python number."""
+    ref = x if isinstance(x, Tensor) else y
+    return ops.select(condition, *(v if isinstance(v, Tensor) else _c(ref, v) for v in (x, y)))
 
 
 def _prefix(a, x):
     """x**a e**-x / Gamma(a), in logs."""
-    return hnp.exp(a * hnp.log(x) - x - lgamma(a))
+    return ops.exp(a * ops.log(x) - x - lgamma(a))
 
 
 def _series(a, x):
@@ -69,9 +70,9 @@ def _continued_fraction(a, x):
         an = -i * (i - a)
         b = b + 2.0
         d = an * d + b
-        d = hnp.where(hnp.abs(d) < tiny, tiny, d)
+        d = _where(ops.abs(d) < tiny, tiny, d)
         c = b + an / c
-        c = hnp.where(hnp.abs(c) < tiny, tiny, c)
+        c = _where(ops.abs(c) < tiny, tiny, c)
         d = 1.0 / d
         h = h * d * c
     return _prefix(a, x) * h
@@ -79,18 +80,20 @@ def _continued_fraction(a, x):
 
 def _igamma_pair(a, x):
     if dtypes.weak_type(x) is not None and dtypes.weak_type(a) is None:
-        a = asarray(a)
-        x = asarray(x, a.dtype)  # (a Python scalar takes the array's dtype, as in jax.lax)
+        a = _float("igamma", a)
+        x = as_tensor(x, a.dtype)  # (a Python scalar takes the array's dtype, as in jax.lax)
     elif dtypes.weak_type(a) is not None and dtypes.weak_type(x) is None:
-        x = asarray(x)
-        a = asarray(a, x.dtype)
-    a, x = _broadcast(*(_float("igamma", v) for v in (a, x)))
+        x = _float("igamma", x)
+        a = as_tensor(a, x.dtype)
+    a, x = (_float("igamma", v) for v in (a, x))
     if a.dtype != x.dtype:
         raise TypeError(f"igamma requires arguments to have the same dtypes, got {a.dtype}, {x.dtype}.")
+    shape = np.broadcast_shapes(a.shape, x.shape)
+    a, x = (ops.broadcast_in_dim(v, shape, tuple(range(len(shape) - v.ndim, len(shape)))) for v in (a, x))
     use_series = (x < a + 1.0)
-    safe_x = hnp.where(x > 0, x, 1.0)
+    safe_x = _where(x > 0, x, 1.0)
     p = _series(a, safe_x)
-    q = _continued_fraction(a, hnp.where(use_series, a + 2.0, safe_x))
+    q = _continued_fraction(a, _where(use_series, a + 2.0, safe_x))
     return a, x, use_series, p, q
 
 
@@ -98,19 +101,17 @@ def igamma(a, x):
     """jax.lax.igamma: the regularized lower incomplete gamma function P(a, x); 0 at x = 0, NaN
     for a <= 0 or x < 0. Built from ops (48 unrolled terms of its series or continued fraction)."""
     a, x, use_series, p, q = _igamma_pair(a, x)
-    out = hnp.where(use_series, p, 1.0 - q)
-    out = hnp.where(x == 0, 0.0, out)
-    return hnp.where((a <= 0) | (x < 0), hnp.nan, out).astype(a.dtype)
+    out = _where(use_series, p, 1.0 - q)
+    out = _where(x == 0, 0.0, out)
+    return _where((a <= 0) | (x < 0), np.nan, out)
 
 
 def igammac(a, x):
     """jax.lax.igammac: 1 - igamma(a, x), computed directly where that is accurate."""
     a, x, use_series, p, q = _igamma_pair(a, x)
-    out = hnp.where(use_series, 1.0 - p, q)
-    out = hnp.where(x == 0, 1.0, out)
-    return hnp.where((a <= 0) | (x < 0), hnp.nan, out).astype(a.dtype)
-
-
+    out = _where(use_series, 1.0 - p, q)
+    out = _where(x == 0, 1.0, out)
+    return _where((a <= 0) | (x < 0), np.nan, out)
 
 
 # ---------------------------------------------------------------- jax's and XLA's special functions
