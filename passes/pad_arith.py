@@ -220,7 +220,7 @@ def binary_of_shifted_pads(op, rewriter):
     """
     plan = plan_shifted_pads(op)
     if isinstance(plan, str):
-        return NO_MATCH
+        return plan
     (pa, pb), d = plan["pads"], plan["dim"]
     a, b, v, w = pa.operands[0], pb.operands[0], pa.operands[1], pb.operands[1]
     (sa, sb), loc = plan["supports"], op.location
@@ -478,7 +478,7 @@ def select_of_box(op, rewriter):
     """
     plan = plan_select_of_box(op)
     if isinstance(plan, str):
-        return NO_MATCH
+        return plan
     start, limit, inner, outer = plan
     if inner is None or outer is None:
         rewriter.replace_op(op, [outer if inner is None else inner])
@@ -537,7 +537,7 @@ def concatenate_of_adjacent_slices(op, rewriter):
     """
     plan = plan_adjacent_slices(op)
     if isinstance(plan, str):
-        return NO_MATCH
+        return plan
     d, loc = params_of(op)["dimension"], op.location
     values = list(op.operands)
     with rewriter.ip:
@@ -593,7 +593,7 @@ def pad_of_concatenate(op, rewriter):
     """
     plan = plan_pad_of_concatenate(op)
     if isinstance(plan, str):
-        return NO_MATCH
+        return plan
     d, taken = plan
     concat = producer(op.operands[0], CONCATENATE)
     values, loc = list(concat.operands), op.location
@@ -652,7 +652,7 @@ def slice_of_concatenate(op, rewriter):
     """
     plan = plan_slice_of_concatenate(op)
     if isinstance(plan, str):
-        return NO_MATCH
+        return plan
     d, pieces = plan
     concat = producer(op.operands[0], CONCATENATE)
     start, limit, strides = _slice_params(op)

@@ -23,7 +23,7 @@ from hloforge import target
 from hloforge.frontend.context import ir, passmanager, rewrite
 from hloforge.frontend.context import diagnostics
 from hloforge.frontend.module import Module
-from hloforge.passes import fft, fold, guards, indexing, inline, pad, pad_push, spec_semantics, spectral
+from hloforge.passes import explain, fft, fold, guards, indexing, inline, pad, pad_push, spec_semantics, spectral
 from hloforge.passes._ir import Unsupported, assume_finite, begin_visit, run_cache, using_cost_model
 from hloforge.passes.report import PassReport
 
@@ -85,13 +85,15 @@ def parse(pipeline: str, table: dict | None = None) -> list:
 
 
 def run(module, pipeline: str = "default", finite_math: bool = True, dump_dir=None,
-        print_ir_after_change: bool = False, cost_model: target.CostModel | None = None) -> PassReport:
+        print_ir_after_change: bool = False, cost_model: target.CostModel | None = None,
+        debug: bool = False) -> PassReport:
     """Rewrite ``module`` (an ``hloforge.Module``) in place; returns a PassReport.
 
     ``dump_dir`` receives ``NN_<pass>.mlir`` (NN: the pass's position in the run) after each pass
     that changed the module; ``print_ir_after_change`` prints the same text to stdout.
     ``cost_model`` is what ``fft-truncate`` assumes about the target (None: ``target.CPU``);
-    ``Module.optimize`` resolves names and ``hf.config``'s default into one.
+    ``Module.optimize`` resolves names and ``hf.config``'s default into one. ``debug`` records why
+    each pattern declined (``PassReport.explain()``; slower: the patterns run under a trace function).
     """
     if cost_model is not None and not isinstance(cost_model, target.CostModel):
         raise TypeError(f"hloforge.passes.run: cost_model must be a hloforge.target.CostModel or None, got "
@@ -101,22 +103,24 @@ def run(module, pipeline: str = "default", finite_math: bool = True, dump_dir=No
     report = PassReport(ops_before=module.op_counts())
     start = time.perf_counter()
     watcher = _ChangeWatcher(module, dump_dir, print_ir_after_change) if dump_dir or print_ir_after_change else None
-    runner = _Runner(module, report, finite_math, table, watcher)
+    declines = explain.Declines() if debug else None
+    runner = _Runner(module, report, finite_math, table, watcher, declines)
     with module.context, ir.Location.unknown(), assume_finite(finite_math), run_cache(), \
             using_cost_model(cost_model or target.CPU):
         for step in steps:
             runner.run(step)
     report.seconds = time.perf_counter() - start
     report.ops_after = module.op_counts()
+    report.declines = declines
     return report
 
 
 class _Runner:
     """Runs single passes on one module, caching frozen pattern sets and pass managers."""
 
-    def __init__(self, module, report: PassReport, finite_math: bool, table: dict, watcher=None):
+    def __init__(self, module, report: PassReport, finite_math: bool, table: dict, watcher=None, declines=None):
         self.module, self.report, self.finite_math = module, report, finite_math
-        self.table, self.watcher = table, watcher
+        self.table, self.watcher, self.declines = table, watcher, declines
         self.frozen: dict = {}
 
     def run(self, step) -> int:
@@ -192,7 +196,10 @@ class _Runner:
                     entries[name[8:]] = (root, fn)
                 else:
                     entries.update(FAMILIES[name])
-            frozen = self.frozen[names] = _pattern_set(entries, self.report.fired)
+            if self.declines is not None:
+                for name, (roots, _) in entries.items():
+                    self.declines.expect(name, roots)
+            frozen = self.frozen[names] = _pattern_set(entries, self.report.fired, self.declines)
         config = rewrite.GreedyRewriteConfig()
         config.max_iterations = MAX_ITERATIONS
         config.region_simplification_level = rewrite.GreedySimplifyRegionLevel.DISABLED
@@ -234,7 +241,7 @@ class _ChangeWatcher:
                 f.write(text)
 
 
-def _pattern_set(entries: dict, fired: collections.Counter):
+def _pattern_set(entries: dict, fired: collections.Counter, declines=None):
     """One MLIR pattern per root op name, trying that root's patterns in table order (as MLIR
     would try patterns of equal benefit) in one Python callback."""
     by_root: dict = {}
@@ -245,14 +252,16 @@ def _pattern_set(entries: dict, fired: collections.Counter):
             by_root.setdefault(key, []).append((name, fn))
     patterns = rewrite.RewritePatternSet()
     for root, named in by_root.items():
-        patterns.add(root, _dispatch(tuple(named), fired))
+        patterns.add(root, _dispatch(tuple(named), fired, declines))
     return patterns.freeze()
 
 
-def _dispatch(named: tuple, fired: collections.Counter):
+def _dispatch(named: tuple, fired: collections.Counter, declines=None):
     # (name, callback, the producers it needs or None), read once: this runs per op visit
     entries = tuple((name, fn, getattr(fn, "operand_producers", None)) for name, fn in named)
     guarded = any(needs is not None for _, _, needs in entries)
+    if declines is not None:
+        return _explaining(named, entries, guarded, fired, declines)
 
     def pattern(op, rewriter):
         begin_visit()
@@ -264,6 +273,28 @@ def _dispatch(named: tuple, fired: collections.Counter):
                 if fn(op, rewriter):
                     continue
             except Unsupported:
+                continue
+            fired[name] += 1
+            return False
+        return True
+    pattern.__name__ = pattern.__qualname__ = "+".join(name for name, _ in named)
+    return pattern
+
+
+def _explaining(named, entries, guarded, fired, declines):
+    """``_dispatch``'s callback for a debug run: the same order and results, and each decline's reason."""
+    def pattern(op, rewriter):
+        begin_visit()
+        producers = _producers(op) if guarded else None
+        for name, fn, needs in entries:
+            if needs is not None and needs.isdisjoint(producers):
+                declines.skip(name, needs)
+                continue
+            try:
+                if declines.call(name, fn, op, rewriter):
+                    continue
+            except Unsupported as e:
+                declines.unsupported(name, e)
                 continue
             fired[name] += 1
             return False
@@ -312,7 +343,7 @@ def _producers(op) -> set:
 
 
 def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir=None,
-             print_ir_after_change: bool = False, cost_model=None):
+             print_ir_after_change: bool = False, cost_model=None, debug: bool = False):
     """Rewrite this module in place with a pass pipeline; returns a ``PassReport``.
 
     Args:
@@ -327,15 +358,18 @@ def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir
       cost_model: what ``fft-truncate`` assumes about the target: "cpu", "gpu", "keep-ffts" or a
         ``hloforge.target.CostModel``; None uses ``hf.config.cost_model``, and when that is None
         too the model of ``hf.config.device`` (``target.resolve``).
+      debug: record why each pattern declined; ``report.explain()`` lists the patterns that never
+        fired with the precondition that stopped them (slower: for finding a missed rewrite).
     Raises:
       ValueError: an unknown pass name, or a pass left an invalid module (the
         message names the pass and carries MLIR's diagnostic).
     Example:
       >>> report = m.optimize(); print(report)
+      >>> print(m.optimize("pattern:pad_of_pad", debug=True).explain())
     """
     self.pending_optimize = None  # (an explicit pipeline replaces the one hf.jit's lower() left for compile)
     return run(self, pipeline, finite_math=finite_math, dump_dir=dump_dir,
-               print_ir_after_change=print_ir_after_change, cost_model=target.resolve(cost_model))
+               print_ir_after_change=print_ir_after_change, cost_model=target.resolve(cost_model), debug=debug)
 
 
 Module.optimize = optimize

@@ -15,6 +15,7 @@ class PassReport:
       seconds: wall time of the whole pipeline.
       passes: (pass name, seconds, patterns fired) for every pass run, in order.
       skipped: passes not run because ``finite_math=False``.
+      declines: with ``optimize(debug=True)``, why each pattern declined (``explain()``); else None.
     """
     fired: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     ops_before: dict = dataclasses.field(default_factory=dict)
@@ -22,6 +23,15 @@ class PassReport:
     seconds: float = 0.0
     passes: list = dataclasses.field(default_factory=list)
     skipped: list = dataclasses.field(default_factory=list)
+    declines: object = None
+
+    def explain(self) -> str:
+        """The run's patterns that never fired, each with the preconditions that stopped it and how
+        often (op visits); needs ``optimize(debug=True)``."""
+        if self.declines is None:
+            raise ValueError("PassReport.explain: this report has no reasons; run Module.optimize(..., debug=True)")
+        from hloforge.passes import explain
+        return explain.explain(self.declines, self.fired)
 
     def __str__(self):
         before, after = sum(self.ops_before.values()), sum(self.ops_after.values())

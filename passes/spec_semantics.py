@@ -98,7 +98,7 @@ def add_of_booleans(op, rewriter):
     """
     plan = _match_add_of_booleans(op)
     if isinstance(plan, str):
-        return NO_MATCH
+        return plan
     with _building(op, rewriter) as tensor:
         out = ops.or_(tensor(op.operands[0]), tensor(op.operands[1]))
     rewriter.replace_op(op, [out.value])
@@ -250,7 +250,7 @@ def bitcast_of_booleans(op, rewriter):
     """
     plan = _match_bitcast_of_booleans(op, from_booleans=True)
     if isinstance(plan, str):
-        return NO_MATCH
+        return plan
     wide, width = plan
     with _building(op, rewriter) as tensor:
         x = tensor(op.operands[0])
@@ -271,7 +271,7 @@ def bitcast_to_booleans(op, rewriter):
     """
     plan = _match_bitcast_of_booleans(op, from_booleans=False)
     if isinstance(plan, str):
-        return NO_MATCH
+        return plan
     _, width = plan
     with _building(op, rewriter) as tensor:
         x = tensor(op.operands[0])
@@ -402,7 +402,7 @@ def collective_broadcast_as_all_reduce(op, rewriter):
     """
     plan = _match_collective_broadcast(op)
     if isinstance(plan, str):
-        return NO_MATCH
+        return plan
     devices, handle, slots, slot, source, member = plan
     partitions = _grid(op)[1]
     with _building(op, rewriter) as tensor:

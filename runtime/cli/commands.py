@@ -83,7 +83,7 @@ def opt(args) -> int:
     module = load_module(args.input)
     try:
         report = module.optimize(args.pipeline, dump_dir=args.dump_dir,
-                                 print_ir_after_change=args.print_ir_after_change)
+                                 print_ir_after_change=args.print_ir_after_change, debug=args.explain)
     except (KeyError, ValueError) as e:
         raise UsageError(str(e).splitlines()[0].strip("'\"")) from None
     text = module.to_text(debug_info=args.debug_info)
@@ -93,6 +93,8 @@ def opt(args) -> int:
         print(text)
     if args.stats:
         print(report)
+    if args.explain:
+        print(report.explain())
     return 0
 
 

@@ -80,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: %(default)s)")
     p.add_argument("-o", "--output", help="write the result here (.mlir or .mlirbc) instead of stdout")
     p.add_argument("--stats", action="store_true", help="print the pass report (patterns fired, op counts)")
+    p.add_argument("--explain", action="store_true",
+                   help="after the module, list the patterns that did not fire and the precondition that stopped each")
     p.add_argument("--print-ir-after-change", action="store_true", help="print the module after each pass that changed it")
     p.add_argument("--dump-dir", help="write NN_<pass>.mlir after each pass that changed the module")
     p.add_argument("--debug-info", action="store_true", help="print source locations")

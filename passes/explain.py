@@ -1,0 +1,118 @@
+"""Why patterns did not fire, for ``Module.optimize(debug=True)`` and ``hloforge opt --explain``.
+
+A pattern that declines returns a reason string or ``NO_MATCH``. For ``NO_MATCH`` the reason is the
+precondition that failed: while the pattern runs, a trace function notes the lines of the
+``return NO_MATCH`` statements that run (in the pattern or in a helper whose result it returns), and
+the source of the ``if`` around the last one is the reason (``fft_type(inner) != "RFFT"``, with its
+file and line). Tracing costs time, so only debug runs do it.
+"""
+from __future__ import annotations
+
+import ast
+import collections
+import functools
+import inspect
+import os
+import sys
+import textwrap
+
+
+class Declines:
+    """For each pattern of a run: its root ops, and how often each reason made it decline (per op visit)."""
+
+    def __init__(self):
+        self.reasons: dict = collections.defaultdict(collections.Counter)
+        self.roots: dict = {}
+
+    def expect(self, name: str, roots) -> None:
+        """``name`` is one of the run's patterns, rooted at ``roots``."""
+        self.roots[name] = tuple(getattr(r, "OPERATION_NAME", r) for r in (roots if isinstance(roots, tuple) else (roots,)))
+        self.reasons[name]  # (listed even if no root op is ever visited)
+
+    def skip(self, name: str, needs) -> None:
+        self.reasons[name][f"no operand is made by {' or '.join(sorted(needs))}"] += 1
+
+    def unsupported(self, name: str, error: Exception) -> None:
+        self.reasons[name][f"unsupported IR: {error}"] += 1
+
+    def call(self, name: str, fn, op, rewriter):
+        """``fn(op, rewriter)``, noting why it declined."""
+        returns = []  # (code, line) of each truthy return in a passes/ function meanwhile
+
+        def local(frame, event, arg):
+            if event == "return" and arg:
+                returns.append((frame.f_code, frame.f_lineno))
+            return local
+
+        def tracer(frame, event, arg):
+            if not frame.f_code.co_filename.startswith(_PASSES):
+                return None
+            frame.f_trace_lines = False  # (only call and return events)
+            return local
+
+        saved = sys.gettrace()
+        sys.settrace(tracer)
+        try:
+            result = fn(op, rewriter)
+        finally:
+            sys.settrace(saved)
+        if result:
+            self.reasons[name][result if isinstance(result, str) else _reason(returns)] += 1
+        return result
+
+
+_PASSES = os.path.dirname(os.path.abspath(__file__))
+
+
+def _reason(returns) -> str:
+    """The last ``return NO_MATCH`` that ran (a pattern that returns a helper's result declined in the
+    helper), as the precondition around it."""
+    for code, line in reversed(returns):
+        found = _failed_condition(code, line)
+        if found is not None:
+            return found
+    return "declined"
+
+
+@functools.lru_cache(maxsize=None)
+def _failed_condition(code, line):
+    """The precondition whose ``return NO_MATCH`` at ``line`` of ``code`` ran, as source text with its
+    place; None when that line returns something else (a helper's result, a predicate's True)."""
+    try:
+        lines, first = inspect.getsourcelines(code)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    target = line - (first or 1) + 1
+    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.lineno == target]
+    if not returns or not (isinstance(returns[0].value, ast.Name) and returns[0].value.id == "NO_MATCH"):
+        return None
+    where = f"({os.path.basename(code.co_filename)}:{line})"
+    tests = [n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno <= target <= n.end_lineno]
+    if not tests:
+        return f"reached the end {where}"
+    inner = max(tests, key=lambda n: n.lineno)
+    text = ast.unparse(inner.test)
+    in_body = any(s.lineno <= target <= s.end_lineno for s in inner.body)
+    return f"{text if in_body else f'not ({text})'} {where}"
+
+
+def explain(declines: Declines, fired) -> str:
+    """The patterns of a run that never fired, each with why (its most frequent reasons)."""
+    lines, untried = [], []
+    for name in sorted(declines.reasons):
+        reasons = declines.reasons[name]
+        if fired.get(name):
+            continue
+        if not reasons:
+            untried.append(name)
+            continue
+        total = sum(reasons.values())
+        top = "; ".join(f"{reason} [{n}]" for reason, n in reasons.most_common(3))
+        more = f"; and {len(reasons) - 3} other reasons" if len(reasons) > 3 else ""
+        lines.append(f"  {name}: declined {total} time{'s' if total != 1 else ''}: {top}{more}")
+    if untried:
+        lines.append(f"  never tried (the module has none of their root ops): {', '.join(untried)}")
+    if not lines:
+        return "every pattern of the run fired"
+    return "patterns that did not fire ([n]: op visits declined for that reason):\n" + "\n".join(lines)

@@ -1,0 +1,69 @@
+"""passes/explain.py: optimize(debug=True) and `hloforge opt --explain` say why patterns did not fire."""
+import numpy as np
+import pytest
+
+import hloforge as hf
+from hloforge import ops
+from hloforge.passes import pad as pad_passes
+from hloforge.passes._ir import NO_MATCH, producer
+from hloforge.runtime.cli.main import main
+
+F32 = hf.ShapeDtype((8,), np.float32)
+
+
+def _pads(outer_value):
+    return hf.trace(lambda x: ops.pad(ops.pad(x, 0.0, [1], [0]), outer_value, [1], [0]), F32)
+
+
+def test_a_declined_pattern_names_the_precondition_and_its_line():
+    report = _pads(1.0).optimize("pattern:pad_of_pad", debug=True)
+    text = report.explain()
+    assert "pad_of_pad: declined" in text
+    assert "not same_value(inner.operands[1], op.operands[1]) (pad.py:" in text  # (the values differ)
+    assert "inner is None (pad.py:" in text  # (the inner pad: its operand is an argument)
+
+
+def test_a_pattern_that_fired_is_not_listed_and_a_missing_root_is_said():
+    text = _pads(0.0).optimize("pattern:pad_of_pad,pattern:noop_transpose", debug=True).explain()
+    assert "pad_of_pad" not in text
+    assert "never tried (the module has none of their root ops): noop_transpose" in text
+
+
+def test_a_reason_string_is_reported_as_returned(monkeypatch):
+    def picky(op, rewriter):
+        """negate(x) -> x  (a test pattern that always declines)"""
+        return "x is not a pad" if producer(op.operands[0], "stablehlo.pad") is None else NO_MATCH
+
+    monkeypatch.setitem(pad_passes.PATTERNS, "picky", (("stablehlo.negate",), picky))
+    text = hf.trace(lambda x: -x, F32).optimize("pad-canonicalize", debug=True).explain()
+    assert "picky: declined 1 time: x is not a pad [1]" in text
+
+
+def test_a_delegating_pattern_reports_its_helpers_precondition():
+    m = hf.trace(lambda x: hf.numpy.fft.ifft(hf.numpy.fft.ifft(x)), hf.ShapeDtype((8,), np.complex64))
+    text = m.optimize("pattern:fft_of_ifft", debug=True).explain()
+    assert "fft_of_ifft: declined" in text and "(fft.py:" in text and "reached" not in text
+
+
+def test_debug_runs_rewrite_as_other_runs_do():
+    def program(x):
+        y = hf.numpy.fft.irfft(hf.numpy.fft.rfft(x) * 2.0, n=8)
+        return y + ops.pad(x, 0.0, [1], [0])[1:]
+    plain, debug = hf.trace(program, F32), hf.trace(program, F32)
+    assert plain.optimize().declines is None
+    report = debug.optimize(debug=True)
+    assert debug.text == plain.text and report.fired
+    assert "slice_of_elementwise" in report.explain()
+
+
+def test_explain_needs_a_debug_run():
+    with pytest.raises(ValueError, match=r"PassReport.explain: .*debug=True"):
+        _pads(1.0).optimize("pattern:pad_of_pad").explain()
+
+
+def test_the_command_line_explains(tmp_path, capsys):
+    path = tmp_path / "pads.mlir"
+    _pads(1.0).save(path)
+    assert main(["opt", str(path), "-p", "pattern:pad_of_pad", "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert "stablehlo.pad" in out and "pad_of_pad: declined" in out and "same_value" in out
