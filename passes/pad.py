@@ -34,6 +34,28 @@ def scalar_constant(value):
     return None if inner is None else evaluate("stablehlo.convert", inner, dtype=dtype_of(value))
 
 
+def splat_of(value):
+    """The 0-d value of a splat constant or of a broadcast of a 0-d constant, else None."""
+    b = producer(value, "stablehlo.broadcast_in_dim")
+    if b is not None and shape_of(b.operands[0]) == ():
+        return scalar_constant(b.operands[0])
+    return scalar_constant(value)
+
+
+def edge_paddings(pad):
+    """(low, high) of a pad with no interior padding and no crops, else None."""
+    low, high, interior = paddings(pad)
+    if any(interior) or any(p < 0 for p in low + high):
+        return None
+    return low, high
+
+
+def single_use_pad(value):
+    """The pad that makes ``value`` when ``value`` has no other user, else None."""
+    p = producer(value, PAD)
+    return p if p is not None and has_one_use(p.result) else None
+
+
 def same_value(a, b) -> bool:
     """True when ``a`` and ``b`` are the same SSA value or constants with identical bits."""
     if a == b:

@@ -14,27 +14,11 @@ import numpy as np
 from hloforge.frontend.context import ir
 from hloforge.passes._ir import (
     NO_MATCH, broadcast_scalar, build, constant, dtype_of, element_type, has_one_use, ints, params_of,
-    producer, shape_of, splat_value, tensor)
-from hloforge.passes.pad import PAD, SLICE, paddings, same_value, scalar_constant
+    producer, shape_of, tensor)
+from hloforge.passes.pad import PAD, SLICE, paddings, same_value, scalar_constant, single_use_pad, splat_of
 
 CONCATENATE = "stablehlo.concatenate"
 
-
-def single_use_pad(value):
-    p = producer(value, PAD)
-    return p if p is not None and has_one_use(p.result) else None
-
-
-
-def _fill_value(value):
-    """The 0-d value of a splat constant or of a broadcast of a 0-d splat, else None."""
-    c = splat_value(value)
-    if c is not None:
-        return c
-    b = producer(value, "stablehlo.broadcast_in_dim")
-    if b is not None and shape_of(b.operands[0]) == ():
-        return scalar_constant(b.operands[0])
-    return None
 
 
 # ops whose operands after the first (every operand of dynamic_iota) are shapes, sizes or paddings
@@ -102,9 +86,9 @@ def concatenate_of_pads(op, rewriter):
             return NO_MATCH
         v = scalar_constant(v_op)
     else:
-        v_op, v = None, _fill_value(op.operands[0])
+        v_op, v = None, splat_of(op.operands[0])
         if v is None:
-            v = _fill_value(op.operands[-1])  # (None: only neighbouring crops can merge)
+            v = splat_of(op.operands[-1])  # (None: only neighbouring crops can merge)
     outer = None  # the padding of the other dims, shared by every pad
     for p in pads:
         low, high, interior = paddings(p)
@@ -117,7 +101,7 @@ def concatenate_of_pads(op, rewriter):
     pad_results = [p.result for p in pads]
     segments, before = [], 1  # ("v", n) | ("x", source, start, stop) | ("value", value)
     for o in op.operands:
-        fill = _fill_value(o)
+        fill = splat_of(o)
         if v is not None and fill is not None and fill.dtype == v.dtype and fill.tobytes() == v.tobytes():
             segments.append(("v", shape_of(o)[d]))
             before += 1

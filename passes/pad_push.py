@@ -3,8 +3,8 @@
 Moving a pad below a transpose, reshape or broadcast lets it meet the next pad, slice or FFT
 (where ``pad-canonicalize`` and ``fft-truncate`` take over); two pads combined by an elementwise
 op become one pad (same padding) or one concatenate (disjoint supports); the concatenate patterns
-are ``pad_concat``'s, the arithmetic of pads at different offsets ``pad_arith``'s, and
-``PATTERNS`` here is the family's one table. Slices move up through
+are ``pad_concat``'s, Enzyme-JAX's four families (``ARITH_PATTERNS``) ``pad_arith``'s, ``pad_select``'s
+and ``pad_slices``', and ``PATTERNS`` here is the family's one table. Slices move up through
 elementwise ops and pads down through products and shared unary ops, so that a gradient's
 spectrum masks and conjugations (applied to a whole spectrum between an FFT and the slice or pad
 of its modes) no longer hide the truncation from ``fft-truncate``. Every pattern is exact, except
@@ -21,13 +21,12 @@ from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
     NO_MATCH, broadcast_scalar, build, constant, dtype_of, element_type, finite_math, has_one_use, ints,
     needs_operand, producer, rebuild, shape_of, tensor)
-from hloforge.passes import pad_arith
-from hloforge.passes.pad import PAD, SLICE, paddings, same_value, scalar_constant, unary_keeps_bits
-from hloforge.passes.pad_concat import (
-    concatenate_of_concatenate, concatenate_of_pads, empty_concatenate_operands,
-    single_use_pad as _single_use_pad)
+from hloforge.passes import pad_arith, pad_select, pad_slices
+from hloforge.passes.pad import PAD, SLICE, paddings, same_value, scalar_constant, single_use_pad, unary_keeps_bits
+from hloforge.passes.pad_concat import concatenate_of_concatenate, concatenate_of_pads, empty_concatenate_operands
 
 BINARY_OPS = names("binary")
+ARITH_PATTERNS = {**pad_arith.PATTERNS, **pad_select.PATTERNS, **pad_slices.PATTERNS}
 SUM_OPS = names("zero_identity")  # add, or, xor
 PRODUCT_OPS = names("zero_absorbing")  # multiply, and (for floats only without Inf/NaN)
 ELEMENTWISE_OPS = names("elementwise")
@@ -37,7 +36,7 @@ UNARY_OPS = names("elementwise", "unary")
 def _zero_pads(op):
     """The two pads ``op`` combines when they are different pads with no other user and a zero
     padding value, else None."""
-    pads = [_single_use_pad(v) for v in op.operands]
+    pads = [single_use_pad(v) for v in op.operands]
     if any(p is None for p in pads) or pads[0].result == pads[1].result:
         return None
     return pads if all(_is_zero_scalar(p.operands[1]) for p in pads) else None
@@ -139,7 +138,7 @@ def product_of_pads(op, rewriter):
     """
     if _is_float(op.result) and not finite_math():
         return NO_MATCH
-    pads = [_single_use_pad(v) for v in op.operands]
+    pads = [single_use_pad(v) for v in op.operands]
     if any(p is None for p in pads) or pads[0].result == pads[1].result or paddings(pads[0]) == paddings(pads[1]):
         return NO_MATCH
     if not all(_is_zero_scalar(p.operands[1]) for p in pads):
@@ -227,7 +226,7 @@ def transpose_of_pad(op, rewriter):
 
     Preconditions: the pad has no other user.
     """
-    pad = _single_use_pad(op.operands[0])
+    pad = single_use_pad(op.operands[0])
     if pad is None:
         return NO_MATCH
     perm = ints(op, "permutation")
@@ -264,7 +263,7 @@ def reshape_of_pad(op, rewriter):
     (same size and the same number of elements before it, so only unpadded dims are split, merged,
     added or removed).
     """
-    pad = _single_use_pad(op.operands[0])
+    pad = single_use_pad(op.operands[0])
     if pad is None:
         return NO_MATCH
     before, after = shape_of(pad.result), shape_of(op.result)
@@ -293,7 +292,7 @@ def broadcast_of_pad(op, rewriter):
     Preconditions: the pad has no other user and no padded dim is expanded by the broadcast (its
     result dim has the pad's size).
     """
-    pad = _single_use_pad(op.operands[0])
+    pad = single_use_pad(op.operands[0])
     if pad is None:
         return NO_MATCH
     dims = ints(op, "broadcast_dimensions")
@@ -471,7 +470,7 @@ def quotient_of_pad(op, rewriter):
 def _absorbing_pad(op, rewriter, sides):
     """f(pad(a, 0), b) -> pad(f(a, b[support]), 0) for the first operand in ``sides`` that is such a pad."""
     for i in sides:
-        pad, other = _single_use_pad(op.operands[i]), op.operands[1 - i]
+        pad, other = single_use_pad(op.operands[i]), op.operands[1 - i]
         if pad is None or producer(other, PAD) is not None or not _is_zero_scalar(pad.operands[1]):
             continue
         support = _support(pad)
@@ -506,5 +505,5 @@ PATTERNS = {
     "unary_of_shared_pad": (UNARY_OPS, unary_of_shared_pad),
     "product_of_pad": (PRODUCT_OPS, product_of_pad),
     "quotient_of_pad": (("stablehlo.divide",), quotient_of_pad),
-    **pad_arith.PATTERNS,  # (tried after the patterns above on the same root)
+    **ARITH_PATTERNS,  # (tried after the patterns above on the same root)
 }

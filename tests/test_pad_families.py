@@ -1,6 +1,6 @@
-"""pad-push's pad-arith patterns (passes/pad_arith.py): each fires where it should and not where it must
-not, keeps every output bit (on inputs with -0.0, Inf and NaN, without finite math), survives random
-programs, and brings the v3 pad corpus (benchmarks/pad_corpus.py CORPUS_V3) to what the docs say."""
+"""pad-push's pad-arith patterns (passes/pad_arith.py, pad_select.py, pad_slices.py): each fires where it
+should and not where it must not, keeps every output bit (on inputs with -0.0, Inf and NaN, without finite
+math), survives random programs, and brings the v3 pad corpus (benchmarks/pad_corpus.py CORPUS_V3) to what the docs say."""
 from __future__ import annotations
 
 import collections
@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 import hloforge as hf
 from hloforge import ops
-from hloforge.passes import pad_arith, patterns
+from hloforge.passes import pad_arith, pad_select, patterns
+from hloforge.passes.pad_push import ARITH_PATTERNS
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
 import pad_corpus  # noqa: E402
@@ -171,8 +172,8 @@ CASES = [
 
 
 def test_every_pattern_has_cases():
-    assert {c.pattern for c in CASES if c.fires} == {c.pattern for c in CASES if not c.fires} == set(pad_arith.PATTERNS)
-    assert all(patterns()[name][0] == "pad-push" for name in pad_arith.PATTERNS)
+    assert {c.pattern for c in CASES if c.fires} == {c.pattern for c in CASES if not c.fires} == set(ARITH_PATTERNS)
+    assert all(patterns()[name][0] == "pad-push" for name in ARITH_PATTERNS)
 
 
 def _traced_cases(fires):
@@ -211,7 +212,7 @@ def test_firing_cases_keep_every_bit(pipeline):
     m = _traced_cases(True)
     report = assert_same_bits(m, pipeline)
     if pipeline == "pad-push":
-        assert all(report.fired[name] for name in pad_arith.PATTERNS), report.fired
+        assert all(report.fired[name] for name in ARITH_PATTERNS), report.fired
 
 
 def test_finite_math_identities():
@@ -234,8 +235,8 @@ def test_finite_math_identities():
 def test_mask_box_reads_the_box():
     m = hf.trace(lambda x: ops.and_(iota_box((5, 6), 1, 3, 0), ops.not_(iota_box((5, 6), 0, 2, 1))), sd((1,)))
     ret = list(m.mlir.body.operations[0].regions[0].blocks[0].operations)[-1]
-    assert pad_arith.mask_box(ret.operands[0]) == ([1, 2], [3, 6], True)
-    assert pad_arith.plan_select_of_box.__doc__ and isinstance(pad_arith.plan_shifted_pads.__doc__, str)
+    assert pad_select.mask_box(ret.operands[0]) == ([1, 2], [3, 6], True)
+    assert pad_select.plan_select_of_box.__doc__ and isinstance(pad_arith.plan_shifted_pads.__doc__, str)
 
 
 # ---------------------------------------------------------------- fuzzing
