@@ -17,11 +17,14 @@ convert of a complex splat constant to a real type, a literal or one it folds).
 """
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
-from hloforge.frontend.context import ir, rewrite, stablehlo
+from hloforge.frontend.context import ir, stablehlo
 from hloforge.passes._ir import (
     NO_MATCH, Unsupported, build, constant, constant_value, dtype_of, producer, rebuild, shape_of)
+from hloforge.passes import driver
 from hloforge.passes.pad_concat import empty_concatenate_operands
 
 MARKER = "hloforge.division_guard"  # on a guarded op: its divisor is zero-free whatever XLA folds
@@ -258,21 +261,5 @@ def _guarded(module, table, needs):
             return module
     copy = module.clone()
     with copy.context, ir.Location.unknown():
-        patterns = rewrite.RewritePatternSet()
-        for root, fn in table.values():
-            for r in root if isinstance(root, tuple) else (root,):
-                patterns.add(r, _declining_unsupported(fn))
-        config = rewrite.GreedyRewriteConfig()
-        config.region_simplification_level = rewrite.GreedySimplifyRegionLevel.DISABLED
-        rewrite.apply_patterns_and_fold_greedily(copy.mlir, patterns.freeze(), config)
+        driver.apply(copy.mlir, driver.pattern_set(table, collections.Counter()))
     return copy
-
-
-def _declining_unsupported(fn):
-    def pattern(op, rewriter):
-        try:
-            return fn(op, rewriter)
-        except Unsupported:
-            return NO_MATCH
-    pattern.__name__ = fn.__name__
-    return pattern

@@ -13,18 +13,17 @@ off the hot path).
 """
 from __future__ import annotations
 
-import collections
 import contextlib
 import os
 import re
 import time
 
 from hloforge import target
-from hloforge.frontend.context import ir, passmanager, rewrite
+from hloforge.frontend.context import ir, passmanager
 from hloforge.frontend.context import diagnostics
 from hloforge.frontend.module import Module
-from hloforge.passes import explain, fft, fold, guards, indexing, inline, pad, pad_push, spec_semantics, spectral
-from hloforge.passes._ir import Unsupported, assume_finite, begin_visit, run_cache, using_cost_model
+from hloforge.passes import driver, explain, fft, fold, guards, indexing, inline, pad, pad_push, spec_semantics, spectral
+from hloforge.passes._ir import assume_finite, run_cache, using_cost_model
 from hloforge.passes.report import PassReport
 
 FAMILIES = {
@@ -199,12 +198,9 @@ class _Runner:
             if self.declines is not None:
                 for name, (roots, _) in entries.items():
                     self.declines.expect(name, roots)
-            frozen = self.frozen[names] = _pattern_set(entries, self.report.fired, self.declines)
-        config = rewrite.GreedyRewriteConfig()
-        config.max_iterations = MAX_ITERATIONS
-        config.region_simplification_level = rewrite.GreedySimplifyRegionLevel.DISABLED
+            frozen = self.frozen[names] = driver.pattern_set(entries, self.report.fired, self.declines)
         try:
-            rewrite.apply_patterns_and_fold_greedily(self.module.mlir, frozen, config)
+            driver.apply(self.module.mlir, frozen, MAX_ITERATIONS)
         except RuntimeError as e:
             if "converge" not in str(e):
                 raise
@@ -241,68 +237,6 @@ class _ChangeWatcher:
                 f.write(text)
 
 
-def _pattern_set(entries: dict, fired: collections.Counter, declines=None):
-    """One MLIR pattern per root op name, trying that root's patterns in table order (as MLIR
-    would try patterns of equal benefit) in one Python callback."""
-    by_root: dict = {}
-    for name, (roots, fn) in entries.items():
-        for root in roots if isinstance(roots, tuple) else (roots,):
-            # (an op class and its name are one root: the driver would call each separately)
-            key = getattr(root, "OPERATION_NAME", root)
-            by_root.setdefault(key, []).append((name, fn))
-    patterns = rewrite.RewritePatternSet()
-    for root, named in by_root.items():
-        patterns.add(root, _dispatch(tuple(named), fired, declines))
-    return patterns.freeze()
-
-
-def _dispatch(named: tuple, fired: collections.Counter, declines=None):
-    # (name, callback, the producers it needs or None), read once: this runs per op visit
-    entries = tuple((name, fn, getattr(fn, "operand_producers", None)) for name, fn in named)
-    guarded = any(needs is not None for _, _, needs in entries)
-    if declines is not None:
-        return _explaining(named, entries, guarded, fired, declines)
-
-    def pattern(op, rewriter):
-        begin_visit()
-        producers = _producers(op) if guarded else None
-        for name, fn, needs in entries:
-            if needs is not None and needs.isdisjoint(producers):
-                continue
-            try:
-                if fn(op, rewriter):
-                    continue
-            except Unsupported:
-                continue
-            fired[name] += 1
-            return False
-        return True
-    pattern.__name__ = pattern.__qualname__ = "+".join(name for name, _ in named)
-    return pattern
-
-
-def _explaining(named, entries, guarded, fired, declines):
-    """``_dispatch``'s callback for a debug run: the same order and results, and each decline's reason."""
-    def pattern(op, rewriter):
-        begin_visit()
-        producers = _producers(op) if guarded else None
-        for name, fn, needs in entries:
-            if needs is not None and needs.isdisjoint(producers):
-                declines.skip(name, needs)
-                continue
-            try:
-                if declines.call(name, fn, op, rewriter):
-                    continue
-            except Unsupported as e:
-                declines.unsupported(name, e)
-                continue
-            fired[name] += 1
-            return False
-        return True
-    pattern.__name__ = pattern.__qualname__ = "+".join(name for name, _ in named)
-    return pattern
-
-
 def _one_public_function(module) -> bool:
     """Whether the module holds a single op, a public func.func: no call can reach another
     function (``inline`` inlines only those) and ``symbol-dce`` keeps public symbols."""
@@ -330,16 +264,6 @@ def _entry_kept(module):
     finally:
         if private:
             entry.attributes["sym_visibility"] = saved
-
-
-def _producers(op) -> set:
-    """The names of the ops defining ``op``'s operands (block arguments have none)."""
-    out = set()
-    for v in op.operands:
-        owner = v.owner
-        if not isinstance(owner, ir.Block):
-            out.add(owner.name)
-    return out
 
 
 def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir=None,
