@@ -92,6 +92,8 @@ _VALUE_SHAPED = {**{name: ("a",) for name in ("flatnonzero", "nonzero", "argwher
                  **{name: ("ar1", "ar2") for name in ("union1d", "intersect1d", "setdiff1d", "setxor1d")}}
 _eager.wrap_namespace(globals(), [n for n in list(globals()) if not n.startswith("_")],  # (callable eagerly)
                       static=_VALUE_SHAPED)
+from hloforge.frontend.numpy._ufunc import make_ufuncs as _make_ufuncs, ufunc  # noqa: E402
+_make_ufuncs(globals())  # (add, multiply, ...: jax.numpy's 14 ufuncs, with reduce/accumulate/at/reduceat/outer)
 _select = where
 
 
