@@ -1,5 +1,6 @@
 """Named-axis collectives over ``hf.vmap(..., axis_name=...)`` axes: jax.lax's ``psum``, ``pmean``,
-``pmax``, ``pmin``, ``all_gather``, ``axis_index`` and ``axis_size``.
+``pmax``, ``pmin``, ``all_gather``, ``axis_index`` and ``axis_size``, and built on all_gather,
+``ppermute``, ``pshuffle``, ``pbroadcast``, ``psum_scatter``, ``all_to_all`` and ``pswapaxes``.
 
 Inside the per-example trace a collective is a ``func.call`` with a custom rule (as hf.custom_vjp's,
 ``frontend/ad/custom.py``) whose callee computes what the collective gives when its operand is the
@@ -143,6 +144,160 @@ def axis_size(axis_name) -> int:
       >>> n = lax.axis_size("i")
     """
     return int(np.prod([named_axes.frame_of(n, "hloforge.lax.axis_size").size for n in _names(axis_name)]))
+
+
+# ---------------------------------------------------------------- collectives built on all_gather
+# Each is jax.lax's function written as an all_gather (one value for all examples once the vmap has
+# swept the axis) and a pick by this example's axis_index, so its derivatives and batching are
+# all_gather's, dynamic_slice's and select's.
+
+def _one_name(what, axis_name):
+    if isinstance(axis_name, (tuple, list)):
+        if len(axis_name) != 1:
+            raise NotImplementedError(f"hloforge.lax.{what}: one axis name at a time, got {axis_name!r}")
+        axis_name = axis_name[0]
+    return axis_name, named_axes.frame_of(axis_name, f"hloforge.lax.{what}")
+
+
+def _leafwise(what, x, fn):
+    leaves, tree = tree_util.tree_flatten(x)
+    return tree_util.tree_unflatten(tree, [fn(lax_operand(leaf, f"hloforge.lax.{what} operand leaf {i}"))
+                                           for i, leaf in enumerate(leaves)])
+
+
+def _source_table(what, perm, size, pairs: bool) -> np.ndarray:
+    """destination -> source example (-1: none) of ``perm``: (source, destination) pairs, or a list of sources."""
+    if not pairs:
+        perm = list(perm)
+        if sorted(perm) != list(range(size)):
+            raise ValueError(f"hloforge.lax.{what}: perm {perm!r} is not a permutation of range({size})")
+        return np.asarray(perm, np.int32)
+    perm = [tuple(p) for p in perm]
+    sources, destinations = [p[0] for p in perm], [p[1] for p in perm]
+    if len(set(sources)) != len(sources) or len(set(destinations)) != len(destinations):
+        raise ValueError(f"hloforge.lax.{what}: sources and destinations must be unique, got perm={perm!r}")
+    if any(not 0 <= i < size for i in sources + destinations):
+        raise ValueError(f"hloforge.lax.{what}: perm {perm!r} names an example outside range({size})")
+    table = np.full(size, -1, np.int32)
+    table[destinations] = sources
+    return table
+
+
+def _from_table(name, frame, table, t):
+    """Example ``table[this example]``'s ``t`` (zeros where the table says -1)."""
+    gathered = _collective("all_gather", t, name, axis=0, tiled=False)
+    source = ops.reshape(ops.dynamic_slice(ops.constant(table), [frame.index], [1]), ())
+    zero = ops.constant(np.zeros((), np.int32))
+    picked = _take(gathered, ops.maximum(source, zero), axis=0, tiled=False, size=frame.size)
+    if (table >= 0).all():
+        return picked
+    has_source = ops.broadcast_in_dim(ops.compare(source, zero, "GE"), picked.shape, ())
+    return ops.select(has_source, picked, full(0, picked.shape, picked.dtype))
+
+
+def ppermute(x, axis_name, perm):
+    """Each example sends its ``x`` to another (jax.lax.ppermute): ``perm`` lists (source, destination)
+    pairs; an example no pair sends to gets zeros. Emits an all_gather's transpose and a dynamic_slice.
+
+    Example:
+      >>> hf.vmap(lambda v: lax.ppermute(v, "i", [(i, (i + 1) % 4) for i in range(4)]), axis_name="i")(xs)
+    """
+    name, frame = _one_name("ppermute", axis_name)
+    table = _source_table("ppermute", perm, frame.size, pairs=True)
+    return _leafwise("ppermute", x, lambda t: _from_table(name, frame, table, t))
+
+
+def pshuffle(x, axis_name, perm):
+    """Example ``i`` gets example ``perm[i]``'s ``x`` (jax.lax.pshuffle).
+
+    Example:
+      >>> hf.vmap(lambda v: lax.pshuffle(v, "i", [3, 2, 1, 0]), axis_name="i")(xs)
+    """
+    name, frame = _one_name("pshuffle", axis_name)
+    table = _source_table("pshuffle", perm, frame.size, pairs=False)
+    return _leafwise("pshuffle", x, lambda t: _from_table(name, frame, table, t))
+
+
+def pbroadcast(x, axis_name, source):
+    """Example ``source``'s ``x`` in every example (jax.lax.pbroadcast).
+
+    Example:
+      >>> hf.vmap(lambda v: lax.pbroadcast(v, "i", 0), axis_name="i")(xs)
+    """
+    name, frame = _one_name("pbroadcast", axis_name)
+    if type(source) is not int or not 0 <= source < frame.size:
+        raise ValueError(f"hloforge.lax.pbroadcast: source {source!r} is not an example of the axis (size {frame.size})")
+    table = np.full(frame.size, source, np.int32)
+    return _leafwise("pbroadcast", x, lambda t: _from_table(name, frame, table, t))
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """The sum over the examples, scattered (jax.lax.psum_scatter): example ``i`` gets block ``i`` of the
+    sum along ``scatter_dimension`` (one element of it, removing the dimension, unless ``tiled``).
+
+    Example:
+      >>> hf.vmap(lambda v: lax.psum_scatter(v, "i"), axis_name="i")(xs)   # xs: (n, n, ...)
+    """
+    _no_groups("psum_scatter", axis_index_groups)
+    name, frame = _one_name("psum_scatter", axis_name)
+
+    def scatter(t):
+        dim = _checked_dim("psum_scatter", "scatter_dimension", scatter_dimension, t.ndim)
+        _check_split("psum_scatter", t, dim, frame.size, tiled)
+        total = _collective("psum", t, name)
+        return _take(total, frame.index, axis=dim, tiled=tiled, size=frame.size)
+    return _leafwise("psum_scatter", x, scatter)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """jax.lax.all_to_all: ``x`` split along ``split_axis`` into one block per example; example ``i``
+    gets every example's block ``i``, joined along ``concat_axis`` (a new dimension there, the split
+    one removed, unless ``tiled``).
+
+    Example:
+      >>> hf.vmap(lambda v: lax.all_to_all(v, "i", 0, 1), axis_name="i")(xs)   # xs: (n, n, m)
+    """
+    _no_groups("all_to_all", axis_index_groups)
+    name, frame = _one_name("all_to_all", axis_name)
+
+    def exchange(t):
+        split = _checked_dim("all_to_all", "split_axis", split_axis, t.ndim)
+        concat = _checked_dim("all_to_all", "concat_axis", concat_axis, t.ndim)
+        _check_split("all_to_all", t, split, frame.size, tiled)
+        gathered = _collective("all_gather", t, name, axis=0, tiled=False)   # (n, *t.shape)
+        blocks = _take(gathered, frame.index, axis=split + 1, tiled=tiled, size=frame.size)
+        rest = blocks.shape[1:]
+        perm = list(range(1, blocks.ndim))
+        perm.insert(concat, 0)
+        moved = ops.transpose(blocks, tuple(perm))   # (the examples' blocks along concat_axis)
+        if not tiled:
+            return moved
+        return ops.reshape(moved, rest[:concat] + (frame.size * rest[concat],) + rest[concat + 1:])
+    return _leafwise("all_to_all", x, exchange)
+
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """jax.lax.pswapaxes: the named axis and positional ``axis`` trade places (``all_to_all`` with
+    ``split_axis = concat_axis = axis``).
+
+    Example:
+      >>> hf.vmap(lambda v: lax.pswapaxes(v, "i", 0), axis_name="i")(xs)   # xs: (n, n, m)
+    """
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+def _checked_dim(what, label, dim, rank):
+    if type(dim) is not int or not -rank <= dim < rank:
+        raise ValueError(f"hloforge.lax.{what}: {label}={dim!r} is out of range for an operand of rank {rank}")
+    return dim % rank
+
+
+def _check_split(what, t, dim, size, tiled):
+    n = t.shape[dim]
+    if (tiled and n % size) or (not tiled and n != size):
+        need = f"a multiple of the axis size {size}" if tiled else f"the axis size {size}"
+        raise ValueError(f"hloforge.lax.{what}: dimension {dim} of the operand (shape {t.shape}) must be {need}"
+                         f"{' (tiled=True)' if tiled else ''}, got {n}")
 
 
 # ---------------------------------------------------------------- the call and its rules
