@@ -63,7 +63,8 @@ from hloforge.frontend.numpy._logic import (  # noqa: E402
     isscalar, issubdtype, iterable, ndim, piecewise, promote_types, result_type, select, shape, size)
 from hloforge.frontend.numpy._products import (  # noqa: E402
     apply_along_axis, apply_over_axes, cross, gradient, inner, matvec, packbits, ravel_multi_index, tensordot,
-    trapezoid, unpackbits, unravel_index, unwrap, vdot, vecdot, vecmat, vectorize)
+    trapezoid, unpackbits, unravel_index, unwrap, vdot, vecdot, vecmat)
+from hloforge.frontend.numpy._vectorize import vectorize  # noqa: E402
 from hloforge.frontend.numpy._polynomial import (  # noqa: E402
     poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval, roots, trim_zeros)
 pow = power  # noqa: E305 (the array API name)

@@ -1,6 +1,6 @@
 """numpy's products (tensordot, inner, vdot, vecdot, matvec, vecmat, cross), calculus on samples
 (gradient, trapezoid, unwrap), index arithmetic (ravel_multi_index, unravel_index), bit packing,
-and the callable helpers (apply_along_axis, apply_over_axes, vectorize) that loop at trace time."""
+and the callable helpers (apply_along_axis, apply_over_axes) that loop at trace time."""
 from __future__ import annotations
 
 import builtins
@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from hloforge.frontend import dtypes, eager, ops
+from hloforge.frontend import dtypes, ops
 from hloforge.frontend.numpy import _math as m
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_shapes, broadcast_to, normalize_axis, splat
 from hloforge.frontend.numpy._contractions import einsum, matmul
@@ -370,32 +370,3 @@ def apply_over_axes(func, a, axes):
     return x
 
 
-def vectorize(pyfunc, *, otypes=None, doc=None, excluded=None, cache=False, signature=None):
-    """numpy.vectorize for scalar functions: the function is traced once per element (small
-    static inputs only; it unrolls)."""
-    if signature is not None:
-        raise NotImplementedError("vectorize: signature is not supported")
-    excluded = set(excluded or ())
-
-    def wrapped(*args, **kwargs):
-        pos = [i for i in range(len(args)) if i not in excluded]
-        arrays = [asarray(args[i]) for i in pos]
-        shape = broadcast_shapes(*[x.shape for x in arrays], what="vectorize")
-        arrays = [ravel(broadcast_to(x, shape)) for x in arrays]
-        size = int(np.prod(shape, dtype=np.int64))
-        results = []
-        for k in range(size):
-            call = list(args)
-            for i, x in zip(pos, arrays):
-                call[i] = x[k]
-            results.append(asarray(pyfunc(*call, **kwargs)))
-        if not results:
-            dt = np.dtype(otypes[0]) if otypes else np.dtype(np.float64)
-            return splat(0, dt, shape)
-        common = dtypes.result_type(*results)
-        out = reshape(stack([astype(r, common) for r in results]), shape)
-        return astype(out, otypes[0]) if otypes else out
-
-    wrapped.__doc__ = doc or pyfunc.__doc__
-    wrapped.__name__ = getattr(pyfunc, "__name__", "vectorized")
-    return eager.wrap(wrapped)  # (called on arrays outside a trace: compiled once per signature)
