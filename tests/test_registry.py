@@ -41,6 +41,8 @@ def _jax_modules():
                                       preferred_element_type=jnp.float32),
         lambda a: jax.lax.conv_general_dilated(a.astype(jnp.int8)[None, None], a.astype(jnp.int8)[None, None, :2, :3],
                                                (1, 1), "VALID", preferred_element_type=jnp.int32),
+        lambda a: jax.lax.with_sharding_constraint(jnp.sin(a), jax.sharding.NamedSharding(
+            jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",)), jax.sharding.PartitionSpec("x", None))),
     ]
     return [hf.Module.parse(jax.jit(f).lower(x).as_text()) for f in fns]
 

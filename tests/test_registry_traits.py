@@ -42,7 +42,7 @@ def test_the_queries_give_the_sets_once_listed_by_name():
     assert set(pad_push.BINARY_OPS) == set(pad_arith.BINARY_OPS) == elementwise_binary
     assert custom._LINEAR == {"stablehlo.add", "stablehlo.subtract", "stablehlo.negate", "stablehlo.convert",
                               "stablehlo.real", "stablehlo.imag", "stablehlo.complex", "stablehlo.select",
-                              "stablehlo.reduce_precision"}
+                              "stablehlo.reduce_precision", "sdy.sharding_constraint"}
     assert custom._BILINEAR == {"stablehlo.multiply", "stablehlo.dot_general", "stablehlo.convolution"}
     assert set(core.CONTROL_FLOW) == set(callbacks._CONTROL) == {"stablehlo.while", "stablehlo.if", "stablehlo.case"}
     assert {"stablehlo.while", "stablehlo.if", "stablehlo.case"} <= fold.RUNTIME_OPS

@@ -1,4 +1,5 @@
 """Derivative rules of the structural ops (frontend/ops/structure.py): optimization_barrier,
+sharding_constraint (linear: the cotangent gets the same constraint, as jax's transpose gives it),
 map, composite, custom_call.
 
 A composite whose name is in ``COMPOSITE_RULES`` uses those rules: ``hloforge.stop_gradient``'s
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from hloforge.frontend import ops
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad._util import add_any, differentiable, instantiate, needs
+from hloforge.frontend.ad._util import add_any, deflinear, differentiable, instantiate, needs
 from hloforge.frontend.lax.autodiff import STOP_GRADIENT
 from hloforge.frontend.registry import def_rule
 from hloforge.frontend.tracing import current_builder
@@ -41,6 +42,7 @@ def _through_barrier(values, like):
 
 def_rule("jvp", "stablehlo.optimization_barrier")(lambda ins, outs, ts: _through_barrier(ts, outs))
 def_rule("vjp", "stablehlo.optimization_barrier")(lambda ins, outs, cts: _through_barrier(cts, ins))
+deflinear("sdy.sharding_constraint", lambda ct, x, sharding, mesh: [ops.sharding_constraint(ct, sharding, mesh)])
 
 
 def _inline(fn, args):

@@ -26,6 +26,7 @@ from hloforge.frontend.batching._util import bdim_at, common_dim, to_front
 from hloforge.frontend.batching.core import WHAT
 from hloforge.frontend.context import ir
 from hloforge.frontend.lax.ordering import SCAN_COMPOSITE
+from hloforge.frontend.ops.structure import sharding_parts, sharding_text
 from hloforge.frontend.registry import def_rule
 from hloforge.frontend.tracing import current_builder
 
@@ -125,6 +126,19 @@ def _example_at(x, d, i):
 def _optimization_barrier_batch(size, ins, dims):
     """Pattern: barrier(x[b], y) -> barrier(x, y), each value's dimension unchanged."""
     return list(ops.optimization_barrier(list(ins))), list(dims)
+
+
+# ---------------------------------------------------------------- sharding_constraint
+
+@def_rule("batch", "sdy.sharding_constraint")
+def _sharding_constraint_batch(size, ins, dims, *, sharding, mesh):
+    """Pattern: sharding_constraint(x[b at d], [s...]) -> sharding_constraint(x, [s[:d], {}, s[d:]])[b at d]:
+    the batch dimension stays where it is, unsharded."""
+    (x,), (d,) = ins, dims
+    if d is None:
+        return [ops.sharding_constraint(x, sharding, mesh)], [None]
+    name, shardings, rest = sharding_parts(sharding)
+    return [ops.sharding_constraint(x, sharding_text(name, shardings[:d] + ["{}"] + shardings[d:], rest), mesh)], [d]
 
 
 # ---------------------------------------------------------------- map

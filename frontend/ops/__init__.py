@@ -29,7 +29,7 @@ from hloforge.frontend.ops.shape import (
     broadcast_in_dim, concatenate, constant, dynamic_slice, iota, reshape, reverse, slice, transpose)
 from hloforge.frontend.ops.slicing import dynamic_update_slice, gather, scatter
 from hloforge.frontend.ops.sort import sort
-from hloforge.frontend.ops.structure import composite, custom_call, map, optimization_barrier
+from hloforge.frontend.ops.structure import composite, custom_call, map, optimization_barrier, sharding_constraint
 from hloforge.frontend.ops.tuples import after_all, get_tuple_element, tuple
 from hloforge.frontend.ops.top_k import top_k
 from hloforge.frontend.ops.window import reduce_window, select_and_scatter
@@ -49,6 +49,7 @@ __all__ = [
     "optimization_barrier", "or_", "pad", "partition_id", "popcnt", "power", "real", "reduce",
     "reduce_precision", "reduce_scatter", "reduce_window", "remainder", "replica_id", "reshape", "reverse",
     "rng_bit_generator", "round", "round_nearest_afz", "rsqrt", "scatter", "select", "select_and_scatter",
+    "sharding_constraint",
     "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "slice", "sort", "sqrt",
     "subtract", "tan", "tanh", "transpose", "while_", "xor",
 ]

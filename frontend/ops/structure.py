@@ -1,4 +1,4 @@
-"""Structural ops: custom_call, optimization_barrier, map, composite."""
+"""Structural ops: custom_call, optimization_barrier, sharding_constraint (Shardy's), map, composite."""
 from __future__ import annotations
 
 import itertools
@@ -120,6 +120,107 @@ def optimization_barrier(operands, *, loc=None):
     xs = [operand("optimization_barrier", x) for x in ([operands] if single else operands)]
     out = bind("stablehlo.optimization_barrier", xs, loc=loc)
     return out[0] if single else tuple(out)
+
+
+# ---------------------------------------------------------------- sharding_constraint (Shardy)
+
+_SHARDING = "#sdy.sharding<"
+
+
+def _top_level(text: str) -> list:
+    """``text`` split at its top-level commas (outside <>, [] and {} and quotes), each part stripped."""
+    parts, depth, start, quoted = [], 0, 0, False
+    for i, c in enumerate(text):
+        if c == '"':
+            quoted = not quoted
+        elif not quoted and c in "<[{":
+            depth += 1
+        elif not quoted and c in ">]}":
+            depth -= 1
+        elif not quoted and c == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def sharding_parts(sharding: str) -> tuple:
+    """(mesh, [dimension shardings], [the rest: replicated=..., ...]) of an ``#sdy.sharding<...>`` text."""
+    if not (isinstance(sharding, str) and sharding.startswith(_SHARDING) and sharding.endswith(">")):
+        raise ValueError(f"hloforge.ops.sharding_constraint: sharding must be the text of an "
+                         f"#sdy.sharding<@mesh, [...]> attribute, got {sharding!r}")
+    parts = _top_level(sharding[len(_SHARDING):-1])
+    if len(parts) < 2 or not (parts[1].startswith("[") and parts[1].endswith("]")):
+        raise ValueError(f"hloforge.ops.sharding_constraint: no list of dimension shardings in {sharding!r}")
+    dims = [d for d in _top_level(parts[1][1:-1]) if d]
+    return parts[0], dims, parts[2:]
+
+
+def sharding_text(mesh: str, dims: list, rest: list) -> str:
+    return f"{_SHARDING}{', '.join([mesh, '[' + ', '.join(dims) + ']', *rest])}>"
+
+
+def _sharding_rule(x, sharding):
+    dims = sharding_parts(sharding)[1]
+    if len(dims) != x.ndim:
+        raise ValueError(f"hloforge.ops.sharding_constraint: {sharding} shards {len(dims)} dimensions, the operand "
+                         f"{x} has {x.ndim}")
+    return x.shape, x.dtype
+
+
+def _sharding_params(sharding, mesh=None):
+    if mesh is not None and not (isinstance(mesh, str) and mesh.lstrip().startswith("sdy.mesh @")):
+        raise ValueError(f"hloforge.ops.sharding_constraint: mesh must be the text of an sdy.mesh op, got {mesh!r}")
+    return {"sharding": sharding_text(*sharding_parts(sharding)), "mesh": mesh}
+
+
+def _mesh_of(op):
+    """The text of the ``sdy.mesh`` op that ``op``'s sharding names (None for an inline mesh)."""
+    name = sharding_parts(str(op.attributes["sharding"]))[0]
+    if not name.startswith("@"):
+        return None
+    top = op.operation
+    while top.parent is not None:
+        top = top.parent
+    for candidate in top.regions[0].blocks[0].operations:
+        if candidate.operation.name == "sdy.mesh" and str(candidate.attributes["sym_name"]) == f'"{name[1:]}"':
+            return str(candidate)
+    return None
+
+
+def _ensure_mesh(mesh: str) -> None:
+    """Put the ``sdy.mesh`` op ``mesh`` (its text) into the module being traced, unless it has it."""
+    b = current_builder("hloforge.ops.sharding_constraint")
+    name = mesh.split("@", 1)[1].split()[0]
+    for candidate in b.module.body.operations:
+        if candidate.operation.name == "sdy.mesh" and str(candidate.attributes["sym_name"]) == f'"{name}"':
+            return
+    with b.ctx, ir.Location.unknown():
+        parsed = ir.Module.parse(mesh)
+        parsed.body.operations[0].operation.clone(ip=ir.InsertionPoint.at_block_begin(b.module.body))
+
+
+@register("sdy.sharding_constraint", rule=lambda x, sharding, mesh: _sharding_rule(x, sharding),
+          params=_sharding_params, attributes=lambda sharding, mesh: {"sharding": ir.Attribute.parse(sharding)},
+          decode=lambda op: {"sharding": str(op.attributes["sharding"]), "mesh": _mesh_of(op)}, traits={"linear"})
+def sharding_constraint(x, sharding, mesh=None, *, loc=None):
+    """``x`` itself, with the layout the SPMD partitioner must give it (what jax.lax.with_sharding_constraint
+    lowers to); emits ``sdy.sharding_constraint``.
+
+    Args:
+      x: a Tensor.
+      sharding: the attribute's text, ``#sdy.sharding<@mesh, [{"x"}, {}]>`` (one entry per dimension).
+      mesh: the text of the ``sdy.mesh`` op it names (``sdy.mesh @mesh = <["x"=2]>``), added to the module
+        when it lacks one of that name; None when the module has it or the mesh is inline.
+    Returns:
+      A Tensor of ``x``'s shape and dtype.
+    Example:
+      >>> y = ops.sharding_constraint(x, '#sdy.sharding<@mesh, [{"x"}, {}]>', 'sdy.mesh @mesh = <["x"=2]>')
+    """
+    x = operand("sharding_constraint", x)
+    if mesh is not None:
+        _ensure_mesh(_sharding_params(sharding, mesh)["mesh"])
+    return bind("sdy.sharding_constraint", [x], sharding=sharding, mesh=mesh, loc=loc)
 
 
 # ---------------------------------------------------------------- map
