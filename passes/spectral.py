@@ -169,6 +169,6 @@ def truncated_inverse_fft(op, rewriter):
 PATTERNS = {
     "truncated_forward_fft": (stablehlo.FftOp, truncated_forward_fft),
     "truncated_inverse_fft": (stablehlo.FftOp, truncated_inverse_fft),
-    "partial_dft_of_fft": (stablehlo.FftOp, partial_dft_of_fft),
-    "partial_dft_of_fft_across": (stablehlo.FftOp, partial_dft_of_fft_across),
+    "partial_dft_of_fft": (stablehlo.DotGeneralOp, partial_dft_of_fft),
+    "partial_dft_of_fft_across": (stablehlo.DotGeneralOp, partial_dft_of_fft_across),
 }

@@ -1,5 +1,5 @@
-"""``fft-truncate``'s patterns rooted at an FFT that feeds a partial DFT: the FFT folds into the constant
-matrix of the contraction downstream (``partial_dft_of_fft``, ``partial_dft_of_fft_across``)."""
+"""``fft-truncate``'s patterns rooted at a partial DFT's contraction that an FFT feeds: the FFT folds into
+the contraction's constant matrix (``partial_dft_of_fft``, ``partial_dft_of_fft_across``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +7,7 @@ import numpy as np
 from hloforge.frontend.attributes import read_dot_dimensions
 from hloforge.frontend.context import ir
 from hloforge.passes._ir import (
-    NO_MATCH, build, constant, constant_value, dtype_of, element_type, has_one_use, params_of, rebuild,
+    NO_MATCH, build, constant, constant_value, dtype_of, element_type, has_one_use, params_of, producer, rebuild,
     shape_of, tensor)
 from hloforge.passes.fft import fft_type
 from hloforge.passes.spectral_dft import MAX_MATRIX, angles, fft_axes, pair_to_pair
@@ -15,28 +15,31 @@ from hloforge.passes.spectral_dft import MAX_MATRIX, angles, fft_axes, pair_to_p
 FFT = "stablehlo.fft"
 
 
-def _split_into_dot(op, axis):
-    """The dot_general contracting ``op``'s result split as concatenate([real, imag], axis) (how a
-    partial DFT takes a complex input) along that axis with dim 0 of a constant, and the constant;
-    else (None, None)."""
-    users = [u.owner for u in op.result.uses]
-    if sorted(u.name for u in users) != ["stablehlo.imag", "stablehlo.real"] or not all(
-            has_one_use(u.result) for u in users):
-        return None, None
-    cat = next(iter(users[0].result.uses)).owner
-    re, im = sorted(users, key=lambda u: u.name != "stablehlo.real")
-    if (cat.name != "stablehlo.concatenate" or list(cat.operands) != [re.result, im.result]
-            or params_of(cat)["dimension"] != axis or not has_one_use(cat.result)):
-        return None, None
-    dot = next(iter(cat.result.uses)).owner
-    if dot.name != "stablehlo.dot_general" or dot.operands[0] != cat.result:
-        return None, None
+def fft_into_dot(dot):
+    """(fft, axis, M) when ``dot`` contracts concatenate([real(fft), imag(fft)], axis) (how a partial DFT
+    takes a complex input; the FFT's result has no other user) along that axis alone with dim 0 of a
+    constant M; else the reason it does not (pure)."""
+    cat = producer(dot.operands[0], "stablehlo.concatenate")
+    if cat is None or len(cat.operands) != 2 or not has_one_use(cat.result):
+        return "the lhs is not a two-operand concatenate with no other user"
+    re, im = producer(cat.operands[0], "stablehlo.real"), producer(cat.operands[1], "stablehlo.imag")
+    if re is None or im is None or re.operands[0] != im.operands[0]:
+        return "the concatenate does not join real(z) and imag(z) of one z, re first"
+    fft = producer(re.operands[0], FFT)
+    if fft is None:
+        return "z is not made by an FFT"
+    if sorted(u.owner.name for u in fft.result.uses) != ["stablehlo.imag", "stablehlo.real"] or not (
+            has_one_use(re.result) and has_one_use(im.result)):
+        return "the FFT's result has other users"
+    axis = params_of(cat)["dimension"]
     if read_dot_dimensions(dot) != ((), (), (axis,), (0,)):
-        return None, None
+        return "the dot_general does not contract the concatenated axis alone with dim 0 of its rhs"
     if dtype_of(dot.operands[1]) != dtype_of(cat.result) or str(element_type(cat.result)) not in ("f32", "f64"):
-        return None, None
+        return "not float32 or float64 of one dtype"
     matrix = constant_value(dot.operands[1], limit=MAX_MATRIX)
-    return (dot, matrix) if matrix is not None else (None, None)
+    if matrix is None:
+        return "the rhs is not a constant (of at most 2**22 elements)"
+    return fft, axis, matrix
 
 
 def _multiplies_complex(m) -> bool:
@@ -47,7 +50,7 @@ def _multiplies_complex(m) -> bool:
             and np.array_equal(m[half:, ..., 0], -m[:half, ..., 1]) and np.array_equal(m[half:, ..., 1], m[:half, ..., 0]))
 
 
-def partial_dft_of_fft(op, rewriter):
+def partial_dft_of_fft(dot, rewriter):
     """dot_general([re | im](fft(x, L)), M, axis a) -> dot_general([re | im](fft(x, L[1:])), D_a M, axis a)
 
     D_a is the DFT along a in the same real layout (for a one-axis RFFT: x itself, rows n, no split;
@@ -57,13 +60,16 @@ def partial_dft_of_fft(op, rewriter):
     constant M, as truncated_inverse_fft's partial DFTs do; D_a M is computed in float64 and rounded
     once; matrices up to 2**22 elements. Finite math only (the sums are rounded differently).
     """
+    plan = fft_into_dot(dot)
+    if isinstance(plan, str):
+        return plan
+    op, split, matrix = plan
     kind = fft_type(op)
     if kind not in ("FFT", "IFFT", "RFFT"):
         return NO_MATCH
     axes, lengths = fft_axes(op)
     a, n = axes[0], lengths[0]
-    dot, matrix = _split_into_dot(op, a)
-    if dot is None:
+    if split != a:
         return NO_MATCH
     k = shape_of(op.result)[a]
     if n * k * 4 > MAX_MATRIX or matrix.shape[0] != 2 * k or matrix.size // k * n > MAX_MATRIX:
@@ -96,7 +102,7 @@ def partial_dft_of_fft(op, rewriter):
 
 
 
-def partial_dft_of_fft_across(op, rewriter):
+def partial_dft_of_fft_across(dot2, rewriter):
     """dot2(dot1_b([re | im](fft_a(x))), M2) -> dot2(dot1_b([re | im](x)), D_a M2)
 
     The FFT along a commutes with dot1, a complex multiplication along another axis b, and folds
@@ -108,27 +114,24 @@ def partial_dft_of_fft_across(op, rewriter):
     of a constant M2 (truncated_inverse_fft's partial DFTs have this form); D_a M2 is computed in
     float64 and rounded once; matrices up to 2**22 elements. Finite math only.
     """
+    dot1 = producer(dot2.operands[0], "stablehlo.dot_general")
+    if dot1 is None or not has_one_use(dot1.result):
+        return NO_MATCH
+    plan = fft_into_dot(dot1)
+    if isinstance(plan, str):
+        return plan
+    op, b, m1 = plan
     kind = fft_type(op)
     axes, lengths = fft_axes(op)
-    if kind not in ("FFT", "RFFT") or len(axes) != 1:
+    if kind not in ("FFT", "RFFT") or len(axes) != 1 or b == axes[0]:
         return NO_MATCH
-    a, n, rank = axes[0], lengths[0], len(shape_of(op.result))
+    a, n = axes[0], lengths[0]
     k = shape_of(op.result)[a]
-    for b in range(rank):
-        dot1, m1 = _split_into_dot(op, b) if b != a else (None, None)
-        if dot1 is not None:
-            break
-    else:
-        return NO_MATCH
     half = m1.shape[0] // 2
     if not _multiplies_complex(m1):
         return NO_MATCH
-    if not has_one_use(dot1.result):
-        return NO_MATCH
-    dot2 = next(iter(dot1.result.uses)).owner
     pos = a if a < b else a - 1
-    if (dot2.name != "stablehlo.dot_general" or dot2.operands[0] != dot1.result
-            or read_dot_dimensions(dot2) != ((), (), (pos, len(shape_of(dot1.result)) - 1), (1, 0))):
+    if read_dot_dimensions(dot2) != ((), (), (pos, len(shape_of(dot1.result)) - 1), (1, 0)):
         return NO_MATCH
     m2 = constant_value(dot2.operands[1], limit=MAX_MATRIX)
     if m2 is None or m2.shape[:2] != (2, k) or n * k * 4 > MAX_MATRIX or m2.size // k * n > MAX_MATRIX:
