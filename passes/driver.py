@@ -20,7 +20,8 @@ def apply(mlir_module, frozen, max_iterations: int | None = None) -> None:
 
 def pattern_set(entries: dict, fired: collections.Counter, declines=None):
     """One MLIR pattern per root op name, trying that root's patterns in table order (as MLIR
-    would try patterns of equal benefit) in one Python callback."""
+    would try patterns of equal benefit) in one Python callback; ``fired`` counts rewrites per
+    pattern, and ``declines`` (an ``explain.Declines``, debug runs only) notes why each declined."""
     by_root: dict = {}
     for name, (roots, fn) in entries.items():
         for root in roots if isinstance(roots, tuple) else (roots,):
@@ -37,41 +38,22 @@ def _dispatch(named: tuple, fired: collections.Counter, declines=None):
     # (name, callback, the producers it needs or None), read once: this runs per op visit
     entries = tuple((name, fn, getattr(fn, "operand_producers", None)) for name, fn in named)
     guarded = any(needs is not None for _, _, needs in entries)
-    if declines is not None:
-        return _explaining(named, entries, guarded, fired, declines)
 
     def pattern(op, rewriter):
         begin_visit()
         producers = _producers(op) if guarded else None
         for name, fn, needs in entries:
             if needs is not None and needs.isdisjoint(producers):
+                if declines is not None:
+                    declines.skip(name, needs)
                 continue
             try:
-                if fn(op, rewriter):
-                    continue
-            except Unsupported:
-                continue
-            fired[name] += 1
-            return False
-        return True
-    pattern.__name__ = pattern.__qualname__ = "+".join(name for name, _ in named)
-    return pattern
-
-
-def _explaining(named, entries, guarded, fired, declines):
-    """``_dispatch``'s callback for a debug run: the same order and results, and each decline's reason."""
-    def pattern(op, rewriter):
-        begin_visit()
-        producers = _producers(op) if guarded else None
-        for name, fn, needs in entries:
-            if needs is not None and needs.isdisjoint(producers):
-                declines.skip(name, needs)
-                continue
-            try:
-                if declines.call(name, fn, op, rewriter):
-                    continue
+                declined = fn(op, rewriter) if declines is None else declines.call(name, fn, op, rewriter)
             except Unsupported as e:
-                declines.unsupported(name, e)
+                if declines is not None:
+                    declines.unsupported(name, e)
+                continue
+            if declined:
                 continue
             fired[name] += 1
             return False
