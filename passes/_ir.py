@@ -148,8 +148,8 @@ def has_one_use(value: ir.Value) -> bool:
 
 
 def build(name: str, operands, *, loc, **params):
-    """Create op ``name`` over ``operands`` (Values) at the rewriter's insertion point, through its
-    registry entry: ``params`` are its builder's keyword arguments (normalized and validated by the
+    """Create op ``name`` (one without regions) over ``operands`` (Values) at the rewriter's insertion
+    point, through its registry entry: ``params`` are its builder's keyword arguments (normalized and validated by the
     entry), its rule computes the result types and the entry encodes the attributes. Returns the
     result Value (a list for several results). A rule that refuses the operands raises its own
     TypeError/ValueError here, in the pattern, rather than at verification after the pass.
@@ -160,7 +160,7 @@ def build(name: str, operands, *, loc, **params):
     """
     info = OPS[name]
     params = info.params(**params)
-    results = info._results([Spec(*_info(v.type)) for v in operands], params)
+    results = info.abstract(*[Spec(shape_of(v), dtype_of(v)) for v in operands], **params)
     op = _create(name, operands, [_type_of(r) for r in results], info.attributes(**params), loc)
     return op.result if len(results) == 1 and "variadic" not in info.traits else list(op.results)
 
