@@ -8,6 +8,7 @@ pattern is exact.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -63,27 +64,33 @@ def is_shape_computation(value, depth: int = 8) -> bool:
     return _is_small_int(value) and (_feeds_a_shape(value, depth) or _from_dimension_sizes(value, depth))
 
 
-def concatenate_of_pads(op, rewriter):
-    """concatenate([pad(a, v, ...), v-block, slice(a'), ...], d) -> pad(concatenate(pieces), v, ...)
+class _ConcatPlan(NamedTuple):
+    d: int  # the concatenate's dimension
+    v: object  # the padding value (0-d numpy array), or None
+    v_op: object  # the Value holding it, or None
+    outer: list  # (low, high, interior) of each other dimension, shared by every pad
+    outer_padded: bool
+    pads: list  # the pads opened
+    merged: list  # the segments along d: ("v", n) | ("x", source, start, stop) | ("value", value)
+    lead: int  # v elements before the segments, and after them
+    trail: int
+    single: object  # the one ("x", ...) segment left, or None
+    needs_v: bool
+    bare: bool  # no padding left around the segments
 
-    Preconditions: along d the operands are pads (interior 0 on d), stride-1 slices covering whole
-    other dims, blocks filled with v, or other values; all pads pad with v (the same value or equal
-    constants) and either pad no other dim alike, or pad every other dim alike while every operand
-    is a pad or a v block. Pads and slices with no other user are opened: v runs merge, neighbouring
-    crops of one tensor merge (also with no v anywhere: concatenate([x[:k], x[k:]]) -> x), the runs
-    at both ends become the outer pad's edges (a single remaining crop of x becomes pad(x, v) with
-    negative edges where no run meets it). Fires only when that leaves fewer ops, and never on a
-    shape computation (``is_shape_computation``: those are left to shape refinement).
-    """
+
+def plan_concatenate_of_pads(op):
+    """The plan of ``concatenate_of_pads`` for ``op`` (pure): the merged segments along d and the outer
+    padding, or the reason it does not fire."""
     if is_shape_computation(op.result):
-        return NO_MATCH
+        return "a shape computation (left to shape refinement)"
     d = params_of(op)["dimension"]
     rank = len(shape_of(op.result))
     pads = [p for p in (single_use_pad(v) for v in op.operands) if p is not None and not paddings(p)[2][d]]
     if pads:
         v_op = pads[0].operands[1]
         if any(not same_value(p.operands[1], v_op) for p in pads):
-            return NO_MATCH
+            return "the pads pad with different values"
         v = scalar_constant(v_op)
     else:
         v_op, v = None, splat_of(op.operands[0])
@@ -94,7 +101,7 @@ def concatenate_of_pads(op, rewriter):
         low, high, interior = paddings(p)
         other = [(low[i], high[i], interior[i]) for i in range(rank) if i != d]
         if outer is not None and other != outer:
-            return NO_MATCH
+            return "the pads pad the other dimensions differently"
         outer = other
     outer = outer or [(0, 0, 0)] * (rank - 1)
     outer_padded = any(any(t) for t in outer)
@@ -113,7 +120,7 @@ def concatenate_of_pads(op, rewriter):
                          ("v", max(high[d], 0))]
             before += 1
         elif outer_padded:
-            return NO_MATCH
+            return "an operand that is not a pad or a v block sits beside pads of the other dimensions"
         elif (sl := producer(o, "stablehlo.slice")) is not None and has_one_use(sl.result) and _whole_but(sl, d):
             segments.append(("x", sl.operands[0], ints(sl, "start_indices")[d], ints(sl, "limit_indices")[d]))
             before += 1
@@ -123,7 +130,7 @@ def concatenate_of_pads(op, rewriter):
     lead = merged.pop(0)[1] if merged and merged[0][0] == "v" else 0
     trail = merged.pop()[1] if merged and merged[-1][0] == "v" else 0
     if not merged:
-        return NO_MATCH  # all padding: pad_of_splat and constant folding see to that
+        return "all padding (pad_of_splat and constant folding see to that)"
     single = None
     if len(merged) == 1 and merged[0][0] == "x":
         _, src, start, stop = merged[0]
@@ -137,7 +144,26 @@ def concatenate_of_pads(op, rewriter):
         after = (sum(_piece_ops(s, d) for s in merged) + (len(merged) > 1) + bool(lead or trail or outer_padded)
                  + (v_op is None and needs_v))
     if after >= before:
-        return NO_MATCH
+        return f"it would not leave fewer ops ({after} for {before})"
+    return _ConcatPlan(d, v, v_op, outer, outer_padded, pads, merged, lead, trail, single, needs_v, bare)
+
+
+def concatenate_of_pads(op, rewriter):
+    """concatenate([pad(a, v, ...), v-block, slice(a'), ...], d) -> pad(concatenate(pieces), v, ...)
+
+    Preconditions: along d the operands are pads (interior 0 on d), stride-1 slices covering whole
+    other dims, blocks filled with v, or other values; all pads pad with v (the same value or equal
+    constants) and either pad no other dim alike, or pad every other dim alike while every operand
+    is a pad or a v block. Pads and slices with no other user are opened: v runs merge, neighbouring
+    crops of one tensor merge (also with no v anywhere: concatenate([x[:k], x[k:]]) -> x), the runs
+    at both ends become the outer pad's edges (a single remaining crop of x becomes pad(x, v) with
+    negative edges where no run meets it). Fires only when that leaves fewer ops, and never on a
+    shape computation (``is_shape_computation``: those are left to shape refinement).
+    """
+    plan = plan_concatenate_of_pads(op)
+    if isinstance(plan, str):
+        return plan
+    d, v, v_op, outer, outer_padded, pads, merged, lead, trail, single, needs_v, bare = plan
     loc = op.location
     low, high, interior = [t[0] for t in outer], [t[1] for t in outer], [t[2] for t in outer]
     with rewriter.ip:

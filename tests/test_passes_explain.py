@@ -67,3 +67,10 @@ def test_the_command_line_explains(tmp_path, capsys):
     assert main(["opt", str(path), "-p", "pattern:pad_of_pad", "--explain"]) == 0
     out = capsys.readouterr().out
     assert "stablehlo.pad" in out and "pad_of_pad: declined" in out and "same_value" in out
+
+
+def test_a_plan_function_says_why_in_words():
+    def pads_of_two_values(x):
+        return hf.numpy.concatenate([ops.pad(x, 0.0, [1], [0]), ops.pad(x, 1.0, [0], [1])])
+    text = hf.trace(pads_of_two_values, F32).optimize("pattern:concatenate_of_pads", debug=True).explain()
+    assert "concatenate_of_pads: declined 1 time: the pads pad with different values [1]" in text
