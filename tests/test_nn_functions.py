@@ -20,7 +20,8 @@ GRID = np.array([-np.inf, -100, -20, -6, -3.5, -3, -1, -0.5, -0.0, 0.0, 0.25, 0.
                  np.inf, np.nan])
 
 # the callables of jax.nn that hloforge.nn leaves out, with the reason
-LEFT_OUT = {name: "fp8/microscaling matmuls: cuDNN block-scaled kernels (float8_e8m0fnu, float4 scales)"
+LEFT_OUT = {name: "fp8/microscaling matmuls: cuDNN block-scaled kernels (float8_e8m0fnu, float4 scales); jax "
+                  "0.10.2 has no CPU lowering of them either ('scaled_matmul' not found for platform cpu)"
             for name in ("get_scaled_dot_general_config", "scaled_dot_general", "scaled_matmul")}
 
 
