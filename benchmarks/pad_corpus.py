@@ -5,14 +5,14 @@ FFT convolution and spectral interpolation, stencils and causal convolutions on 
 grids, shifts, U-Net crop-and-pad, interior (zero-insertion) upsampling, pads followed by
 transposes, reshapes, broadcasts, converts and concatenates, sums and products of padded
 branches, circular and reflect padding. ``--write`` lowers them with jax into
-tests/data/pad_corpus/NAME.mlir (what tests/test_pad_corpus.py reads); the default run counts
+tests/data/pad_corpus/NAME.mlir (what tests/passes/test_pad_corpus.py reads); the default run counts
 pad + fft ops before and after ``Module.optimize()`` and checks every result.
 
     python benchmarks/pad_corpus.py [--corpus v1|v3] [--write]
 
 ``--corpus v3`` is CORPUS_V3 (tests/data/pad_corpus_v3/): programs for pad-push's pad-arith families
 (shifted pads combined by elementwise ops, selects of boxes, adjacent slices, pads and crops of
-concatenates), lowered and checked the same way (tests/test_pad_families.py).
+concatenates), lowered and checked the same way (tests/passes/test_pad_arith.py).
 """
 from __future__ import annotations
 

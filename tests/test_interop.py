@@ -98,7 +98,7 @@ def test_fft_and_pad_details_in_summary():
     assert "low=[0, 1] high=[0, 1] interior=[0, 0]" in s
 
 
-# (spec_collective_broadcast.mlir needs 4 CPU devices: tests/test_spec_semantics.py runs it through the
+# (spec_collective_broadcast.mlir needs 4 CPU devices: tests/passes/test_spec_semantics.py runs it through the
 # hloforge check CLI, which sets them up)
 ONE_DEVICE_FILES = [p for p in sorted(glob.glob(os.path.join(DATA, "*.mlir")))
                     if os.path.basename(p) != "spec_collective_broadcast.mlir"]

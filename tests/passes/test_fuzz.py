@@ -15,7 +15,7 @@ import numpy as np
 from helpers import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_passes import assert_same, outputs
+from test_patterns import assert_same, outputs
 
 import hloforge as hf
 from hloforge import ops

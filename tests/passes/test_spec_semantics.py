@@ -17,7 +17,7 @@ from hloforge.passes import spec_semantics
 from hloforge.passes.guards import guard_for_xla
 from hloforge.runtime import checkfile
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "check")
+DATA = os.path.join(os.path.dirname(__file__), "..", "data", "check")
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FLOATS = [np.dtype(np.float32), BF16, np.dtype(np.float16), np.dtype(np.float64)]
 _MLIR = {np.dtype(np.float32): "f32", BF16: "bf16", np.dtype(np.float16): "f16", np.dtype(np.float64): "f64",

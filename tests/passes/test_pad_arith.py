@@ -18,7 +18,7 @@ from hloforge import ops
 from hloforge.passes import pad_arith, pad_select, patterns
 from hloforge.passes.pad_push import ARITH_PATTERNS
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchmarks"))
 import pad_corpus  # noqa: E402
 
 F32, F64, I32, B = np.float32, np.float64, np.int32, np.bool_

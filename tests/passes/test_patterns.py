@@ -699,9 +699,9 @@ def test_integer_division_by_constant_zero_is_not_folded():
 
 
 def test_every_pattern_has_cases():
-    calls = {"call_of_function", "call_boundary_of_constant"}  # (on modules with calls: below, test_inline_bits.py)
-    calls |= set(spec_semantics.PATTERNS)  # (they change values by design: tests/test_spec_semantics.py)
-    calls |= set(ARITH_PATTERNS)  # (their cases, bit for bit: tests/test_pad_families.py)
+    calls = {"call_of_function", "call_boundary_of_constant"}  # (on modules with calls: tests/passes/test_inline_bits.py)
+    calls |= set(spec_semantics.PATTERNS)  # (they change values by design: tests/passes/test_spec_semantics.py)
+    calls |= set(ARITH_PATTERNS)  # (their cases, bit for bit: tests/passes/test_pad_arith.py)
     fires = {c.pattern for c in CASES if c.fires} | calls
     declines = {c.pattern for c in CASES if not c.fires} | calls
     assert fires == declines == set(patterns())

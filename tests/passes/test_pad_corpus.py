@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from helpers import RTOL
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchmarks"))
 import pad_corpus  # noqa: E402
 
 # pad + fft ops left on the 59 modules (122 after inlining; 88 before pad-push and fft-truncate's
