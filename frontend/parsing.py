@@ -62,12 +62,17 @@ def _bytecode_as_text(data: bytes, allow_unregistered: bool) -> bytes:
 
     MLIR's bytecode reader trusts its input: a few flipped bytes can make it corrupt memory or
     abort, so it never reads bytecode in this process. A forked child (fast) prints the module as
-    text with its locations, which round-trips exactly; if that child hangs (fork copies locks
-    other threads may hold), a fresh interpreter does it. ValueError if the child fails, crashes
-    or hangs.
+    text with its locations, which round-trips exactly; if that child hangs waiting (fork copies
+    locks other threads may hold), a fresh interpreter does it; if it hangs computing (the reader
+    loops on some corrupted inputs), that is the answer. ValueError if the child fails, crashes or
+    hangs. Each child also ends itself (an alarm) should this process be killed while it reads.
     """
     size = len(data) / 1e6
-    outcome = _in_forked_child(data, allow_unregistered, 10 + 10 * size) if hasattr(os, "fork") else None
+    fork_timeout = FORK_SECONDS + 10 * size
+    outcome = _in_forked_child(data, allow_unregistered, fork_timeout) if hasattr(os, "fork") else None
+    if outcome == _LOOPING:
+        raise ValueError(f"Module.parse: reading the {len(data)}-byte bytecode did not finish in "
+                         f"{fork_timeout:.0f} s: MLIR's bytecode reader loops on it (corrupted input?)")
     if outcome is None:
         timeout = 60 + 10 * size
         outcome = _in_fresh_interpreter(data, allow_unregistered, timeout)
@@ -84,8 +89,13 @@ def _bytecode_as_text(data: bytes, allow_unregistered: bool) -> bytes:
     return output
 
 
+FORK_SECONDS = 10.0  # how long the forked child may take (plus 10 s per MB)
+_LOOPING = "looping"  # (a child killed at its timeout that spent it computing: the reader loops on the input)
+
+
 def _in_forked_child(data: bytes, allow_unregistered: bool, timeout: float):
-    """(exit status, or -signal; output) of reading ``data`` in a forked child; None if it hung."""
+    """(exit status, or -signal; output) of reading ``data`` in a forked child; None if it hung
+    waiting (a lock fork copied: a fresh interpreter will do), ``_LOOPING`` if it hung computing."""
     with tempfile.TemporaryFile() as out:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # (Python >= 3.12: fork with threads)
@@ -95,24 +105,26 @@ def _in_forked_child(data: bytes, allow_unregistered: bool, timeout: float):
             code = 2
             try:
                 faulthandler.disable()
+                signal.alarm(int(timeout) + 5)  # (dies on its own should the parent be killed first)
                 devnull = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(devnull, 1)
                 os.dup2(devnull, 2)
                 code = _read_bytecode(data, allow_unregistered, out)
             finally:
                 os._exit(code)
-        status = _wait(pid, timeout)
+        status, busy = _wait(pid, timeout)
         out.seek(0)
         output = out.read()
     if status is None:
-        return None
+        return _LOOPING if busy > timeout / 2 else None
     return (-os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)), output
 
 
 def _in_fresh_interpreter(data: bytes, allow_unregistered: bool, timeout: float):
     import subprocess
     import sys
-    script = ("import sys; from hloforge.frontend.parsing import _read_bytecode; "
+    script = (f"import signal, sys; signal.alarm({int(timeout) + 5}); "  # (dies on its own should the parent die)
+              "from hloforge.frontend.parsing import _read_bytecode; "
               "sys.exit(_read_bytecode(sys.stdin.buffer.read(), sys.argv[1] == '1', sys.stdout.buffer))")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     try:
@@ -138,19 +150,19 @@ def _read_bytecode(data: bytes, allow_unregistered: bool, out) -> int:
 
 
 def _wait(pid: int, timeout: float):
-    """The child's wait status, or None after killing it at ``timeout`` seconds."""
+    """(the child's wait status, or None after killing it at ``timeout`` seconds; the CPU seconds it used)."""
     deadline, delay = time.monotonic() + timeout, 0.0002
     while True:
         try:
-            done, status = os.waitpid(pid, os.WNOHANG)
+            done, status, usage = os.wait4(pid, os.WNOHANG)
         except ChildProcessError:  # (reaped elsewhere, e.g. SIGCHLD ignored): its outcome is unknown
-            return None
+            return None, 0.0
         if done:
-            return status
+            return status, usage.ru_utime + usage.ru_stime
         if time.monotonic() > deadline:
             os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return None
+            _, _, usage = os.wait4(pid, 0)
+            return None, usage.ru_utime + usage.ru_stime
         time.sleep(delay)
         delay = min(2 * delay, 0.02)
 

@@ -135,3 +135,35 @@ def test_fresh_interpreter_reads_bytecode_when_the_forked_child_hangs(monkeypatc
     with open(CORRUPT, "rb") as f:
         with pytest.raises(ValueError, match=r"invalid MLIR bytecode \(928 bytes\): .*crashed on it with signal"):
             hf.Module.parse(f.read())
+
+
+def _spin(data, allow_unregistered, out):
+    while True:
+        pass
+
+
+def _block(data, allow_unregistered, out):
+    import time
+    time.sleep(60)
+
+
+def test_a_reader_that_loops_is_a_value_error_without_a_second_try(monkeypatch):
+    import time
+
+    from hloforge.frontend import parsing
+    monkeypatch.setattr(parsing, "FORK_SECONDS", 1.0)
+    monkeypatch.setattr(parsing, "_read_bytecode", _spin)  # (the forked child runs this copy)
+    monkeypatch.setattr(parsing, "_in_fresh_interpreter", lambda *args: pytest.fail("retried in a fresh interpreter"))
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=r"did not finish in 1 s: MLIR's bytecode reader loops on it"):
+        parsing._bytecode_as_text(b"ML\xefR" + bytes(64), False)
+    assert time.monotonic() - start < 10
+
+
+def test_a_child_that_waits_is_retried_in_a_fresh_interpreter(monkeypatch):
+    from hloforge.frontend import parsing
+    monkeypatch.setattr(parsing, "FORK_SECONDS", 1.0)
+    monkeypatch.setattr(parsing, "_read_bytecode", _block)
+    tried = []
+    monkeypatch.setattr(parsing, "_in_fresh_interpreter", lambda *args: tried.append(1) or (0, b"module {}"))
+    assert parsing._bytecode_as_text(b"ML\xefR" + bytes(64), False) == b"module {}" and tried
