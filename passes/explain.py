@@ -26,7 +26,8 @@ class Declines:
 
     def expect(self, name: str, roots) -> None:
         """``name`` is one of the run's patterns, rooted at ``roots``."""
-        self.roots[name] = tuple(getattr(r, "OPERATION_NAME", r) for r in (roots if isinstance(roots, tuple) else (roots,)))
+        roots = roots if isinstance(roots, tuple) else (roots,)
+        self.roots[name] = tuple(getattr(r, "OPERATION_NAME", r) for r in roots)
         self.reasons[name]  # (listed even if no root op is ever visited)
 
     def skip(self, name: str, needs) -> None:

@@ -65,6 +65,7 @@ def test_inside_jit_and_grad():
 @pytest.mark.parametrize("call, error, match", [
     (lambda: hnp.vectorize(lambda a: a, signature="(n->()"), ValueError, r"not a valid gufunc signature: '\(n->\(\)'"),
     (lambda: hnp.vectorize(lambda a: a, excluded={1.5}), TypeError, r"excluded takes integer positions and keyword"),
+    (lambda: hnp.vectorize(lambda a: a, signature=5), TypeError, r"signature must be a string .*, got 5"),
     (lambda: hnp.vectorize(lambda a: a, excluded={-1}), ValueError, r"excluded=\{-1\} contains negative positions"),
     (lambda: hnp.vectorize(lambda a, b: a @ b, signature="(n),(n)->()")(A[..., :2], B), ValueError,
      r"inconsistent size for core dimension 'n': 3 vs 2"),

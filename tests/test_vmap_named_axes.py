@@ -162,6 +162,10 @@ def test_exchange_errors_name_the_values():
         hf.vmap(lambda v: hl.psum_scatter(v, "i"), axis_name="i")(XS)
     with pytest.raises(ValueError, match=r"all_to_all: concat_axis=5 is out of range for an operand of rank 2"):
         hf.vmap(lambda v: hl.all_to_all(v, "i", 0, 5), axis_name="i")(N4)
+    with pytest.raises(TypeError, match=r"ppermute: perm must be a list of \(source, destination\) pairs, got \[1, 2\]"):
+        hf.vmap(lambda v: hl.ppermute(v, "i", [1, 2]), axis_name="i")(XS)
+    with pytest.raises(TypeError, match=r"pshuffle: perm must be a list of example indices, got 3"):
+        hf.vmap(lambda v: hl.pshuffle(v, "i", 3), axis_name="i")(XS)
     with pytest.raises(NotImplementedError, match=r"ppermute: one axis name at a time, got \('i', 'j'\)"):
         hf.vmap(lambda v: hl.ppermute(v, ("i", "j"), []), axis_name="i")(XS)
 

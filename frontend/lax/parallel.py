@@ -167,12 +167,17 @@ def _leafwise(what, x, fn):
 
 def _source_table(what, perm, size, pairs: bool) -> np.ndarray:
     """destination -> source example (-1: none) of ``perm``: (source, destination) pairs, or a list of sources."""
+    shape = "a list of (source, destination) pairs" if pairs else "a list of example indices"
+    try:
+        perm = [tuple(map(int, p)) if pairs else int(p) for p in perm]
+    except (TypeError, ValueError):
+        raise TypeError(f"hloforge.lax.{what}: perm must be {shape}, got {perm!r}") from None
     if not pairs:
-        perm = list(perm)
         if sorted(perm) != list(range(size)):
             raise ValueError(f"hloforge.lax.{what}: perm {perm!r} is not a permutation of range({size})")
         return np.asarray(perm, np.int32)
-    perm = [tuple(p) for p in perm]
+    if any(len(p) != 2 for p in perm):
+        raise TypeError(f"hloforge.lax.{what}: perm must be {shape}, got {perm!r}")
     sources, destinations = [p[0] for p in perm], [p[1] for p in perm]
     if len(set(sources)) != len(sources) or len(set(destinations)) != len(destinations):
         raise ValueError(f"hloforge.lax.{what}: sources and destinations must be unique, got perm={perm!r}")

@@ -18,9 +18,10 @@ import numpy as np
 from hloforge.frontend import dtypes, eager, lax, ops
 from hloforge.frontend.numpy import _dtype_mode, _ordering, _reductions
 from hloforge.frontend.numpy._base import (
-    asarray, astype, broadcast_shapes, broadcast_to, normalize_axis, splat, ufunc_dtypes)
+    asarray, astype, broadcast_shapes, broadcast_to, normalize_axes, normalize_axis, splat, ufunc_dtypes)
 from hloforge.frontend.numpy._indexing import take
 from hloforge.frontend.numpy._shape import moveaxis
+from hloforge.frontend.numpy._ufuncs import logaddexp
 
 
 class ufunc:
@@ -112,8 +113,7 @@ def _logical(body, identity):
 
 def _fold(x, axis, keepdims, initial, where, body, identity):
     """``x`` reduced by ``body`` (an ops.reduce body) over ``axis``, masked by ``where``, after ``initial``."""
-    axes = tuple(range(x.ndim)) if axis is None else tuple(
-        normalize_axis(a, x.ndim) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    axes = normalize_axes(axis, x.ndim)
     x = _reductions._masked(x, where, identity)
     out = ops.reduce(x, identity, axes, body)
     if initial is not None:
@@ -130,8 +130,7 @@ def _logsumexp(a, axis, dtype, keepdims, initial, where, scale=None):
     if scale is not None:
         x = ops.multiply(x, splat(scale, x.dtype, x.shape))
         initial = None if initial is None else initial * scale
-    axes = tuple(range(x.ndim)) if axis is None else tuple(
-        normalize_axis(a, x.ndim) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    axes = normalize_axes(axis, x.ndim)
     real = ops.real(x) if dtypes.is_complex(x.dtype) else x
     top = _reductions.max(real, axis=axes, keepdims=True, where=where, initial=-np.inf)
     top = ops.select(ops.is_finite(top), top, splat(0, top.dtype, top.shape))
@@ -140,7 +139,6 @@ def _logsumexp(a, axis, dtype, keepdims, initial, where, scale=None):
     kept = top if keepdims else ops.reshape(top, total.shape)
     out = ops.add(ops.log(total), astype(kept, total.dtype))
     if initial is not None:
-        from hloforge.frontend.numpy._ufuncs import logaddexp
         out = logaddexp(splat(initial, out.dtype, ()), out)
     return out if scale is None else ops.divide(out, splat(scale, out.dtype, out.shape))
 

@@ -20,12 +20,19 @@ _SIGNATURE = re.compile(rf"^{_ARGUMENTS}->{_ARGUMENTS}$")
 
 def core_dims(signature: str) -> tuple:
     """(input core dims, output core dims) of a gufunc signature, each a list of tuples of names."""
+    if not isinstance(signature, str):
+        raise TypeError(f"hloforge.numpy.vectorize: signature must be a string such as '(n),(n)->()', "
+                        f"got {signature!r}")
     text = signature.replace(" ", "")
     if not _SIGNATURE.match(text):
         raise ValueError(f"hloforge.numpy.vectorize: not a valid gufunc signature: {signature!r}")
     ins, outs = text.split("->")
-    parse = lambda part: [tuple(d for d in group.split(",") if d) for group in re.findall(r"\(([^)]*)\)", part)]  # noqa: E731
-    return parse(ins), parse(outs)
+    return _arguments(ins), _arguments(outs)
+
+
+def _arguments(part: str) -> list:
+    """``(m,n),(n)`` -> [("m", "n"), ("n",)]."""
+    return [tuple(d for d in group.split(",") if d) for group in re.findall(r"\(([^)]*)\)", part)]
 
 
 def _update_sizes(sizes: dict, shape, dims, where: str) -> None:

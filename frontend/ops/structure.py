@@ -174,6 +174,14 @@ def _sharding_params(sharding, mesh=None):
     return {"sharding": sharding_text(*sharding_parts(sharding)), "mesh": mesh}
 
 
+def _mesh_named(block, name: str):
+    """The ``sdy.mesh`` op called ``name`` among ``block``'s ops (a module's body), or None."""
+    for candidate in block.operations:
+        if candidate.operation.name == "sdy.mesh" and str(candidate.attributes["sym_name"]) == f'"{name}"':
+            return candidate
+    return None
+
+
 def _mesh_of(op):
     """The text of the ``sdy.mesh`` op that ``op``'s sharding names (None for an inline mesh)."""
     name = sharding_parts(str(op.attributes["sharding"]))[0]
@@ -182,24 +190,21 @@ def _mesh_of(op):
     top = op.operation
     while top.parent is not None:
         top = top.parent
-    for candidate in top.regions[0].blocks[0].operations:
-        if candidate.operation.name == "sdy.mesh" and str(candidate.attributes["sym_name"]) == f'"{name[1:]}"':
-            return str(candidate)
-    return None
+    mesh = _mesh_named(top.regions[0].blocks[0], name[1:])
+    return None if mesh is None else str(mesh)
 
 
 def _ensure_mesh(mesh: str) -> None:
     """Put the ``sdy.mesh`` op ``mesh`` (its text) into the module being traced, unless it has it."""
     b = current_builder("hloforge.ops.sharding_constraint")
-    name = mesh.split("@", 1)[1].split()[0]
-    for candidate in b.module.body.operations:
-        if candidate.operation.name == "sdy.mesh" and str(candidate.attributes["sym_name"]) == f'"{name}"':
-            return
+    if _mesh_named(b.module.body, mesh.split("@", 1)[1].split()[0]) is not None:
+        return
     with b.ctx, ir.Location.unknown():
         parsed = ir.Module.parse(mesh)
         parsed.body.operations[0].operation.clone(ip=ir.InsertionPoint.at_block_begin(b.module.body))
 
 
+# (no evaluate, as optimization_barrier: folding a constant through the constraint would drop its layout)
 @register("sdy.sharding_constraint", rule=lambda x, sharding, mesh: _sharding_rule(x, sharding),
           params=_sharding_params, attributes=lambda sharding, mesh: {"sharding": ir.Attribute.parse(sharding)},
           decode=lambda op: {"sharding": str(op.attributes["sharding"]), "mesh": _mesh_of(op)}, traits={"linear"})

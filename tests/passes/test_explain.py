@@ -74,3 +74,11 @@ def test_a_plan_function_says_why_in_words():
         return hf.numpy.concatenate([ops.pad(x, 0.0, [1], [0]), ops.pad(x, 1.0, [0], [1])])
     text = hf.trace(pads_of_two_values, F32).optimize("pattern:concatenate_of_pads", debug=True).explain()
     assert "concatenate_of_pads: declined 1 time: the pads pad with different values [1]" in text
+
+
+def test_the_command_line_refuses_a_bad_pipeline_in_one_line(tmp_path, capsys):
+    path = tmp_path / "pads.mlir"
+    _pads(1.0).save(path)
+    code = main(["opt", str(path), "-p", "no-such-pass", "--explain"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "unknown pass 'no-such-pass'" in err[0]
