@@ -224,3 +224,19 @@ def test_an_op_without_a_batch_rule_and_a_rule_that_breaks_its_contract(monkeypa
     with pytest.raises(RuntimeError, match=r"the batch rule of stablehlo.sine returned 1 values and 0 dimensions "
                                            r"for 1 results"):
         hf.vmap(ops.sin)(X32)
+
+
+def test_erasing_the_per_example_copy_forgets_its_reused_splats():
+    """A constant AD reuses (tracing.splat(reuse=True)) that a vmap's tidy-up erased is not handed out
+    again: that dangling value crashed MLIR (grad of vmap of a non-symmetric custom_linear_solve)."""
+    from hloforge.frontend.batching._regions import Tidy
+    from hloforge.frontend.tracing import splat
+
+    def body(x):
+        tidy = Tidy()
+        first = splat(0, np.float32, (3,), reuse=True)
+        tidy([])
+        again = splat(0, np.float32, (3,), reuse=True)
+        assert again is not first
+        return x + again
+    np.testing.assert_array_equal(hf.jit(body)(np.ones(3, np.float32)), np.ones(3, np.float32))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from hloforge.frontend.ad.core import Entry, _located
 from hloforge.frontend.batching._util import broadcast_batch
 from hloforge.frontend.registry import Spec, TupleSpec, rule_of
-from hloforge.frontend.tracing import Tensor
+from hloforge.frontend.tracing import Tensor, current_builder
 
 WHAT = "hloforge.vmap"
 
@@ -101,12 +101,18 @@ EFFECT = "hloforge.effect"
 
 def erase_dead(operations) -> None:
     """Erase the ops of ``operations`` (in program order) whose results nothing uses, last first:
-    the per-example copy a vmap traced to learn the program (ops marked ``EFFECT`` stay)."""
+    the per-example copy a vmap traced to learn the program (ops marked ``EFFECT`` stay). An erased
+    constant leaves the builder's reused splats (``tracing.splat``), so no later rule is handed it."""
+    splats = current_builder(WHAT).transform_state.get("splat") or {}
+    reused = {t.value: key for key, t in splats.items()}
     for op in reversed(list(operations)):
         op = op.operation
         if op.name in ("func.return", "stablehlo.return"):
             continue
         if all(_unused(r) for r in op.results) and EFFECT not in op.attributes:
+            for r in op.results:
+                if r in reused:
+                    del splats[reused.pop(r)]
             op.erase()
 
 
