@@ -30,6 +30,7 @@ _NAMES = {
     "P": ("hloforge.runtime.pjrt", "PartitionSpec"),
     **{name: ("hloforge.frontend.ad", name) for name in (
         "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp")},
+    "closure_convert": ("hloforge.frontend.ad.custom", "closure_convert"),
     "stop_gradient": ("hloforge.frontend.lax", "stop_gradient"),  # the eager-wrapped one
     "vmap": ("hloforge.frontend.batching", "vmap"),
     **{name: ("hloforge.frontend.ad.checkpoint", name) for name in (
@@ -147,7 +148,7 @@ _sys.meta_path.insert(0, _Aliases(__name__))
 __all__ = ["jit", "trace", "Jitted", "from_jax", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
            "ShardedExecutable", "DynamicExecutable", "devices", "config", "Mesh", "NamedSharding", "P",
            "DeviceNotFoundError", "CompileError", "ExecutionError", "grad", "value_and_grad", "vjp", "jvp",
-           "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp", "stop_gradient", "vmap", "numpy", "ops", "nn", "lax",
+           "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp", "closure_convert", "stop_gradient", "vmap", "numpy", "ops", "nn", "lax",
            "random", "bfloat16", "__version__",
            "checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "eval_shape", "ShapeDtypeStruct",
            "device_put", "block_until_ready", "tree_util", "tree", "debug", "pure_callback", "io_callback"]

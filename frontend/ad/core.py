@@ -278,8 +278,8 @@ def active_values(tape, inputs) -> set:
     for e in tape:
         if any(x.value in active for x in e.ins):
             active.update(o.value for o in e.outs if carries_tangent(o))
-            if e.sub is not None:
-                active.update(active_values(e.sub[1], e.ins))
+            if e.sub is not None:  # (only the call's active operands: its others are constants inside)
+                active.update(active_values(e.sub[1], [x for x in e.ins if x.value in active]))
     return active
 
 

@@ -13,22 +13,23 @@ import functools
 import numpy as np
 from jax import tree_util
 
-from hloforge.frontend import dtypes, ops
+from hloforge.frontend import dtypes
 from hloforge.frontend.ad import core
 from hloforge.frontend.ad._util import add_any, differentiable, instantiate, zeros_like
 from hloforge.frontend.context import func, ir
 from hloforge.frontend.registry import names
 from hloforge.frontend.jit import jit
-from hloforge.frontend.tracing import Tensor, _Scope, _type_str, as_tensor, current_builder
+from hloforge.frontend.lax._trace import splice, trace_body
+from hloforge.frontend.tracing import Tensor, _Scope, _type_str, as_tensor, current_builder, is_tracing
 
 
 def _symbolic(args) -> bool:
     return any(isinstance(l, Tensor) for l in tree_util.tree_leaves(args))
 
 
-def emit_rule_call(body, args, key):
-    """Trace ``body`` (flat Tensors -> flat Tensors) into a private function; emit a call to it."""
-    b = current_builder("custom_vjp")
+def _define(b, key, args, body) -> list:
+    """Trace ``body`` (flat Tensors -> flat Tensors) into a private function ``key`` taking ``args``'
+    types; the (shape, dtype) of its results."""
     types = [a.value.type for a in args]
     with b.ctx, ir.Location.unknown():
         f = func.FuncOp(key, ir.FunctionType.get(types, []), ip=ir.InsertionPoint(b.module.body))
@@ -39,9 +40,80 @@ def emit_rule_call(body, args, key):
             outs = [as_tensor(o, what=f"{key}: output") for o in body(params)]
             b.emit("func.return", outs, [])
         f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(types, [o.value.type for o in outs]))
+    return [(o.shape, o.dtype) for o in outs]
+
+
+def emit_rule_call(body, args, key):
+    """Trace ``body`` (flat Tensors -> flat Tensors) into a private function; emit a call to it."""
+    b = current_builder("custom_vjp")
+    specs = _define(b, key, args, body)
+    with b.ctx:
         attrs = {"callee": ir.FlatSymbolRefAttr.get(key), core.CUSTOM_ATTR: ir.StringAttr.get(key)}
-    op = b.emit("func.call", args, [(o.shape, o.dtype) for o in outs], attrs)
+    op = b.emit("func.call", args, specs, attrs)
     return [b.tensor(r) for r in op.results]
+
+
+def closure_convert(fun, *example_args):
+    """``fun`` with the traced values it closes over made explicit arguments (jax.closure_convert).
+
+    Traces ``fun(*example_args)`` once into a private ``func.func``; a call of the returned
+    function emits ``func.call`` of it. Use it to hand a closure to ``hf.custom_vjp`` or
+    ``hf.custom_jvp`` (whose functions may not close over traced values), so that derivatives
+    with respect to the closed-over values flow through the explicit arguments.
+
+    Args:
+      fun: a function of arguments shaped like ``example_args`` (pytrees of arrays or Tensors).
+      example_args: the arguments' shapes and dtypes, as values.
+    Returns:
+      ``(converted, consts)``: ``converted(*args, *consts)`` equals ``fun(*args)`` for arguments of the
+      example's structure and types; ``consts`` is the list of Tensors ``fun`` closes over (empty
+      outside a trace, where nothing is traced).
+    Example:
+      >>> f, consts = hf.closure_convert(lambda x: x * w, x)   # (w: a Tensor of the trace)
+      >>> y = f(x, *consts)
+    """
+    what = f"closure_convert({getattr(fun, '__name__', 'fun')})"
+    if not callable(fun):
+        raise TypeError(f"hloforge.closure_convert: fun must be callable, got {fun!r}")
+    if not is_tracing():
+        return (lambda *args: fun(*args)), []
+    b = current_builder(what)
+    flat, in_tree = _flat_args(example_args, what)
+    traced = trace_body(lambda tree: fun(*tree), [(t.shape, t.dtype) for t in flat], in_tree, what)
+    try:
+        consts = [b.tensor(v) for v in traced.captures]
+        key = core.custom_key("closure", getattr(fun, "__name__", "fun"))
+        n = len(flat)
+        specs = _define(b, key, flat + consts,
+                        lambda params: splice(traced, params[:n], traced.captures, params[n:]))
+    finally:
+        traced.discard()
+    out_tree, n_args, n_consts = traced.out_tree, len(example_args), len(consts)
+
+    def converted(*args):
+        if len(args) != n_args + n_consts:
+            raise TypeError(f"{what}: the converted function takes the example's {n_args} argument(s) and then "
+                            f"{n_consts} constant(s), got {len(args)} argument(s)")
+        leaves, tree = _flat_args(args[:len(args) - n_consts], what)
+        if tree != in_tree:
+            raise TypeError(f"{what}: the converted function takes arguments of the example's structure {in_tree}, "
+                            f"got {tree}")
+        operands = leaves + [as_tensor(c, what=f"{what}: constant {i}")
+                             for i, c in enumerate(args[len(args) - n_consts:])]
+        for i, (t, (shape, dtype)) in enumerate(zip(operands, [(a.shape, a.dtype) for a in flat + consts])):
+            if t.shape != shape or t.dtype != dtype:
+                raise TypeError(f"{what}: argument leaf {i} has type {_type(t)}, but the example's is "
+                                f"{_type_str(shape, dtype)}")
+        here = current_builder(what)
+        if here is not b:
+            raise ValueError(f"{what}: the converted function belongs to the trace it was made in; call "
+                             "hloforge.closure_convert again in this one")
+        with b.ctx:
+            op = b.emit("func.call", operands, specs, {"callee": ir.FlatSymbolRefAttr.get(key)})
+        return tree_util.tree_unflatten(out_tree, [b.tensor(r) for r in op.results])
+
+    converted.__name__ = f"closure_converted_{getattr(fun, '__name__', 'fun')}"
+    return converted, consts
 
 
 def _flat_args(args, what):
