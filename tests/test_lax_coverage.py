@@ -13,8 +13,6 @@ LEFT_OUT = {
     "Tolerance": "result_accuracy: hloforge.ops emits no such attribute (accuracy= takes None only)",
     "DotAlgorithm": "dot algorithms: ops.dot_general emits no algorithm attribute",
     "DotAlgorithmPreset": "dot algorithms: ops.dot_general emits no algorithm attribute",
-    "custom_root": "needs custom derivative rules: hf.custom_jvp lives in frontend/ad, a layer above lax",
-    "custom_linear_solve": "needs custom derivative rules: hf.custom_jvp lives in frontend/ad, a layer above lax",
     "rng_uniform": "stablehlo.rng (stateful) has no hloforge.ops builder",
     "scaled_dot": "block-scaled (microscaling) dots: no hloforge.ops lowering",
     "with_sharding_constraint": "sharding annotations inside a trace",

@@ -45,11 +45,12 @@ _FAMILIES = {
                    "reduce_xor"),
     "fourier": ("FftType", "fft"),
     "rng": ("RandomAlgorithm", "rng_bit_generator"),
+    "solves": ("custom_linear_solve", "custom_root"),
     "structure": ("after_all", "composite", "create_token", "dce_sink", "optimization_barrier", "platform_dependent",
                   "stage"),
 }
 # families added after the first ones: listed in __all__ from the table
-_NEWER = ("elementwise", "shapes", "reductions", "fourier", "rng", "structure")
+_NEWER = ("elementwise", "shapes", "reductions", "fourier", "rng", "solves", "structure")
 _NAMES = {name: family for family, names in _FAMILIES.items() for name in names}
 _SUBMODULES = ("linalg",)
 
