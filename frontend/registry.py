@@ -313,20 +313,33 @@ def body_of(region) -> Callable:
     return body
 
 
-def reemit_block(block, args) -> list:
-    """Re-emit the ops of ``block`` through the registry over ``args`` (Tensors for its arguments);
-    returns the terminator's operands as Tensors. Regions of the ops re-emitted meanwhile see this
-    block's values (``Builder.reemitted``), so a loop body may read a value of the block around it."""
+def _through_registry(op, operands, value_of):
+    return lookup(op.name).reemit(operands, op)
+
+
+def reemit_block(block, args, *, outer=None, take=None) -> list:
+    """Re-emit the ops of ``block`` over ``args`` (Tensors for its arguments); returns the
+    terminator's operands as Tensors. Each op goes through ``take(op, operands, value_of)`` (its
+    result Tensors; default: the registry's ``reemit``), where AD records its tape; ``value_of``
+    maps any old value to its Tensor. A value defined outside the block comes from ``outer`` (a
+    region's captures), else from the blocks being re-emitted around this one (``Builder.reemitted``:
+    a loop body may read a value of the block around it), else is used as it is."""
     b = current_builder("region body")
-    values = {arg: t for arg, t in zip(block.arguments, args)}
+    values = dict(outer or {})
+    values.update(zip(block.arguments, args))
+    take = take or _through_registry
+
+    def value_of(v):
+        return b.reemitted(v, values)
+
     b.reemitting.append(values)
     try:
         for inner in block.operations:
             inner = inner.operation
-            operands = [b.reemitted(v, values) for v in inner.operands]
+            operands = [value_of(v) for v in inner.operands]
             if inner.name in ("stablehlo.return", "func.return"):
                 return operands
-            out = lookup(inner.name).reemit(operands, inner)
+            out = take(inner, operands, value_of)
             out = out if isinstance(out, (list, tuple)) else [out]
             for r, t in zip(inner.results, out):
                 values[r] = t

@@ -36,7 +36,7 @@ from hloforge.frontend.context import ir
 from hloforge.frontend.jit import jit
 from hloforge.frontend.lax._trace import splice, trace_body
 from hloforge.frontend.module import ShapeDtype
-from hloforge.frontend.registry import OPS
+from hloforge.frontend.registry import OPS, reemit_block
 from hloforge.frontend.tracing import Tensor, as_tensor, current_builder, is_tracing
 
 CHECKPOINT_NAME = "hloforge.checkpoint_name"
@@ -475,62 +475,20 @@ def _recompute(block, args, saved) -> tuple:
     """Re-emit ``block`` over ``args`` like ``core.reemit_block``, except that an op whose
     results are all keys of ``saved`` (ir.Value -> Tensor) is not emitted: its tape entry has
     those Tensors as results. (the returned Tensors, tape)"""
-    b = current_builder("hloforge.checkpoint")
-    values = dict(zip(block.arguments, args))
+    symbols, tape = None, []
 
-    def get(v):
-        t = values.get(v)
-        return t if t is not None else b.tensor(v)
-
-    symbols = None
-    tape = []
-    for op in block.operations:
-        op = op.operation
-        ins = [get(v) for v in op.operands]
-        if op.name == "func.return":
-            return ins, tape
+    def take(op, ins, value_of):
+        nonlocal symbols
         results = list(op.results)
         if results and all(r in saved for r in results):
             outs = [saved[r] for r in results]
-            key = core._custom_key(op) if op.name == "func.call" else None
-            if key is not None:
-                tape.append(core.Entry(op, core.CUSTOM_RULES[key], ins, outs))
-            elif op.name in core.CONTROL_FLOW:
-                captured = core.captured_values(op)
-                tape.append(core.Entry(op, core._info(op), ins + [get(v) for v in captured], outs, captured=captured))
-            else:
-                tape.append(core.Entry(op, core._info(op), ins, outs))
-        else:
-            if symbols is None:
-                symbols = core._symbols_around(block)
-            # (one op at a time through core.reemit_block: a block of this op and a return)
-            outs, sub = _reemit_op(op, ins, values, symbols)
-            tape.extend(sub)
-        for r, t in zip(results, outs):
-            values[r] = t
-    raise ValueError("hloforge.checkpoint: function body has no return")
+            tape.append(core.entry_of(op, ins, outs, value_of))
+            return outs
+        if symbols is None:
+            symbols = core._symbols_around(block)
+        return core.reemit_op(op, ins, value_of, symbols, tape)
 
-
-def _reemit_op(op, ins, values, symbols) -> tuple:
-    """Re-emit one op of a function body (as core.reemit_block does): (its result Tensors, tape)."""
-    if op.name == "func.call":
-        key = core._custom_key(op)
-        if key is not None:
-            rule = core.CUSTOM_RULES[key]
-            call_op = getattr(rule, "call_op", None)
-            outs = call_op(op, ins, symbols) if call_op is not None else rule.call(ins)
-            return outs, [core.Entry(op, rule, ins, outs)]
-        return core.reemit_function(symbols[ir.FlatSymbolRefAttr(op.attributes["callee"]).value], ins, symbols)
-    if op.name in core.CONTROL_FLOW:
-        captured = core.captured_values(op)
-        outs = core.reemit_control(op, ins, values, symbols)
-        b = current_builder("hloforge.checkpoint")
-        extra = [values.get(v) if values.get(v) is not None else b.tensor(v) for v in captured]
-        return outs, [core.Entry(op, core._info(op), ins + extra, outs, captured=captured)]
-    info = core._info(op)
-    out = info.reemit(ins, op)
-    outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    return outs, [core.Entry(op, info, ins, outs)]
+    return reemit_block(block, args, take=take), tape
 
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "CHECKPOINT_NAME"]

@@ -17,6 +17,7 @@ from hloforge.frontend.ad._util import add_any, carries_tangent, set_needed
 from hloforge.frontend import ops
 from hloforge.frontend.context import ir, shape_dtype_of
 from hloforge.frontend.registry import OPS, Spec, names, rule_of
+from hloforge.frontend.registry import reemit_block as registry_reemit_block
 from hloforge.frontend.tracing import Tensor, current_builder
 
 CUSTOM_ATTR = "hloforge.custom_rule"
@@ -179,21 +180,26 @@ def tape_of_block(operations) -> list:
             continue
         ins = [tensor(v) for v in op.operands]
         outs = [tensor(r) for r in op.results]
-        if op.name in CONTROL_FLOW:
-            captured = captured_values(op)
-            tape.append(Entry(op, _info(op), ins + [tensor(v) for v in captured], outs, captured=captured))
-            continue
-        if op.name == "func.call":
-            key = _custom_key(op)
-            if key is not None:
-                tape.append(Entry(op, CUSTOM_RULES[key], ins, outs))
-                continue
+        if op.name == "func.call" and _custom_key(op) is None:
             symbols = symbols_of(b.module)
             sub_outs, sub_tape = reemit_function(symbols[_callee(op)], ins, symbols)
             tape.append(Entry(op, None, ins, outs, sub=(sub_outs, sub_tape)))
             continue
-        tape.append(Entry(op, _info(op), ins, outs))
+        tape.append(entry_of(op, ins, outs, tensor))
     return tape
+
+
+def entry_of(op, ins, outs, value_of) -> Entry:
+    """The tape entry of ``op`` over ``ins`` with results ``outs``: a custom call's rule, control
+    flow with the Tensors of its captures (``value_of`` of each old value) appended, else the
+    op's registry entry."""
+    key = _custom_key(op) if op.name == "func.call" else None
+    if key is not None:
+        return Entry(op, CUSTOM_RULES[key], ins, outs)
+    if op.name in CONTROL_FLOW:
+        captured = captured_values(op)
+        return Entry(op, _info(op), ins + [value_of(v) for v in captured], outs, captured=captured)
+    return Entry(op, _info(op), ins, outs)
 
 
 def reemit_function(func_op, args, symbols) -> tuple:
@@ -202,47 +208,40 @@ def reemit_function(func_op, args, symbols) -> tuple:
 
 
 def reemit_block(block, args, symbols=None, outer=None) -> tuple:
-    """Re-emit the ops of ``block`` over ``args`` (Tensors for its arguments) in the current trace:
-    (the terminator's operands as Tensors, tape). ``outer``: ir.Value -> Tensor for values
-    defined outside the block (a region's captures); others are used as they are. Control flow
-    is rebuilt with its regions re-emitted the same way, so nested regions see the new values."""
-    b = current_builder("hloforge AD")
-    values = dict(outer or {})
-    values.update(zip(block.arguments, args))
-
-    def get(v):
-        t = values.get(v)
-        return t if t is not None else b.tensor(v)
-
+    """Re-emit the ops of ``block`` over ``args`` (Tensors for its arguments) in the current trace
+    (``registry.reemit_block``, ``outer`` its captures): (the terminator's operands as Tensors,
+    tape). Each op goes through ``reemit_op``."""
     tape = []
-    for op in block.operations:
-        op = op.operation
-        ins = [get(v) for v in op.operands]
-        if op.name in ("func.return", "stablehlo.return"):
-            return ins, tape
-        if op.name == "func.call":
-            symbols = symbols if symbols is not None else _symbols_around(block)
-            key = _custom_key(op)
-            if key is not None:
-                rule = CUSTOM_RULES[key]
-                call_op = getattr(rule, "call_op", None)  # (a rule that copies the callee: hf.checkpoint)
-                outs = call_op(op, ins, symbols) if call_op is not None else rule.call(ins)
-                tape.append(Entry(op, rule, ins, outs))
-            else:
-                outs, sub = reemit_function(symbols[_callee(op)], ins, symbols)
-                tape.extend(sub)
-        elif op.name in CONTROL_FLOW:
-            captured = captured_values(op)
-            outs = reemit_control(op, ins, values, symbols)
-            tape.append(Entry(op, _info(op), ins + [get(v) for v in captured], outs, captured=captured))
-        else:
-            info = _info(op)
-            out = info.reemit(ins, op)
-            outs = list(out) if isinstance(out, (list, tuple)) else [out]
-            tape.append(Entry(op, info, ins, outs))
-        for r, t in zip(op.results, outs):
-            values[r] = t
-    raise ValueError("hloforge AD: function body has no return")
+
+    def take(op, ins, value_of):
+        nonlocal symbols
+        if symbols is None and op.name == "func.call":
+            symbols = _symbols_around(block)
+        return reemit_op(op, ins, value_of, symbols, tape)
+
+    return registry_reemit_block(block, args, outer=outer, take=take), tape
+
+
+def reemit_op(op, ins, value_of, symbols, tape) -> list:
+    """Re-emit one op over ``ins`` and append its tape entries to ``tape``: a call is inlined with
+    its callee's entries, or replayed by its custom rule; control flow is rebuilt with its regions
+    re-emitted the same way (``reemit_control``), so nested regions see the new values; other ops
+    go through their registry entry. Returns the result Tensors."""
+    if op.name == "func.call" and _custom_key(op) is None:
+        outs, sub = reemit_function(symbols[_callee(op)], ins, symbols)
+        tape.extend(sub)
+        return outs
+    if op.name == "func.call":
+        rule = CUSTOM_RULES[_custom_key(op)]
+        call_op = getattr(rule, "call_op", None)  # (a rule that copies the callee: hf.checkpoint)
+        outs = call_op(op, ins, symbols) if call_op is not None else rule.call(ins)
+    elif op.name in CONTROL_FLOW:
+        outs = reemit_control(op, ins, None, symbols)
+    else:
+        out = _info(op).reemit(ins, op)
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    tape.append(entry_of(op, ins, outs, value_of))
+    return outs
 
 
 def _symbols_around(block) -> dict:
@@ -337,4 +336,4 @@ def forward(tape, tangents: dict) -> dict:
 
 
 __all__ = ["add_any", "Entry", "custom_key", "tape_of_block", "reemit_function", "backward", "forward", "CUSTOM_RULES", "CUSTOM_ATTR",
-           "symbols_of", "reemit_block", "reemit_control", "region_body", "captured_values", "CONTROL_FLOW"]
+           "symbols_of", "reemit_block", "reemit_op", "entry_of", "reemit_control", "region_body", "captured_values", "CONTROL_FLOW"]
