@@ -15,7 +15,7 @@ import numpy as np
 from hloforge.target import DEVICE_KINDS
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.context import ir, stablehlo
-from hloforge.frontend.tracing import Tensor, as_tensor, current_builder
+from hloforge.frontend.tracing import as_tensor, current_builder
 from hloforge.runtime import pjrt
 
 _LAPACK_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d", np.dtype(np.complex64): "c",
@@ -63,7 +63,8 @@ def custom_call(target: str, operands, results, *, backend_config=None, operand_
     """Emit ``stablehlo.custom_call @target`` the way jax's ``_linalg_ffi_lowering`` does:
     api_version 1 with an ``mhlo.backend_config`` dictionary, column-major layouts for the
     highest-rank arrays (row-major for the others), ``mhlo.frontend_attributes.num_batch_dims``
-    and the operand/output aliases. Returns one Tensor per result.
+    and the operand/output aliases, emitted through the registry (``ops.custom_call``'s
+    ``extra_attributes``). Returns one Tensor per result.
 
     (The sdy.sharding_rule jax adds for Shardy is not emitted.)
     """
@@ -80,24 +81,18 @@ def custom_call(target: str, operands, results, *, backend_config=None, operand_
                                             .reshape(-1) if len(s) else np.zeros((0,), np.int64), type=index)
                 for s in shapes])
 
-        attrs = {
-            "call_target_name": ir.StringAttr.get(target),
-            "has_side_effect": ir.BoolAttr.get(False),
-            "backend_config": ir.StringAttr.get(""),
-            "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),
-            "called_computations": ir.ArrayAttr.get([]),
+        extra = {
             "operand_layouts": layouts([o.shape for o in operands]),
             "result_layouts": layouts([s for s, _ in results]),
             "mhlo.backend_config": ir.DictAttr.get({k: _config_attr(v) for k, v in (backend_config or {}).items()}),
             "mhlo.frontend_attributes": ir.DictAttr.get({"num_batch_dims": ir.StringAttr.get(str(batch_dims))}),
         }
         if operand_output_aliases:
-            attrs["output_operand_aliases"] = ir.ArrayAttr.get([
+            extra["output_operand_aliases"] = ir.ArrayAttr.get([
                 stablehlo.OutputOperandAlias.get(output_tuple_indices=[out] if len(results) > 1 else [],
                                                  operand_index=inp, operand_tuple_indices=[])
                 for inp, out in operand_output_aliases.items()])
-    op = b.emit("stablehlo.custom_call", operands, results, attrs, loc=loc)
-    return [Tensor(r, s, d, b) for r, (s, d) in zip(op.results, results)]
+    return ops.custom_call(operands, target, results, extra_attributes=extra, loc=loc)
 
 
 
