@@ -70,6 +70,24 @@ def _results(flat, tree, n, has_aux, aux_tree):
     return (solution, tree_util.tree_unflatten(aux_tree[0], list(flat[n:]))) if has_aux else solution
 
 
+def _implicitly_differentiated(S, lengths, tangent, name):
+    """An hf.custom_jvp of (three functions' closed-over values..., x) whose primal is ``S(*x, *solve's
+    values)`` and whose tangent is ``tangent(primals, tangents, primal out)``, both split by ``lengths``."""
+    @custom_jvp
+    def solve(*args):
+        _, sp, _, x = _split(args, lengths)
+        return S(*x, *sp)
+
+    @solve.defjvp
+    def solve_jvp(primals, tangents):
+        primals = _split(primals, lengths)
+        out = S(*primals[3], *primals[1])
+        return out, tangent(primals, _split(tangents, lengths), out)
+
+    solve.__name__ = name
+    return solve
+
+
 def _check_callables(what, **functions):
     for name, fn in functions.items():
         if not callable(fn):
@@ -115,25 +133,16 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     L, l_params = closure_convert(linearize_and_solve, *guess, *guess)
     lengths = (len(f_params), len(s_params), len(l_params), n)
 
-    @custom_jvp
-    def root(*args):
-        _, sp, _, g = _split(args, lengths)
-        return S(*g, *sp)
-
-    @root.defjvp
-    def root_jvp(primals, tangents):
-        fp, sp, lp, guess = _split(primals, lengths)
-        fp_dot = _split(tangents, lengths)[0]
-        out = S(*guess, *sp)
+    def tangent(primals, tangents, out):
+        (fp, _, lp, _), fp_dot = primals, tangents[0]
         solution = out[:n]
         if fp:
             _, rhs = api.jvp(lambda *p: F(*solution, *p), tuple(fp), tuple(fp_dot))
         else:
             rhs = [zeros_like(s) for s in solution]
-        solution_dot = [-t for t in L(*solution, *rhs, *lp)]
-        return out, solution_dot + [zeros_like(a) for a in out[n:]]
+        return [-t for t in L(*solution, *rhs, *lp)] + [zeros_like(a) for a in out[n:]]
 
-    root.__name__ = "custom_root"
+    root = _implicitly_differentiated(S, lengths, tangent, "custom_root")
     return _results(root(*f_params, *s_params, *l_params, *guess), tree, n, has_aux, aux_tree)
 
 
@@ -199,23 +208,14 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     inverse.defvjp(inverse_fwd, inverse_bwd)
     inverse.__name__ = "custom_linear_solve_inverse"
 
-    @custom_jvp
-    def linear_solve(*args):
-        _, sp, _, rhs = _split(args, lengths)
-        return S(*rhs, *sp)
-
-    @linear_solve.defjvp
-    def linear_solve_jvp(primals, tangents):
-        mp, sp, tp, b = _split(primals, lengths)
-        mp_dot, _, _, b_dot = _split(tangents, lengths)
-        out = S(*b, *sp)
-        rhs = b_dot
+    def tangent(primals, tangents, out):
+        (mp, sp, tp, _), (mp_dot, _, _, rhs) = primals, tangents
         if mp:  # (- dA x: matvec's tangent with respect to what it closes over, at the solution)
             _, a_dot_x = api.jvp(lambda *p: M(*out[:n], *p), tuple(mp), tuple(mp_dot))
-            rhs = [t - d for t, d in zip(b_dot, a_dot_x)]
-        return out, list(inverse(rhs, sp, tp)) + [zeros_like(a) for a in out[n:]]
+            rhs = [t - d for t, d in zip(rhs, a_dot_x)]
+        return list(inverse(rhs, sp, tp)) + [zeros_like(a) for a in out[n:]]
 
-    linear_solve.__name__ = "custom_linear_solve"
+    linear_solve = _implicitly_differentiated(S, lengths, tangent, "custom_linear_solve")
     return _results(linear_solve(*m_params, *s_params, *t_params, *bs), tree, n, has_aux, aux_tree)
 
 
