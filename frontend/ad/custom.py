@@ -91,6 +91,9 @@ def closure_convert(fun, *example_args):
     out_tree, n_args, n_consts = traced.out_tree, len(example_args), len(consts)
 
     def converted(*args):
+        if current_builder(what) is not b:
+            raise ValueError(f"{what}: the converted function belongs to the trace it was made in; call "
+                             "hloforge.closure_convert again in this one")
         if len(args) != n_args + n_consts:
             raise TypeError(f"{what}: the converted function takes the example's {n_args} argument(s) and then "
                             f"{n_consts} constant(s), got {len(args)} argument(s)")
@@ -104,10 +107,6 @@ def closure_convert(fun, *example_args):
             if t.shape != shape or t.dtype != dtype:
                 raise TypeError(f"{what}: argument leaf {i} has type {_type(t)}, but the example's is "
                                 f"{_type_str(shape, dtype)}")
-        here = current_builder(what)
-        if here is not b:
-            raise ValueError(f"{what}: the converted function belongs to the trace it was made in; call "
-                             "hloforge.closure_convert again in this one")
         with b.ctx:
             op = b.emit("func.call", operands, specs, {"callee": ir.FlatSymbolRefAttr.get(key)})
         return tree_util.tree_unflatten(out_tree, [b.tensor(r) for r in op.results])
