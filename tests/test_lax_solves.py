@@ -150,6 +150,8 @@ def test_custom_root_values_and_derivatives_match_jax(name):
     close(hf.grad(lambda v: hnp.sum(hnp.cos(f(v))))(x), jax.grad(lambda v: jnp.sum(jnp.cos(g(v))))(x))
     t = np.ones_like(x)
     close(hf.jvp(f, (x,), (t,))[1], jax.jvp(g, (x,), (t,))[1])
+    close(hf.hessian(lambda v: hnp.sum(hnp.cos(f(v))))(x), jax.hessian(lambda v: jnp.sum(jnp.cos(g(v))))(x),
+          rtol=1e-4, atol=1e-5)
 
 
 def test_custom_root_under_vmap_and_has_aux():
