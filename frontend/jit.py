@@ -17,7 +17,8 @@ from hloforge.frontend.context import func, ir
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.tracing import Builder, Tensor, active, as_tensor
 from hloforge.runtime import dispatch, pjrt, sharding
-from hloforge.runtime.compiler import compile_module
+from hloforge.runtime.compiler import compile_module, load_optimized, pipeline_key, remember_optimized
+from hloforge.runtime.settings import config
 
 
 def _spec_of(leaf, index: int) -> tuple:
@@ -185,7 +186,6 @@ def _tracing_guard(jitted):
 def _cost_model_for(device):
     """The fft-truncate cost model for jit's ``device``: None (Module.optimize's default: hf.config)
     unless a device is given and hf.config.cost_model is unset."""
-    from hloforge.runtime.settings import config
     if device is None or config.cost_model is not None:
         return None
     kind = device if isinstance(device, str) else getattr(device, "platform", "cpu")
@@ -255,17 +255,39 @@ class Jitted:
             with self._lock:
                 entry = self._cache.get(key)
                 if entry is None:
-                    module, later = self._trace(leaves, in_tree), None
+                    module = self._trace(leaves, in_tree)
                     if self.optimize and not self._sharded:
-                        module, later = first_call.plan(module, _cost_model_for(self.device), self.device)
-                    elif self.optimize:
-                        module.optimize(cost_model=_cost_model_for(self.device))
-                    entry = self._cache[key] = (self._compile(module, leaves, in_tree), module.out_tree)
-                    if later is not None:
-                        self._deferred[key] = first_call.Deferred(
-                            later, functools.partial(_compile_for, self.device),
-                            _install(weakref.ref(self), key, module.out_tree))
+                        entry = self._cache[key] = (self._optimize_and_compile(key, module), module.out_tree)
+                    else:
+                        if self.optimize:
+                            module.optimize(cost_model=_cost_model_for(self.device))
+                        entry = self._cache[key] = (self._compile(module, leaves, in_tree), module.out_tree)
         return entry
+
+    def _optimize_and_compile(self, key, module):
+        """The executable of the traced ``module`` after the pass pipeline: straight from the disk
+        cache when a pipeline entry names it (a later process skips the passes), else optimized
+        (``first_call.plan``) and compiled, the entry written once the final program is."""
+        cost_model = _cost_model_for(self.device)
+        try:
+            signature = module.signature
+        except TypeError:  # (a token argument: jax's ordered callbacks, which compile() refuses)
+            signature = None
+        pipeline = None
+        if config.cache_dir and signature is not None:
+            pipeline = pipeline_key(module, cost_model, self.device)
+            executable = load_optimized(pipeline, module, self.device)
+            if executable is not None:
+                return executable
+        module, later = first_call.plan(module, cost_model, self.device)
+        executable = module.compile(self.device)
+        if later is not None:
+            self._deferred[key] = first_call.Deferred(
+                later, functools.partial(_compile_for, self.device, pipeline, signature),
+                _install(weakref.ref(self), key, module.out_tree))
+        elif pipeline is not None:
+            remember_optimized(pipeline, module, signature, self.device)
+        return executable
 
     def _deferred_call(self, leaves, in_tree) -> bool:
         """Whether this signature's truncated program is still to come (then jax's C++ loop must
@@ -516,8 +538,13 @@ def _static_positions(fn, argnums, argnames) -> tuple:
     return tuple(sorted(nums)), frozenset(names)
 
 
-def _compile_for(device, module):
-    return module.compile(device)
+def _compile_for(device, pipeline, signature, module):
+    """The deferred truncated ``module`` compiled, and the pipeline entry ``pipeline`` (None: none)
+    written for it."""
+    executable = module.compile(device)
+    if pipeline is not None:
+        remember_optimized(pipeline, module, signature, device)
+    return executable
 
 
 def _install(jitted_ref, key, out_tree):

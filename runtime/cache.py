@@ -125,10 +125,11 @@ def count(event: str, n: int = 1) -> None:
 def stats() -> dict:
     """Counts since start (or ``reset_stats``): compiles, memory_hits, disk_hits, disk_writes,
     disk_errors (corrupt or unusable entries that were rebuilt), disk_evictions (entries deleted
-    to keep the directory within its bound)."""
+    to keep the directory within its bound), pipeline_hits and pipeline_writes (hf.jit programs
+    whose pass pipeline was skipped, and the entries that let a later process skip it)."""
     with _stats_lock:
         return {k: _stats[k] for k in ("compiles", "memory_hits", "disk_hits", "disk_writes",
-                                       "disk_errors", "disk_evictions")}
+                                       "disk_errors", "disk_evictions", "pipeline_hits", "pipeline_writes")}
 
 
 def reset_stats() -> None:
@@ -139,6 +140,31 @@ def reset_stats() -> None:
 def clear() -> None:
     """Empty the in-memory cache (the directory is left alone)."""
     MEMORY.clear()
+
+
+_stamp: list = []
+_SOURCE_FOLDERS = ("frontend", "passes", "runtime")  # (and the package's top-level files)
+
+
+def source_stamp() -> str:
+    """A fingerprint of hloforge's own sources (each ``.py`` file's path, size and modification
+    time): part of the keys of entries that stand for what hloforge computed (the pass pipeline's
+    result), so an edited or upgraded hloforge never reads what an older one wrote."""
+    if not _stamp:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        found, folders = [], [root]
+        while folders:
+            folder = folders.pop()
+            with os.scandir(folder) as scan:
+                for entry in sorted(scan, key=lambda e: e.name):
+                    if entry.name.endswith(".py") and entry.is_file():
+                        info = entry.stat()
+                        found.append((entry.path[len(root):], info.st_size, info.st_mtime_ns))
+                    elif entry.is_dir() and (entry.name in _SOURCE_FOLDERS if folder == root
+                                             else entry.name != "__pycache__"):
+                        folders.append(entry.path)
+        _stamp.append(fingerprint(repr(found)))
+    return _stamp[0]
 
 
 def _path(directory: str, key: str) -> str:
@@ -241,7 +267,8 @@ def _touch(path: str) -> None:
         pass
 
 
-def disk_store(directory: str, key: str, payload: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> bool:
+def disk_store(directory: str, key: str, payload: bytes, max_bytes: int = DEFAULT_MAX_BYTES,
+               event: str = "disk_writes") -> bool:
     """Write atomically (temp file + rename), then evict the least recently used entries until the
     directory's entries add up to at most ``max_bytes``. Returns False, writing nothing, if the
     directory cannot be created or written (one warning), is not trusted, or the entry is larger
@@ -274,7 +301,7 @@ def disk_store(directory: str, key: str, payload: bytes, max_bytes: int = DEFAUL
             pass
         _unusable(directory, "write to the directory", e)
         return False
-    count("disk_writes")
+    count(event)
     _account(directory, len(data), max_bytes)
     return True
 

@@ -1,6 +1,7 @@
 """Module -> Executable: sharding plans, the executable caches, and readable compile errors."""
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -15,13 +16,15 @@ from hloforge.runtime.fft_sharding import keep_ffts_local
 from hloforge.runtime.settings import config
 from hloforge.runtime.sharded import ShardedExecutable
 from hloforge.runtime.unsupported import python_callback
-from hloforge.target import PARTIAL_DFT_ATTR
+from hloforge.target import PARTIAL_DFT_ATTR, resolve as resolve_cost_model
 
 # a dynamic dimension in a tensor type of the module text: tensor<?x4xf32>, tensor<2x?xi32>
 _DYNAMIC_TYPE = re.compile(r"tensor<(?:\d+x)*\?")
 
-# the module text's locations: inline references and the alias definitions printed at its end
-_LOCATIONS = re.compile(r" loc\((?:#loc\d*|unknown)\)|^#loc\d* = loc\(.*\)$", re.M)
+# the module text's locations: inline references, and the alias definitions on lines of their own (each
+# after a newline: a literal prefix, so a search skips a large module's constants quickly)
+_LOCATION_REFERENCES = re.compile(r" loc\((?:#loc\d*|unknown)\)")
+_LOCATION_DEFINITIONS = re.compile(r"\n#loc\d* = loc\(.*\)(?=\n|$)")
 
 _inflight: dict = {}
 _inflight_lock = threading.Lock()
@@ -133,7 +136,21 @@ def _cache_key(code, devs, shardy) -> str:
     """The executable caches' key: the module text without its locations (as jax's cache key drops
     debug info: one program traced from two call sites compiles once), the devices' environment
     and options."""
-    return cache.fingerprint(_LOCATIONS.sub("", code), pjrt.environment(devs), shardy, cache.KEY_VERSION)
+    return cache.fingerprint(without_locations(code), pjrt.environment(devs), shardy, cache.KEY_VERSION)
+
+
+def without_locations(code: str) -> str:
+    """Module text without its location references and definitions (their lines stay, empty)."""
+    return _LOCATION_REFERENCES.sub("", _LOCATION_DEFINITIONS.sub("\n", "\n" + code))[1:]
+
+
+def _plain_code(module) -> str | None:
+    """The text XLA compiles for ``module`` on one device when it takes the plain path of
+    ``compile_module`` (static shapes, no shape assertions, no host callbacks); else None."""
+    code = guard_for_xla(module)._code_for_compile()
+    if _DYNAMIC_TYPE.search(code) or has_shape_assertions(code) or callbacks.has_callbacks(code):
+        return None
+    return code
 
 
 def truncated_and_uncached(module, device=None) -> bool:
@@ -143,13 +160,87 @@ def truncated_and_uncached(module, device=None) -> bool:
     compile through another path (dynamic shapes, host callbacks)."""
     if not _has_partial_dfts(module):
         return False
-    code = guard_for_xla(module)._code_for_compile()
-    if _DYNAMIC_TYPE.search(code) or has_shape_assertions(code) or callbacks.has_callbacks(code):
+    code = _plain_code(module)
+    if code is None:
         return False
     key = _cache_key(code, (default_device(device),), None)
     if key in cache.MEMORY:
         return False
     return not (config.cache_dir and cache.disk_has(config.cache_dir, key))
+
+
+# ---------------------------------------------------------------- the pass pipeline's result
+# In a second process hf.jit's executable comes from the disk cache, but the pass pipeline would run
+# again, and its result (DFT matrices included) be printed for the executable's key. A pipeline
+# entry, keyed by the traced module, names the optimized program's executable instead, so a later
+# process loads it right after tracing. Only with a cache directory: the entries live there.
+
+def pipeline_key(module, cost_model, device=None) -> str:
+    """The pipeline entry's key of a traced ``module`` (not yet optimized): its text, the cost
+    model the pipeline will use, hloforge's sources (``cache.source_stamp``: a changed pass never
+    reads an old entry) and the device's environment."""
+    dev = default_device(device)
+    return cache.fingerprint(module.to_text(), "pipeline", repr(resolve_cost_model(cost_model)),
+                             cache.source_stamp(), pjrt.environment((dev,)), cache.KEY_VERSION)
+
+
+def load_optimized(key, module, device=None):
+    """The Executable of the optimized program that the pipeline entry ``key`` names, or None (no
+    cache directory, no entry, or its executable is gone). ``module`` is the traced module: the
+    pipeline keeps its signature."""
+    directory = config.cache_dir
+    payload = cache.disk_load(directory, key) if directory else None
+    if payload is None:
+        return None
+    entry = _decode_pipeline_entry(payload)
+    if entry is None:
+        cache.disk_discard(directory, key)
+        return None
+    exe_key, partial_dfts, lapack = entry
+    dev = default_device(device)
+    loaded, source = cache.MEMORY.get(exe_key), "memory"
+    if loaded is None:
+        data = cache.disk_load(directory, exe_key)
+        if data is None:
+            return None
+        if lapack:
+            pjrt.load_lapack()
+        try:
+            loaded = pjrt.deserialize(data, (dev,), pjrt.compile_options((dev,), None, partial_dfts=partial_dfts))
+        except ValueError:
+            cache.disk_discard(directory, exe_key)
+            return None
+        source = "disk"
+        cache.MEMORY.put(exe_key, loaded)
+    cache.count(f"{source}_hits")
+    cache.count("pipeline_hits")
+    ins, outs = module.signature
+    return Executable(loaded, [tuple(s) for s in ins], [tuple(s) for s in outs], dev, module.entry, 0.0, source)
+
+
+def remember_optimized(key, optimized, signature, device=None) -> None:
+    """Write the pipeline entry ``key``: the traced module of ``signature`` optimizes to
+    ``optimized``, whose executable the memory cache now holds. Nothing for modules that compile
+    through another path (dynamic shapes, host callbacks) or whose signature the passes changed."""
+    if not config.cache_dir or optimized.signature != signature:
+        return
+    code = _plain_code(optimized)
+    exe_key = None if code is None else _cache_key(code, (default_device(device),), None)
+    if exe_key is None or exe_key not in cache.MEMORY:
+        return
+    entry = [exe_key, _has_partial_dfts(optimized), "lapack_" in code]
+    cache.disk_store(config.cache_dir, key, json.dumps(entry).encode(), config.cache_max_bytes,
+                     event="pipeline_writes")
+
+
+def _decode_pipeline_entry(payload: bytes):
+    try:
+        exe_key, partial_dfts, lapack = json.loads(payload)
+    except (ValueError, TypeError):
+        return None
+    if not (isinstance(exe_key, str) and isinstance(partial_dfts, bool) and isinstance(lapack, bool)):
+        return None
+    return exe_key, partial_dfts, lapack
 
 
 def _has_partial_dfts(module) -> bool:

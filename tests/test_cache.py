@@ -445,3 +445,12 @@ def test_cli_cache_shows_and_clears(fresh, tmp_path, capsys):
     hf.config.cache_dir = str(tmp_path / "new")
     assert main(["cache"]) == 0
     assert "(not created yet; the first compile creates it)" in capsys.readouterr().out
+
+
+def test_the_key_drops_location_references_and_definitions_only():
+    from hloforge.runtime.compiler import without_locations
+    code = ('#loc = loc(unknown)\nmodule {\n  %0 = stablehlo.add %a, %b : tensor<f32> loc(#loc3)\n'
+            '  %1 = stablehlo.constant dense<"0x6C6F6328"> : tensor<i32> loc(unknown)\n}\n'
+            '#loc1 = loc("f.py":3:1)\n#loc3 = loc(callsite(#loc1 at #loc2))\n#local = 1')
+    assert without_locations(code) == ('\nmodule {\n  %0 = stablehlo.add %a, %b : tensor<f32>\n'
+                                       '  %1 = stablehlo.constant dense<"0x6C6F6328"> : tensor<i32>\n}\n\n\n#local = 1')
