@@ -4,11 +4,10 @@ Functions follow numpy 2 semantics (broadcasting, NEP 50 promotion with weak
 Python scalars, floor division and modulo). ``hloforge.numpy.fft`` and
 ``hloforge.numpy.pad`` carry the FFT and padding families.
 
-``hloforge.numpy.fft`` and ``hloforge.numpy.linalg`` load on first use (PEP 562): the linear-algebra
-tables are not imported with the rest.
+``hloforge.numpy.fft`` and ``hloforge.numpy.linalg`` load with it, as jax.numpy's do (a program's first
+call would otherwise import them while it is timed).
 """
 import functools as _functools
-import importlib as _importlib
 
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_to
 from hloforge.frontend.numpy._creation import (
@@ -119,16 +118,6 @@ def where(*args, **kwargs):  # (an eager function as the others are: __wrapped__
 
 where.__hloforge_eager__ = True  # noqa: E305
 
-_SUBMODULES = ("fft", "linalg")
-
-
-def __getattr__(name):
-    if name not in _SUBMODULES:
-        raise AttributeError(f"module 'hloforge.numpy' has no attribute {name!r}")
-    value = _importlib.import_module(f"{__name__}.{name}")
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_SUBMODULES))
+from hloforge.frontend.numpy import fft, linalg  # noqa: E402  (jax.numpy.fft, jax.numpy.linalg)
+from hloforge.frontend.naming import name_missing_attributes as _public_errors  # noqa: E402
+_public_errors(globals())
