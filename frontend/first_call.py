@@ -1,14 +1,15 @@
-"""hf.jit's first call of a program that spectral truncation rewrites (``hf.config.first_call``).
+"""hf.jit's first call of a program that spectral truncation may rewrite (``hf.config.first_call``).
 
 ``fft-truncate`` makes an FFT program's steady state faster, but XLA:CPU compiles its partial DFTs more
 slowly than the FFTs they replace (one LLVM kernel per distinct fusion; an FNO-2D gets four more, 100-270
-ms), so the truncated program's first call is slower than jax's. In "fast" mode (the default), when the
-pipeline truncated a program's FFTs and neither executable cache holds the result, the first call
-compiles a copy optimized with ``cost_model="keep-ffts"`` (XLA builds jax's kernels). The second call
-starts compiling the truncated program in a background thread (XLA compiles without the GIL); calls run
-the FFT program until it is ready, then jax's C++ loop learns the new one. A program called once is
-compiled once; a truncated program a cache holds (a script's second run) runs from the first call. The
-two programs' results agree to a few ulps, not bit for bit.
+ms), so the truncated program's first call is slower than jax's. In "fast" mode (the default) the first
+call of a program with FFTs optimizes it with ``cost_model="keep-ffts"`` and compiles that (XLA builds
+jax's kernels). The second call starts, in a background thread, the pass pipeline with the real cost
+model and, when it truncated FFTs, the truncated program's compile (XLA compiles without the GIL); calls
+run the FFT program until it is ready, then jax's C++ loop learns the new one. A program called once is
+optimized and compiled once; one nothing truncates keeps its first executable (the second pipeline run
+finds nothing to switch to). A later process loads the final program at once (hf.jit's pipeline entry in
+the disk cache, docs/runtime.md). The two programs' results agree to a few ulps, not bit for bit.
 """
 from __future__ import annotations
 
@@ -16,13 +17,13 @@ import threading
 import warnings
 
 from hloforge.frontend.context import ir
-from hloforge.runtime.compiler import truncated_and_uncached
 from hloforge.runtime.settings import config
 
 
 class Deferred:
-    """A jit signature's truncated module, compiled from its second call on: ``compile(module)``
-    gives the executable, ``install(executable or None)`` puts it in place (None: it failed)."""
+    """A jit signature's second program, made from its second call on: ``compile(module)`` optimizes
+    the traced module and gives the truncated executable (None: nothing was truncated), and
+    ``install(executable or None)`` puts it in place (None: the first program stays)."""
 
     def __init__(self, module, compile, install):
         self.module, self.compile, self.install = module, compile, install
@@ -32,8 +33,8 @@ class Deferred:
         self._lock = threading.Lock()  # (calls from several threads start one compile)
 
     def start(self) -> None:
-        """Compile in a (non-daemon: the interpreter waits for it, and the disk cache gets the
-        executable) thread. On failure the FFT program stays, with a warning."""
+        """Optimize and compile in a (non-daemon: the interpreter waits for it, and the disk cache
+        gets the executable) thread. On failure the FFT program stays, with a warning."""
         with self._lock:
             if self.thread is None:
                 self.thread = threading.Thread(target=self._run, name="hloforge-deferred-compile")
@@ -72,16 +73,13 @@ def _has_fft(module) -> bool:
     return False
 
 
-def plan(module, cost_model, device):
-    """(the module to compile now, the module to compile from the second call or None).
-    ``module`` is optimized in place with ``cost_model``; in "fast" mode, when that truncated FFTs
-    and no cache holds its executable, a copy optimized with "keep-ffts" is compiled first."""
+def plan(module, cost_model):
+    """(the module to compile now, the traced module to optimize and compile from the second call,
+    or None). ``module`` is optimized in place: with ``cost_model``, or in "fast" mode, when it has
+    FFTs, with "keep-ffts" (then a copy of the traced module comes second)."""
     keeps_ffts = (cost_model if cost_model is not None else config.cost_model) == "keep-ffts"
-    fast = None
+    later = None
     if config.first_call == "fast" and not keeps_ffts and _has_fft(module):
-        fast = module.clone()
+        later, cost_model = module.clone(), "keep-ffts"
     module.optimize(cost_model=cost_model)
-    if fast is None or not truncated_and_uncached(module, device):
-        return module, None
-    fast.optimize(cost_model="keep-ffts")
-    return fast, module
+    return module, later

@@ -17,7 +17,8 @@ from hloforge.frontend.context import func, ir
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.tracing import Builder, Tensor, active, as_tensor
 from hloforge.runtime import dispatch, pjrt, sharding
-from hloforge.runtime.compiler import compile_module, load_optimized, pipeline_key, remember_optimized
+from hloforge.runtime.compiler import (
+    compile_module, has_partial_dfts, load_optimized, pipeline_key, remember_optimized)
 from hloforge.runtime.settings import config
 
 
@@ -267,7 +268,7 @@ class Jitted:
     def _optimize_and_compile(self, key, module):
         """The executable of the traced ``module`` after the pass pipeline: straight from the disk
         cache when a pipeline entry names it (a later process skips the passes), else optimized
-        (``first_call.plan``) and compiled, the entry written once the final program is."""
+        (``first_call.plan``) and compiled, the entry written once the final program is known."""
         cost_model = _cost_model_for(self.device)
         try:
             signature = module.signature
@@ -279,11 +280,11 @@ class Jitted:
             executable = load_optimized(pipeline, module, self.device)
             if executable is not None:
                 return executable
-        module, later = first_call.plan(module, cost_model, self.device)
+        module, later = first_call.plan(module, cost_model)
         executable = module.compile(self.device)
         if later is not None:
             self._deferred[key] = first_call.Deferred(
-                later, functools.partial(_compile_for, self.device, pipeline, signature),
+                later, functools.partial(_optimize_later, self.device, cost_model, pipeline, signature, module),
                 _install(weakref.ref(self), key, module.out_tree))
         elif pipeline is not None:
             remember_optimized(pipeline, module, signature, self.device)
@@ -538,12 +539,15 @@ def _static_positions(fn, argnums, argnames) -> tuple:
     return tuple(sorted(nums)), frozenset(names)
 
 
-def _compile_for(device, pipeline, signature, module):
-    """The deferred truncated ``module`` compiled, and the pipeline entry ``pipeline`` (None: none)
-    written for it."""
-    executable = module.compile(device)
+def _optimize_later(device, cost_model, pipeline, signature, first, module):
+    """A ``first_call.Deferred``'s work: the traced ``module`` optimized with ``cost_model`` and, if
+    that truncated FFTs, compiled; None when it did not (then ``first``, the program running already,
+    is the final one). The pipeline entry ``pipeline`` (None: none) is written for the final program."""
+    module.optimize(cost_model=cost_model)
+    final = module if has_partial_dfts(module) else first
+    executable = module.compile(device) if final is module else None
     if pipeline is not None:
-        remember_optimized(pipeline, module, signature, device)
+        remember_optimized(pipeline, final, signature, device)
     return executable
 
 

@@ -153,22 +153,6 @@ def _plain_code(module) -> str | None:
     return code
 
 
-def truncated_and_uncached(module, device=None) -> bool:
-    """Whether ``module`` holds partial DFTs (``fft-truncate`` rewrote it) and neither executable
-    cache (memory, ``hf.config.cache_dir``) holds its executable for ``device``: hf.jit's first call
-    then compiles the program with its FFTs first (``hf.config.first_call``). False for modules that
-    compile through another path (dynamic shapes, host callbacks)."""
-    if not _has_partial_dfts(module):
-        return False
-    code = _plain_code(module)
-    if code is None:
-        return False
-    key = _cache_key(code, (default_device(device),), None)
-    if key in cache.MEMORY:
-        return False
-    return not (config.cache_dir and cache.disk_has(config.cache_dir, key))
-
-
 # ---------------------------------------------------------------- the pass pipeline's result
 # In a second process hf.jit's executable comes from the disk cache, but the pass pipeline would run
 # again, and its result (DFT matrices included) be printed for the executable's key. A pipeline
@@ -228,7 +212,7 @@ def remember_optimized(key, optimized, signature, device=None) -> None:
     exe_key = None if code is None else _cache_key(code, (default_device(device),), None)
     if exe_key is None or exe_key not in cache.MEMORY:
         return
-    entry = [exe_key, _has_partial_dfts(optimized), "lapack_" in code]
+    entry = [exe_key, has_partial_dfts(optimized), "lapack_" in code]
     cache.disk_store(config.cache_dir, key, json.dumps(entry).encode(), config.cache_max_bytes,
                      event="pipeline_writes")
 
@@ -243,7 +227,8 @@ def _decode_pipeline_entry(payload: bytes):
     return exe_key, partial_dfts, lapack
 
 
-def _has_partial_dfts(module) -> bool:
+def has_partial_dfts(module) -> bool:
+    """Whether ``fft-truncate`` rewrote ``module``'s FFTs into partial DFTs (its mark on the module)."""
     return module is not None and PARTIAL_DFT_ATTR in module.mlir.operation.attributes
 
 
@@ -252,7 +237,7 @@ def _load_or_compile_locked(key, code, devs, name, module, shardy):
     if loaded is not None:
         cache.count("memory_hits")
         return loaded, 0.0, "memory"
-    options = pjrt.compile_options(devs, shardy, partial_dfts=_has_partial_dfts(module))
+    options = pjrt.compile_options(devs, shardy, partial_dfts=has_partial_dfts(module))
     directory = config.cache_dir
     if directory:
         data = cache.disk_load(directory, key)

@@ -60,6 +60,27 @@ def test_a_later_process_skips_the_passes_and_runs_the_truncated_program(cache_d
     assert _running(g).source == "disk"
 
 
+def _untruncated(x, w):
+    """FFTs that fft-truncate leaves (every mode is read): the first call's program is the final one."""
+    import hloforge.numpy as hnp
+    return hnp.fft.irfft2(hnp.fft.rfft2(x) * w[0, 0], s=x.shape[1:])
+
+
+def test_a_program_nothing_truncates_gets_its_entry_from_the_second_call(cache_dir, monkeypatch):
+    x, w = _inputs()
+    f = hf.jit(_untruncated)
+    want = np.asarray(f(x, w))
+    assert cache.stats()["pipeline_writes"] == 0
+    f(x, w)
+    assert f.finish_compiling() and cache.stats()["pipeline_writes"] == 1 and cache.stats()["compiles"] == 1
+    cache.MEMORY.clear()
+    cache.reset_stats()
+    monkeypatch.setattr(first_call, "plan", lambda *a: pytest.fail("the pass pipeline ran"))
+    g = hf.jit(_untruncated)
+    np.testing.assert_array_equal(np.asarray(g(x, w)), want)
+    assert cache.stats()["pipeline_hits"] == 1 and "fft(" in _running(g).hlo_text and not g._deferred
+
+
 def test_no_entry_for_a_program_called_once_nor_without_a_directory(cache_dir):
     x, w = _inputs()
     hf.jit(spectral)(x, w)  # (its FFT program runs; the truncated one was never compiled)
@@ -109,13 +130,12 @@ def test_a_damaged_entry_or_a_missing_executable_falls_back_to_the_passes(cache_
                 os.remove(path)
     cache.MEMORY.clear()
     cache.reset_stats()
-    got = np.asarray(hf.jit(spectral)(x, w))
+    got = np.asarray(hf.jit(spectral)(x, w))  # (the program with FFTs first, as on a first run)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     stats = cache.stats()
     assert stats["pipeline_hits"] == 0
-    if damage == "corrupt entry":  # (discarded and written again; the truncated executable is still there)
-        np.testing.assert_array_equal(got, want)
-        assert stats["disk_errors"] == 1 and stats["pipeline_writes"] == 1
-        assert stats["compiles"] == 0 and stats["disk_hits"] == 1
-    else:  # (the program with FFTs first, as on a first run)
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    if damage == "corrupt entry":  # (deleted; the FFT program's executable is still on disk)
+        assert stats["disk_errors"] == 1 and stats["compiles"] == 0 and stats["disk_hits"] == 1
+        assert entry not in _pipeline_entries(cache_dir)
+    else:
         assert stats["disk_errors"] == 0 and stats["compiles"] == 1
