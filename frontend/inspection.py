@@ -6,8 +6,8 @@ import os
 import shutil
 import subprocess
 
-from hloforge.frontend.attributes import read_fft_type, read_ints
 from hloforge.frontend.context import ir, shape_dtype_of
+from hloforge.frontend.registry import OPS
 
 
 def _type_str(t) -> str:
@@ -18,18 +18,16 @@ def _type_str(t) -> str:
         return str(t)
 
 
-def _attr_ints(op, name):
-    return list(read_ints(op, name))
-
-
 def _details(op) -> str | None:
-    name = op.name
-    if name == "stablehlo.fft":
-        return f"{read_fft_type(op)} length={_attr_ints(op, 'fft_length')}"
-    if name == "stablehlo.pad":
-        return (f"low={_attr_ints(op, 'edge_padding_low')} high={_attr_ints(op, 'edge_padding_high')} "
-                f"interior={_attr_ints(op, 'interior_padding')}")
-    return None
+    """The op's parameters (``OpInfo.summary``), or None for an op without a registry entry (or
+    one whose attributes hloforge cannot read: inspection shows what it can)."""
+    info = OPS.get(op.name)
+    if info is None:
+        return None
+    try:
+        return info.summary(op) or None
+    except (TypeError, ValueError, NotImplementedError):
+        return None
 
 
 def details(module) -> dict:
@@ -61,7 +59,7 @@ def summary(module) -> str:
     for kind, found in details(module).items():
         if found:
             lines.append(f"{kind}:")
-            lines += [f"  {d['params']}  {d['operand']} -> {d['result']}" for d in found]
+            lines += [f"  {d['params'] or '(parameters unread)'}  {d['operand']} -> {d['result']}" for d in found]
     return "\n".join(lines)
 
 

@@ -129,6 +129,25 @@ class OpInfo:
         """Build a copy of ``op`` over ``operands`` (Tensors of the current trace)."""
         return self.builder(*self.arrange(list(operands)), **self.decode(op))
 
+    def summary(self, op) -> str:
+        """``op``'s parameters in one line, as its builder takes them (``decode``), for inspection:
+        ``low=[0, 1] high=[0, 1] interior=[0, 0]``; arrays as ``dtype[shape]`` unless they hold one value."""
+        return " ".join(f"{name}={_brief(value)}" for name, value in self.decode(op).items())
+
+
+def _brief(value) -> str:
+    if isinstance(value, np.ndarray):
+        return repr(value.item()) if value.size == 1 else f"{value.dtype.name}[{', '.join(map(str, value.shape))}]"
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(map(_brief, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_brief(v)}" for k, v in value.items()) + "}"
+    if value is None or isinstance(value, (str, bool, int, float, complex, np.generic)):
+        return str(value)
+    return getattr(value, "__name__", type(value).__name__)  # (a region's body, an attribute object)
+
 
 # Every trait an op may declare (``register(traits=...)``), with what it promises; "x op 0" means
 # a zero of x's dtype (False for bool) on either side.

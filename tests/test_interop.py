@@ -94,7 +94,7 @@ def test_fft_and_pad_details_in_summary():
     m = hf.trace(lambda x: hf.ops.fft(hf.ops.pad(x, 0.0, (0, 1), (0, 1)), "RFFT", (10,)),
                  hf.ShapeDtype((2, 8), np.float32))
     s = m.summary()
-    assert "RFFT length=[10]  float32[2, 10] -> complex64[2, 6]" in s
+    assert "fft_type=RFFT fft_length=[10]  float32[2, 10] -> complex64[2, 6]" in s
     assert "low=[0, 1] high=[0, 1] interior=[0, 0]" in s
 
 

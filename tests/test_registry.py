@@ -473,3 +473,20 @@ def test_custom_call_extra_attributes_are_validated():
     with pytest.raises(TypeError, match="extra_attributes must map names other than call_target_name.*'api_version': 3"):
         hf.trace(lambda x: ops.custom_call([x], "t", [((2,), np.float32)], extra_attributes={"api_version": 3}),
                  hf.ShapeDtype((2,), np.float32))
+
+
+def test_summary_prints_every_op_of_a_module_from_its_decoded_parameters():
+    def f(x):
+        y = hf.ops.fft(hf.ops.pad(x, 0.0, (0, 1), (0, 1)), "RFFT", (10,))
+        return y, hf.lax.reduce_window(x, -np.inf, hf.lax.max, (1, 2), (1, 1), "VALID"), hf.numpy.sort(x)
+
+    m = hf.trace(f, hf.ShapeDtype((2, 8), np.float32))
+    lines = {op.name: OPS[op.name].summary(op) for op in m.walk() if op.name in OPS}
+    assert lines["stablehlo.pad"] == "low=[0, 1] high=[0, 1] interior=[0, 0]"
+    assert lines["stablehlo.fft"] == "fft_type=RFFT fft_length=[10]"
+    assert lines["stablehlo.constant"] in ("value=0.0 dtype=float32", "value=-inf dtype=float32")
+    assert lines["stablehlo.reduce_window"].startswith("window_dimensions=[1, 2] padding=[[0, 0], [0, 0]]")
+    assert lines["stablehlo.sort"] == "dimension=1 comparator=body is_stable=True"
+    assert lines["stablehlo.maximum"] == ""  # (reduce_window's body: an op without parameters)
+    dot = m.graph()
+    assert "pad\\nlow=[0, 1] high=[0, 1] interior=[0, 0]" in dot and "sort\\ndimension=1" in dot
