@@ -1,4 +1,4 @@
-"""Manual-SPMD collective checks on 8 CPU devices: run as a script by tests/test_collectives.py
+"""Manual-SPMD collective checks on 8 CPU devices: run as a script by tests/ops/test_collective.py
 with XLA_FLAGS=--xla_force_host_platform_device_count=8. Prints one JSON object: check name ->
 {"ok": true} or {"error": traceback}.
 

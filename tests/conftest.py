@@ -19,9 +19,9 @@ if "hloforge" in sys.modules:  # (imported before this file: a plugin)
 # once instead of once per worker that draws one of its tests; every other test goes to whichever
 # worker is free. (A scheduler rather than xdist's `xdist_group` marks: with pytest 9.2,
 # `--dist loadgroup` no longer sees the marks and spread these files over both workers.)
-WHOLE_FILES = ("test_random_distributions.py", "test_random.py", "test_fft.py", "test_eager.py",
+WHOLE_FILES = ("test_random_distributions.py", "test_random.py", "test_numpy_fft.py", "test_eager.py",
                "test_pad_corpus.py", "test_ported_grads.py", "test_checkpoint.py",
-               "test_collectives.py", "test_sharding.py", "test_vmap_collective.py",
+               "test_collective.py", "test_sharding.py", "test_vmap_collective.py",
                "test_reliability_calls.py", "test_fuzz_artifacts.py", "test_nn_initializers.py")
 
 

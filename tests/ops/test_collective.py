@@ -12,7 +12,7 @@ import pytest
 import hloforge as hf
 from hloforge import ops
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/, where collective_checks.py is
 sys.path.insert(0, HERE)
 import collective_checks  # noqa: E402  (only for the names of its checks)
 
