@@ -182,21 +182,12 @@ def load_optimized(key, module, device=None):
         return None
     exe_key, partial_dfts, lapack = entry
     dev = default_device(device)
-    loaded, source = cache.MEMORY.get(exe_key), "memory"
-    if loaded is None:
-        data = cache.disk_load(directory, exe_key)
-        if data is None:
-            return None
-        if lapack:
-            pjrt.load_lapack()
-        try:
-            loaded = pjrt.deserialize(data, (dev,), pjrt.compile_options((dev,), None, partial_dfts=partial_dfts))
-        except ValueError:
-            cache.disk_discard(directory, exe_key)
-            return None
-        source = "disk"
-        cache.MEMORY.put(exe_key, loaded)
-    cache.count(f"{source}_hits")
+    if lapack:
+        pjrt.load_lapack()
+    found = _cached(exe_key, (dev,), pjrt.compile_options((dev,), None, partial_dfts=partial_dfts))
+    if found is None:
+        return None
+    loaded, source = found
     cache.count("pipeline_hits")
     ins, outs = module.signature
     return Executable(loaded, [tuple(s) for s in ins], [tuple(s) for s in outs], dev, module.entry, 0.0, source)
@@ -232,24 +223,33 @@ def has_partial_dfts(module) -> bool:
     return module is not None and PARTIAL_DFT_ATTR in module.mlir.operation.attributes
 
 
-def _load_or_compile_locked(key, code, devs, name, module, shardy):
+def _cached(key, devs, options):
+    """(loaded executable, "memory" or "disk") from the executable caches, or None. An entry XLA
+    cannot deserialize is deleted."""
     loaded = cache.MEMORY.get(key)
     if loaded is not None:
         cache.count("memory_hits")
-        return loaded, 0.0, "memory"
-    options = pjrt.compile_options(devs, shardy, partial_dfts=has_partial_dfts(module))
+        return loaded, "memory"
     directory = config.cache_dir
-    if directory:
-        data = cache.disk_load(directory, key)
-        if data is not None:
-            try:
-                loaded = pjrt.deserialize(data, devs, options)
-            except ValueError:
-                cache.disk_discard(directory, key)
-            else:
-                cache.count("disk_hits")
-                cache.MEMORY.put(key, loaded)
-                return loaded, 0.0, "disk"
+    data = cache.disk_load(directory, key) if directory else None
+    if data is None:
+        return None
+    try:
+        loaded = pjrt.deserialize(data, devs, options)
+    except ValueError:
+        cache.disk_discard(directory, key)
+        return None
+    cache.count("disk_hits")
+    cache.MEMORY.put(key, loaded)
+    return loaded, "disk"
+
+
+def _load_or_compile_locked(key, code, devs, name, module, shardy):
+    options = pjrt.compile_options(devs, shardy, partial_dfts=has_partial_dfts(module))
+    found = _cached(key, devs, options)
+    if found is not None:
+        return found[0], 0.0, found[1]
+    directory = config.cache_dir
     start = time.perf_counter()
     try:
         loaded = pjrt.compile(code, devs, options)
