@@ -13,6 +13,7 @@ where its docstring says it needs finite math (``optimize(finite_math=False)`` s
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -167,55 +168,71 @@ def product_of_pads(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
-def sum_of_interleaved_pads(op, rewriter):
-    """pad(a, 0, l, h, interior 1 on d) + pad(b, 0, l + 1, h - 1, interior 1 on d) -> pad(interleave(a, b, d), 0, l, h - 1)
+class _Interleave(NamedTuple):
+    a: object     # the first phase's operand (positions l, l + 2, ...)
+    b: object     # the second phase's (one element later), possibly a itself
+    d: int
+    value: object  # the padding value (a zero)
+    low: list      # the interleave's padding
+    high: list
+    interior: list
 
-    interleave(a, b, d) is reshape(concatenate([a, b] with a new unit dim after d, d + 1)), or
-    reshape(broadcast_in_dim(a)) when b is a: a zero-insertion upsample plus its one-step shift.
-    Preconditions: the root is a pad whose only user is add, or or xor, whose other operand is a pad
-    too; both padding values are 0, neither pad has another user or crops; on one dim d both have
-    interior padding 1 and operands of equal size k >= 1, the second starts one element later; every
-    other dim is padded alike by both. For float add only under finite math (x + 0 turns a -0.0 of x
-    into +0.0, the interleave keeps -0.0).
-    """
-    if not any(paddings(op)[2]) or not has_one_use(op.result):
-        return NO_MATCH
-    add = next(iter(op.result.uses)).owner
-    if add.name not in SUM_OPS or (_is_float(add.result) and not finite_math()):
-        return NO_MATCH
-    pads = _zero_pads(add)
+
+def plan_interleaved_pads(op):
+    """The plan of ``sum_of_interleaved_pads`` for the sum ``op`` (pure), or why it does not fire."""
+    if _is_float(op.result) and not finite_math():
+        return "a float add without finite math (-0.0 + 0.0 is +0.0)"
+    pads = _zero_pads(op)
     if pads is None:
-        return NO_MATCH
+        return "not two different zero pads with no other user"
     (la, ha, ia), (lb, hb, ib) = paddings(pads[0]), paddings(pads[1])
     if any(e < 0 for e in la + ha + lb + hb):
-        return NO_MATCH
+        return "a pad crops"
     differ = [i for i in range(len(la)) if (la[i], ha[i], ia[i]) != (lb[i], hb[i], ib[i])]
     if len(differ) != 1 or ia[differ[0]] != 1 or ib[differ[0]] != 1:
-        return NO_MATCH
+        return "the pads do not differ on exactly one dim, with interior padding 1 on both"
     d = differ[0]
     if lb[d] == la[d] - 1:
         pads, (la, ha, ia), (lb, hb, ib) = pads[::-1], (lb, hb, ib), (la, ha, ia)
     a, b = pads[0].operands[0], pads[1].operands[0]
     if lb[d] != la[d] + 1 or shape_of(a) != shape_of(b) or shape_of(a)[d] == 0:
-        return NO_MATCH
+        return "the second phase does not start one element after the first, on an operand of the same shape"
+    high, interior = list(ha), list(ia)
+    high[d], interior[d] = hb[d], 0
+    return _Interleave(a, b, d, pads[0].operands[1], list(la), high, interior)
+
+
+@needs_operand(PAD)
+def sum_of_interleaved_pads(op, rewriter):
+    """pad(a, 0, l, h, interior 1 on d) + pad(b, 0, l + 1, h - 1, interior 1 on d) -> pad(interleave(a, b, d), 0, l, h - 1)
+
+    interleave(a, b, d) is reshape(concatenate([a, b] with a new unit dim after d, d + 1)), or
+    reshape(broadcast_in_dim(a)) when b is a: a zero-insertion upsample plus its one-step shift.
+    Preconditions: the root is add, or or xor of two pads; both padding values are 0, neither pad
+    has another user or crops; on one dim d both have interior padding 1 and operands of equal size
+    k >= 1, the second starts one element later; every other dim is padded alike by both. For float
+    add only under finite math (x + 0 turns a -0.0 of x into +0.0, the interleave keeps -0.0).
+    """
+    plan = plan_interleaved_pads(op)
+    if isinstance(plan, str):
+        return plan
+    a, b, d = plan.a, plan.b, plan.d
     n = list(shape_of(a))
     pair = n[:d + 1] + [2] + n[d + 1:]
     with rewriter.ip:
         if a == b:
             dims = [i if i <= d else i + 1 for i in range(len(n))]
-            both = build("stablehlo.broadcast_in_dim", [a], shape=pair, broadcast_dimensions=dims, loc=add.location)
+            both = build("stablehlo.broadcast_in_dim", [a], shape=pair, broadcast_dimensions=dims, loc=op.location)
         else:
             unit = n[:d + 1] + [1] + n[d + 1:]
-            parts = [build("stablehlo.reshape", [x], shape=unit, loc=add.location) for x in (a, b)]
-            both = build("stablehlo.concatenate", parts, dimension=d + 1, loc=add.location)
+            parts = [build("stablehlo.reshape", [x], shape=unit, loc=op.location) for x in (a, b)]
+            both = build("stablehlo.concatenate", parts, dimension=d + 1, loc=op.location)
         core = list(n)
         core[d] *= 2
-        out = build("stablehlo.reshape", [both], shape=core, loc=add.location)
-        low, high, interior = list(la), list(ha), list(ia)
-        high[d], interior[d] = hb[d], 0
-        if any(low) or any(high) or any(interior):
-            out = build(PAD, [out, pads[0].operands[1]], low=low, high=high, interior=interior, loc=add.location)
-    rewriter.replace_op(add, [out])
+        out = build("stablehlo.reshape", [both], shape=core, loc=op.location)
+        if any(plan.low) or any(plan.high) or any(plan.interior):
+            out = build(PAD, [out, plan.value], low=plan.low, high=plan.high, interior=plan.interior, loc=op.location)
+    rewriter.replace_op(op, [out])
 
 
 # ---------------------------------------------------------------- through layout ops
@@ -491,7 +508,7 @@ PATTERNS = {
     "binary_of_pads": (BINARY_OPS, binary_of_pads),
     "sum_of_disjoint_pads": (SUM_OPS, sum_of_disjoint_pads),
     "product_of_pads": (PRODUCT_OPS, product_of_pads),
-    "sum_of_interleaved_pads": (stablehlo.PadOp, sum_of_interleaved_pads),
+    "sum_of_interleaved_pads": (SUM_OPS, sum_of_interleaved_pads),
     "transpose_of_pad": (stablehlo.TransposeOp, transpose_of_pad),
     "reshape_of_pad": (stablehlo.ReshapeOp, reshape_of_pad),
     "broadcast_of_pad": (stablehlo.BroadcastInDimOp, broadcast_of_pad),
