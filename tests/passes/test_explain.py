@@ -75,6 +75,13 @@ def test_a_plan_function_says_why_in_words():
     text = hf.trace(pads_of_two_values, F32).optimize("pattern:concatenate_of_pads", debug=True).explain()
     assert "concatenate_of_pads: declined 1 time: the pads pad with different values [1]" in text
 
+    def interleave(a, b):  # (sum_of_interleaved_pads, rooted at the add it replaces)
+        return ops.add(ops.pad(a, 0.0, [0], [1], [1]), ops.pad(b, 0.0, [1], [0], [1]))
+    m = hf.trace(interleave, F32, F32)
+    text = m.clone().optimize("pattern:sum_of_interleaved_pads", finite_math=False, debug=True).explain()
+    assert "sum_of_interleaved_pads: declined 1 time: a float add without finite math (-0.0 + 0.0 is +0.0) [1]" in text
+    assert not m.optimize("pattern:sum_of_interleaved_pads", debug=True).explain().count("sum_of_interleaved_pads")
+
 
 def test_the_command_line_refuses_a_bad_pipeline_in_one_line(tmp_path, capsys):
     path = tmp_path / "pads.mlir"
