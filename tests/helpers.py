@@ -1,4 +1,4 @@
-"""Shared test utilities: per-dtype tolerances and running traced functions."""
+"""Shared test utilities: per-dtype tolerances, running traced functions and comparing their results."""
 from __future__ import annotations
 
 import numpy as np
@@ -60,3 +60,12 @@ def assert_close(actual, expected, dtype=None, rtol=None, atol=None):
                                    rtol=rtol, atol=atol)
     else:
         np.testing.assert_array_equal(actual, expected)
+
+
+def check_all(got, expected, labels, atol=None):
+    """assert_close on each pair of ``got`` and ``expected``; a failure names its entry of ``labels``."""
+    for g, e, label in zip(got, expected, labels):
+        try:
+            assert_close(g, e, atol=atol)
+        except AssertionError as err:
+            raise AssertionError(f"{label}: {err}") from None

@@ -224,13 +224,6 @@ def test_errors(fn, error, match):
         hf.trace(fn, X, W)
 
 
-def test_ops_convolution_preferred_element_type_is_the_result_type():
-    x, w = np.full((1, 1, 4, 4), 100, np.int8), np.full((1, 1, 3, 3), 100, np.int8)
-    m = hf.trace(lambda x, w: ops.convolution(x, w, preferred_element_type=np.int32), x, w)
-    assert "convert" not in m.text and "-> tensor<1x1x2x2xi32>" in m.text, m.text
-    np.testing.assert_array_equal(np.asarray(m.compile()(x, w)), np.full((1, 1, 2, 2), 90000, np.int32))
-
-
 def test_preferred_element_type_accumulates_wider():
     x = np.full((1, 1, 4, 4), 100, np.int8)
     w = np.full((1, 1, 3, 3), 100, np.int8)

@@ -1,5 +1,6 @@
-"""hloforge.numpy.pad (every numpy mode) against numpy.pad, ops.pad against a numpy reference,
-and ops.sort. Several pads share one traced function to keep the number of compiles small."""
+"""hloforge.numpy.pad (every numpy mode) against numpy.pad. Several pads share one traced function
+to keep the number of compiles small (ops.pad's own tests: tests/ops/test_pad.py; ops.sort's:
+tests/ops/test_sort.py)."""
 import warnings
 
 import numpy as np
@@ -7,9 +8,7 @@ import pytest
 
 import hloforge as hf
 import hloforge.numpy as hnp
-from hloforge import ops
-from hloforge.frontend import registry
-from helpers import assert_close, random, run
+from helpers import assert_close, check_all, random, run
 
 ODD = {"reflect_type": "odd"}
 # every mode and option form; the values suit unsigned and bool arrays too
@@ -32,14 +31,6 @@ F16, BF16, F32, F64, C64, C128 = np.float16, hf.bfloat16, np.float32, np.float64
 ALL = [B, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, C64, C128]
 MATRIX = ([(d, 1) for d in ALL] + [(d, 2) for d in (B, I8, U8, I64, F16, F32, F64, C64, C128)]
           + [(d, 3) for d in (B, U16, I32, F32, C128)] + [(d, 4) for d in (I8, U32, F16, F64, C64)])
-
-
-def check_all(got, expected, labels, atol=None):
-    for g, e, label in zip(got, expected, labels):
-        try:
-            assert_close(g, e, atol=atol)
-        except AssertionError as err:
-            raise AssertionError(f"{label}: {err}") from None
 
 
 @pytest.mark.parametrize("dtype,rank", MATRIX, ids=[f"{np.dtype(d).name}-rank{r}" for d, r in MATRIX])
@@ -270,130 +261,6 @@ def test_extending_an_empty_axis_needs_data(mode):
     with pytest.raises(ValueError, match=rf"can't extend empty axis 0 of shape \(0, 3\) \(pad_width \(1, 0\)\) "
                                          rf"using modes other than 'constant' or 'empty' \(mode '{mode}'\)"):
         hf.trace(lambda a: hnp.pad(a, ((1, 0), (0, 0)), mode), hf.ShapeDtype((0, 3), np.float32))
-
-
-# ---------------------------------------------------------------- ops.pad
-
-def reference_pad(x, value, low, high, interior):
-    """StableHLO pad in numpy: dilate by ``interior``, then pad (positive) or crop (negative) edges."""
-    dilated = np.full([n + max(n - 1, 0) * i for n, i in zip(x.shape, interior)], value, x.dtype)
-    dilated[tuple(slice(None, None, i + 1) for i in interior)] = x
-    out = np.pad(dilated, [(max(lo, 0), max(hi, 0)) for lo, hi in zip(low, high)], constant_values=value)
-    return out[tuple(slice(-min(lo, 0), n + min(hi, 0)) for n, lo, hi in zip(out.shape, low, high))]
-
-
-OPS_PAD_CASES = [((1, -1), (-2, 2), (0, 1)), ((0, 0), (0, 0), (2, 3)), ((-1, 2), (1, -3), (1, 0)),
-                 ((-3, 0), (0, -4), (0, 0)), ((2, -5), (-1, 3), (1, 2))]
-
-
-@pytest.mark.parametrize("dtype,value", [(np.bool_, True), (np.int8, -3), (np.uint16, 7), (np.float16, 1.5),
-                                         (np.float32, np.float32(-2.25)), (np.complex64, 1 - 1j)])
-def test_ops_pad_matches_reference(dtype, value):
-    x = random((3, 4), dtype)
-    got = run(lambda a: [ops.pad(a, value, lo, hi, it) for lo, hi, it in OPS_PAD_CASES]
-              + [ops.pad(a, a[0, 0], (1, 0), (0, 2))], x)
-    expected = [reference_pad(x, value, *case) for case in OPS_PAD_CASES]
-    expected.append(reference_pad(x, x[0, 0], (1, 0), (0, 2), (0, 0)))
-    check_all(got, expected, OPS_PAD_CASES + ["tensor value"])
-
-
-@pytest.mark.parametrize("dtype,value", [(np.float32, 0.0), (np.float32, -0.0), (np.int8, 0), (np.bool_, 0),
-                                         (np.complex64, 0j), (np.complex64, complex(-0.0, -0.0))])
-def test_ops_pad_with_python_zeros_keeps_the_sign_bit(dtype, value):
-    got = np.asarray(run(lambda a: ops.pad(a, value, (1,), (0,)), np.ones(2, dtype)))
-    expected = np.asarray(value).astype(dtype)
-    assert got[0].tobytes() == expected.tobytes() and got.dtype == dtype
-
-
-def test_ops_pad_is_registered_and_one_op():
-    assert registry.lookup("stablehlo.pad").builder is ops.pad.__wrapped__  # (ops.pad: its eager wrapper)
-    counts = hf.trace(lambda a: ops.pad(a, 0.0, (1, -1), (0, 2), (1, 0)), SPEC).op_counts()
-    assert counts["stablehlo.pad"] == 1
-
-
-OPS_PAD_ERRORS = [
-    (lambda a: ops.pad(a, 0.0, (0, 0), (0, 0), (0, -1)), ValueError,
-     r"interior_padding \[0, -1\] must be >= 0"),
-    (lambda a: ops.pad(a, 0.0, (-2, 0), (-1, 0)), ValueError,
-     r"result shape \(-1, 3\) has a negative dimension \(operand \(2, 3\), low \[-2, 0\], high \[-1, 0\]"),
-    (lambda a: ops.pad(a, 0.0, (1,), (0, 0)), ValueError, r"edge_padding_low \[1\] must have 2 entries"),
-    (lambda a: ops.pad(a, 0.0, (1, "a"), (0, 0)), TypeError,
-     r"edge_padding_low must be a sequence of ints, got \(1, 'a'\)"),
-    (lambda a: ops.pad(a.astype(np.int32), 1.5, (1, 1), (1, 1)), TypeError,
-     r"padding_value 1.5 cannot be represented exactly in int32"),
-    (lambda a: ops.pad(a.astype(np.uint8), -1, (1, 1), (1, 1)), TypeError,
-     r"padding_value -1 cannot be represented exactly in uint8 \(it would become 255\)"),
-    (lambda a: ops.pad(a.astype(np.int8), 300, (1, 1), (1, 1)), TypeError,
-     r"padding_value 300 cannot be represented exactly in int8"),
-    (lambda a: ops.pad(a, 1 + 1j, (1, 1), (1, 1)), TypeError,
-     r"padding_value \(1\+1j\) cannot be represented exactly in float32"),
-    (lambda a: ops.pad(a, np.array([1.0, 2.0]), (1, 1), (1, 1)), TypeError,
-     r"padding_value must be a scalar, got array\(\[1., 2.\]\) of shape \(2,\)"),
-    (lambda a: ops.pad(a, a[0, 0].astype(np.float64), (1, 1), (1, 1)), TypeError,
-     r"padding_value must be a 0-d float32 tensor, got Tensor\(shape=\(\), dtype=float64\)"),
-    (lambda a: ops.pad(a, "x", (1, 1), (1, 1)), TypeError, r"padding_value 'x' is not a number"),
-]
-
-
-@pytest.mark.parametrize("fn,error,match", OPS_PAD_ERRORS, ids=[m[:30] for _, _, m in OPS_PAD_ERRORS])
-def test_ops_pad_errors(fn, error, match):
-    with pytest.raises(error, match=match):
-        hf.trace(fn, SPEC)
-
-
-# ---------------------------------------------------------------- ops.sort
-
-def test_sort_matches_numpy():
-    nan, inf = np.nan, np.inf
-    xf = np.array([[3, nan, -1, 0, 2, inf, -inf, 2], [nan, 1, nan, -5, 0.5, 7, 1, -1]], np.float32)
-    xi, xb = random((3, 6), np.int8), random((2, 5), np.bool_)
-    xc = np.array([[1 + 2j, 1 - 1j, -3, 1 + 2j, 5j, complex(nan, 1), complex(1, nan), 2j]], np.complex64)
-    got = run(lambda f, i, b, c: (ops.sort(f, 1), ops.sort(f, 1, "GT"), ops.sort(i, 0), ops.sort(b, 1),
-                                  ops.sort(c, 1)), xf, xi, xb, xc)
-    expected = [np.sort(xf, 1), np.sort(xf, 1)[:, ::-1], np.sort(xi, 0), np.sort(xb, 1), np.sort(xc, 1)]
-    for g, e in zip(got, expected):
-        np.testing.assert_array_equal(g, e)
-        assert g.dtype == e.dtype
-
-
-def test_sort_several_operands_and_a_comparator():
-    x = np.array([[3, -1, 2, -3, 1, -2, 1, 3]], np.int32)
-
-    def fn(a):
-        index = ops.iota(a.shape, np.int32, 1)
-        values, order = ops.sort([a, index], 1, is_stable=True)
-        by_magnitude = ops.sort(a, 1, lambda p, q: ops.compare(ops.abs(p), ops.abs(q), "LT"), is_stable=True)
-        return values, order, by_magnitude
-
-    values, order, by_magnitude = run(fn, x)
-    assert_close(values, np.sort(x, 1))
-    assert_close(order, np.argsort(x, 1, kind="stable").astype(np.int32))
-    assert_close(by_magnitude, np.take_along_axis(x, np.argsort(np.abs(x), 1, kind="stable"), 1))
-
-
-def test_sort_is_registered_and_one_op():
-    assert registry.lookup("stablehlo.sort").builder is ops.sort.__wrapped__
-    counts = hf.trace(lambda a: ops.sort(a, 0), SPEC).op_counts()
-    assert counts["stablehlo.sort"] == 1
-
-
-SORT_ERRORS = [
-    (lambda a: ops.sort([a, a[0]], 0), ValueError,
-     r"operand 1 shape \(3,\) differs from operand 0 shape \(2, 3\)"),
-    (lambda a: ops.sort(a, 2), ValueError, r"dimension \[2\] out of range for rank 2"),
-    (lambda a: ops.sort(a, 0, "EQ"), ValueError, r"comparator 'EQ' is not one of LT, GT or a callable"),
-    (lambda a: ops.sort(a, 0, 3), TypeError, r"comparator must be 'LT', 'GT' or a callable, got int"),
-    (lambda a: ops.sort(a, 0, lambda p, q: ops.add(p, q)), TypeError,
-     r"comparator must return a 0-d bool Tensor, got Tensor\(shape=\(\), dtype=float32\)"),
-    (lambda a: ops.sort(a[0, 0], 0), ValueError, r"operands must have rank >= 1"),
-    (lambda a: ops.sort([], 0), ValueError, r"needs at least one operand"),
-]
-
-
-@pytest.mark.parametrize("fn,error,match", SORT_ERRORS, ids=[m[:30] for _, _, m in SORT_ERRORS])
-def test_sort_errors(fn, error, match):
-    with pytest.raises(error, match=match):
-        hf.trace(fn, SPEC)
 
 
 def test_numpy_pad_warns_nothing_for_plain_inputs():
