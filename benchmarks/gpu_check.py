@@ -22,7 +22,8 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TESTS = ["tests/test_numpy_fft.py", "tests/test_numpy_pad.py", "tests/passes/"]
+TESTS = ["tests/test_numpy_fft.py", "tests/test_numpy_pad.py", "tests/ops/test_fft.py", "tests/ops/test_pad.py",
+         "tests/ops/test_sort.py", "tests/passes/"]
 
 
 def run_tests(device: str, timeout: int) -> tuple:
