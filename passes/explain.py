@@ -41,7 +41,7 @@ class Declines:
         returns = []  # (code, line) of each truthy return in a passes/ function meanwhile
 
         def local(frame, event, arg):
-            if event == "return" and arg:
+            if event == "return" and _truthy(arg):
                 returns.append((frame.f_code, frame.f_lineno))
             return local
 
@@ -63,6 +63,15 @@ class Declines:
 
 
 _PASSES = os.path.dirname(os.path.abspath(__file__))
+
+
+def _truthy(value) -> bool:
+    """Whether a returned value is truthy; an array's truth has none (a helper's DFT matrix, not a
+    pattern's no-match)."""
+    try:
+        return bool(value)
+    except (ValueError, TypeError):
+        return False
 
 
 def _reason(returns) -> str:
