@@ -5,6 +5,8 @@ function XLA may round differently when it folds it only under finite math).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from hloforge.frontend.context import ir
@@ -277,19 +279,20 @@ def _window_of(pad):
     return x, start, limit
 
 
-def pads_of_windows(op, rewriter):
-    """pad(x[s:e], v, l, h), pad(x[s':e'], v, l', h') -> slices [s - l + L, e + h + L) of pad(x, v, L, H)
+class _WindowsPlan(NamedTuple):
+    x: object
+    members: list  # the pads, in the order of ``windows``
+    windows: list  # each pad's (begin, end) in x's coordinates
+    low: list      # the common pad's paddings
+    high: list
+    first: object  # the member first in the block: the common pad goes before it
 
-    Preconditions: two or more pads in one block pad x itself or stride-1 slices of x (slices with
-    no other user) with the same value v (the same value, or constants with the same bits), with no
-    interior padding and no crops, and every side a pad pads is a side where its slice reaches x's
-    edge (so each pad is a window of one pad of x; L and H are the largest paddings past x's edges);
-    fires only when that leaves no more ops (one slice at least disappears, or one pad is the whole
-    common pad). Each window reaches into the padding, so slice_of_pad leaves the slices alone.
-    """
+
+def plan_pads_of_windows(op):
+    """The plan of ``pads_of_windows`` for the pad ``op`` (pure), or why it does not fire."""
     mine = _window_of(op)
     if mine is None:
-        return NO_MATCH
+        return "not a pad of x or of a slice of x that reaches x's edge on every padded side"
     x, v, block = mine[0], op.operands[1], op.operation.block
     group = {}
     for use in x.uses:
@@ -302,7 +305,7 @@ def pads_of_windows(op, rewriter):
         if found is not None and found[0] == x and same_value(user.operands[1], v):
             group[user.result] = (user, found[1], found[2])
     if len(group) < 2:
-        return NO_MATCH
+        return "no other window of the same x padded with the same value in this block"
     n, members = shape_of(x), list(group.values())
     windows = []
     for pad, start, limit in members:
@@ -314,18 +317,37 @@ def pads_of_windows(op, rewriter):
     slices_gone = sum(pad.operands[0] != x for pad, _, _ in members)
     after = 1 + sum(w != whole for w in windows)
     if after > len(members) + slices_gone:
-        return NO_MATCH
-    first = min((pad for pad, _, _ in members), key=lambda p: sum(q.operation.is_before_in_block(p.operation)
-                                                                     for q, _, _ in members))
-    with ir.InsertionPoint(first.operation), op.location:
-        common = build(PAD, [x, first.operands[1]], low=big_low, high=big_high, interior=[0] * len(n), loc=op.location)
-    for (pad, _, _), (begin, end) in zip(members, windows):
+        return f"it would leave more ops ({after} for {len(members) + slices_gone})"
+    pads = [pad for pad, _, _ in members]
+    first = min(pads, key=lambda p: sum(q.operation.is_before_in_block(p.operation) for q in pads))
+    return _WindowsPlan(x, pads, windows, big_low, big_high, first)
+
+
+def pads_of_windows(op, rewriter):
+    """pad(x[s:e], v, l, h), pad(x[s':e'], v, l', h') -> slices [s - l + L, e + h + L) of pad(x, v, L, H)
+
+    Preconditions: two or more pads in one block pad x itself or stride-1 slices of x (slices with
+    no other user) with the same value v (the same value, or constants with the same bits), with no
+    interior padding and no crops, and every side a pad pads is a side where its slice reaches x's
+    edge (so each pad is a window of one pad of x; L and H are the largest paddings past x's edges);
+    fires only when that leaves no more ops (one slice at least disappears, or one pad is the whole
+    common pad). Each window reaches into the padding, so slice_of_pad leaves the slices alone.
+    """
+    plan = plan_pads_of_windows(op)
+    if isinstance(plan, str):
+        return plan
+    n, low = shape_of(plan.x), plan.low
+    whole = ([-lo for lo in low], [k + hi for k, hi in zip(n, plan.high)])
+    with ir.InsertionPoint(plan.first.operation), op.location:
+        common = build(PAD, [plan.x, plan.first.operands[1]], low=low, high=plan.high, interior=[0] * len(n),
+                       loc=op.location)
+    for pad, (begin, end) in zip(plan.members, plan.windows):
         if (begin, end) == whole:
             rewriter.replace_op(pad, [common])
             continue
         with ir.InsertionPoint(pad.operation):
-            out = build(SLICE, [common], start_indices=[b + lo for b, lo in zip(begin, big_low)],
-                        limit_indices=[e + lo for e, lo in zip(end, big_low)], strides=[1] * len(n), loc=pad.location)
+            out = build(SLICE, [common], start_indices=[b + lo for b, lo in zip(begin, low)],
+                        limit_indices=[e + lo for e, lo in zip(end, low)], strides=[1] * len(n), loc=pad.location)
         rewriter.replace_op(pad, [out])
 
 

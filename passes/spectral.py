@@ -18,9 +18,10 @@ fold an FFT into the partial DFT after it, and ``hloforge.target`` the cost mode
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from hloforge.frontend.context import stablehlo
-from hloforge.passes._ir import NO_MATCH, build, cost_model, dtype_of, ints, shape_of
+from hloforge.passes._ir import build, cost_model, dtype_of, ints, shape_of
 from hloforge.passes.fft import fft_type
 from hloforge.passes.spectral_dft import (
     MAX_MATRIX, Chain, fft_axes, flops, forward_matrix, inverse_matrix, mark_partial_dfts)
@@ -59,6 +60,49 @@ def _remapped_slice(u, axes, kept):
     return start, limit, strides
 
 
+class _ForwardPlan(NamedTuple):
+    support: object  # where x is nonzero (spectral_support)
+    steps: list      # (axis, n_in, n_out, paired) per contraction, in order
+    lengths: list    # the FFT length of each transformed axis
+    axes: list
+    kept: dict       # axis -> the modes read
+    users: list      # the slices that read the spectrum, or None (it is read whole)
+    remapped: list   # each user's (start, limit, strides) on the compact spectrum
+
+
+def plan_truncated_forward_fft(op):
+    """The plan of ``truncated_forward_fft`` for the FFT ``op`` (pure), or why it does not fire."""
+    kind = fft_type(op)
+    if kind not in ("FFT", "RFFT"):
+        return f"an {kind}, not a forward transform"
+    axes, lengths = fft_axes(op)
+    out_shape = list(shape_of(op.result))
+    found = _kept_by_slices(op, axes)
+    if found is None:
+        kept, users, remapped = {a: list(range(out_shape[a])) for a in axes}, None, None
+    else:
+        kept, users = found
+        remapped = [_remapped_slice(u, axes, kept) for u in users]
+        if any(r is None for r in remapped):
+            return "a slice of the spectrum is not evenly spaced in the modes the slices read"
+    x = op.operands[0]
+    support = find_support(x, axes)
+    if support is ZERO:
+        return "the operand is all zeros"
+    positions = support.positions
+    if all(len(kept[a]) == out_shape[a] and len(positions[a]) == lengths[i] for i, a in enumerate(axes)):
+        return "every mode is read and no input position is known to be zero"
+    in_shape = [len(positions[a]) if a in axes else n for a, n in enumerate(shape_of(x))]
+    if 0 in in_shape or 0 in out_shape:
+        return "an empty operand or result"
+    order = ([axes[-1]] + axes[:-1]) if kind == "RFFT" else axes
+    steps = [(a, len(positions[a]), len(kept[a]), True) for a in order]
+    filled = 0 if in_shape == list(shape_of(x)) else math.prod(shape_of(x)) * dtype_of(x).itemsize
+    if not _worth_it(kind, in_shape, axes, lengths, steps, kind == "FFT", filled):
+        return "the cost model prefers the FFT"
+    return _ForwardPlan(support, steps, lengths, axes, kept, users, remapped)
+
+
 def truncated_forward_fft(op, rewriter):
     """slice_i(fft(zero-filled x, L)) -> slice_i'(partial DFT of x's nonzero part onto the modes read)
 
@@ -69,47 +113,22 @@ def truncated_forward_fft(op, rewriter):
     elements. Finite math only (the sums are rounded differently, and a non-finite x no longer
     spreads to every mode).
     """
-    kind = fft_type(op)
-    if kind not in ("FFT", "RFFT"):
-        return NO_MATCH
-    axes, lengths = fft_axes(op)
-    out_shape = list(shape_of(op.result))
-    found = _kept_by_slices(op, axes)
-    if found is None:
-        kept, users = {a: list(range(out_shape[a])) for a in axes}, None
-    else:
-        kept, users = found
-        remapped = [_remapped_slice(u, axes, kept) for u in users]
-        if any(r is None for r in remapped):
-            return NO_MATCH
-    x = op.operands[0]
-    support = find_support(x, axes)
-    if support is ZERO:
-        return NO_MATCH
-    positions = support.positions
-    if all(len(kept[a]) == out_shape[a] and len(positions[a]) == lengths[i] for i, a in enumerate(axes)):
-        return NO_MATCH
-    in_shape = [len(positions[a]) if a in axes else n for a, n in enumerate(shape_of(x))]
-    if 0 in in_shape or 0 in out_shape:
-        return NO_MATCH
-    order = ([axes[-1]] + axes[:-1]) if kind == "RFFT" else axes
-    plan = [(a, len(positions[a]), len(kept[a]), True) for a in order]
-    filled = 0 if in_shape == list(shape_of(x)) else math.prod(shape_of(x)) * dtype_of(x).itemsize
-    if not _worth_it(kind, in_shape, axes, lengths, plan, kind == "FFT", filled):
-        return NO_MATCH
+    plan = plan_truncated_forward_fft(op)
+    if isinstance(plan, str):
+        return plan
     mark_partial_dfts(op)
     with rewriter.ip:
-        chain = Chain(support.build(op.location), kind == "FFT", op.location)
-        for i, (a, _, _, _) in enumerate(plan):
-            n = lengths[axes.index(a)]
-            matrix = forward_matrix(chain.paired, tuple(positions[a]), tuple(kept[a]), n, chain.dtype)
-            chain.contract(a, matrix, True, i == len(plan) - 1)
+        chain = Chain(plan.support.build(op.location), fft_type(op) == "FFT", op.location)
+        for i, (a, _, _, _) in enumerate(plan.steps):
+            n = plan.lengths[plan.axes.index(a)]
+            matrix = forward_matrix(chain.paired, tuple(plan.support.positions[a]), tuple(plan.kept[a]), n, chain.dtype)
+            chain.contract(a, matrix, True, i == len(plan.steps) - 1)
         spectrum = chain.finish()
-        if users is None:
+        if plan.users is None:
             rewriter.replace_op(op, [spectrum])
             return None
         compact = list(shape_of(spectrum))
-        for u, (start, limit, strides) in zip(users, remapped):
+        for u, (start, limit, strides) in zip(plan.users, plan.remapped):
             if start == [0] * len(compact) and limit == compact and strides == [1] * len(compact):
                 out = spectrum
             else:
@@ -130,6 +149,34 @@ def _worth_it(kind, shape, axes, lengths, plan, pairs_in, zero_filled_bytes) -> 
 
 # ---------------------------------------------------------------- inverse: FFTs of zero-filled spectra
 
+class _InversePlan(NamedTuple):
+    support: object
+    steps: list  # (axis, n_in, n_out, paired output) per contraction, in order
+
+
+def plan_truncated_inverse_fft(op):
+    """The plan of ``truncated_inverse_fft`` for the FFT ``op`` (pure), or why it does not fire."""
+    kind = fft_type(op)
+    if kind not in ("IFFT", "IRFFT"):
+        return f"an {kind}, not an inverse transform"
+    axes, lengths = fft_axes(op)
+    y = op.operands[0]
+    full = list(shape_of(y))
+    s = find_support(y, axes)
+    if s is ZERO:
+        return "the operand is all zeros"
+    if all(len(s.positions[a]) == full[a] for a in axes):
+        return "no mode of the operand is known to be zero"
+    compact = [len(s.positions[a]) if a in axes else n for a, n in enumerate(full)]
+    if 0 in compact:
+        return "an empty operand"
+    steps = [(a, len(s.positions[a]), lengths[i], kind == "IFFT" or i < len(axes) - 1) for i, a in enumerate(axes)]
+    filled = math.prod(full) * dtype_of(y).itemsize
+    if not _worth_it(kind, compact, axes, lengths, steps, True, filled):
+        return "the cost model prefers the FFT"
+    return _InversePlan(s, steps)
+
+
 def truncated_inverse_fft(op, rewriter):
     """ifft(zero-filled y, L) -> partial inverse DFT of y's nonzero modes (also irfft)
 
@@ -140,28 +187,15 @@ def truncated_inverse_fft(op, rewriter):
     its semantics for any input: only the real part of the DC (and even-length Nyquist) bins
     counts. Finite math only.
     """
-    kind = fft_type(op)
-    if kind not in ("IFFT", "IRFFT"):
-        return NO_MATCH
-    axes, lengths = fft_axes(op)
-    y = op.operands[0]
-    full = list(shape_of(y))
-    s = find_support(y, axes)
-    if s is ZERO or all(len(s.positions[a]) == full[a] for a in axes):
-        return NO_MATCH
-    compact = [len(s.positions[a]) if a in axes else n for a, n in enumerate(full)]
-    if 0 in compact:
-        return NO_MATCH
-    plan = [(a, len(s.positions[a]), lengths[i], kind == "IFFT" or i < len(axes) - 1) for i, a in enumerate(axes)]
-    filled = math.prod(full) * dtype_of(y).itemsize
-    if not _worth_it(kind, compact, axes, lengths, plan, True, filled):
-        return NO_MATCH
+    plan = plan_truncated_inverse_fft(op)
+    if isinstance(plan, str):
+        return plan
     mark_partial_dfts(op)
     with rewriter.ip:
-        chain = Chain(s.build(op.location), True, op.location)
-        for i, (a, _, n, out_pair) in enumerate(plan):
-            matrix = inverse_matrix(out_pair, tuple(s.positions[a]), n, chain.dtype)
-            chain.contract(a, matrix, out_pair, i == len(plan) - 1)
+        chain = Chain(plan.support.build(op.location), True, op.location)
+        for i, (a, _, n, out_pair) in enumerate(plan.steps):
+            matrix = inverse_matrix(out_pair, tuple(plan.support.positions[a]), n, chain.dtype)
+            chain.contract(a, matrix, out_pair, i == len(plan.steps) - 1)
         out = chain.finish()
     rewriter.replace_op(op, [out])
 

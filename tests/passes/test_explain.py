@@ -91,6 +91,28 @@ def test_the_command_line_refuses_a_bad_pipeline_in_one_line(tmp_path, capsys):
     assert code == 2 and len(err) == 1 and "unknown pass 'no-such-pass'" in err[0]
 
 
+def test_the_truncation_and_window_plans_say_why_in_words():
+    def spectral(x):  # (the low modes of an rfft, zero-filled before the irfft)
+        y = hf.numpy.fft.rfft(x)[:3]
+        return hf.numpy.fft.irfft(hf.numpy.pad(y, (0, 2)), n=8)
+    m = hf.trace(spectral, F32)
+    text = m.clone().optimize("fft-truncate", cost_model="keep-ffts", debug=True).explain()
+    lines = {line.split(":")[0].strip(): line for line in text.splitlines()}
+    for name, other_kind in (("truncated_forward_fft", "an IRFFT, not a forward transform [1]"),
+                             ("truncated_inverse_fft", "an RFFT, not an inverse transform [1]")):
+        assert "declined 2 times" in lines[name] and other_kind in lines[name]
+        assert "the cost model prefers the FFT [1]" in lines[name]
+
+    def two_windows(x, pad_value):
+        return ops.pad(x[:4], 0.0, [2], [0]), ops.pad(x[4:], pad_value, [0], [2])
+    text = hf.trace(lambda x: two_windows(x, 1.0), F32).optimize("pattern:pads_of_windows", debug=True).explain()
+    assert ("pads_of_windows: declined 2 times: no other window of the same x padded with the same value in "
+            "this block [2]") in text
+    m = hf.trace(lambda x: two_windows(x, 0.0), F32)
+    assert "pads_of_windows" not in m.optimize("pattern:pads_of_windows", debug=True).explain()
+    assert m.op_counts()["stablehlo.pad"] == 1
+
+
 def test_a_debug_run_of_a_program_that_truncates_its_ffts_works():
     def spectral(x):  # (fft-truncate builds DFT matrices in helpers whose arrays have no truth value)
         return hf.numpy.fft.irfft(hf.numpy.pad(hf.numpy.fft.rfft(x)[:3], (0, 2)), n=8)
