@@ -22,7 +22,7 @@ from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
     NO_MATCH, broadcast_scalar, build, constant, dtype_of, element_type, finite_math, has_one_use, ints,
     needs_operand, producer, rebuild, shape_of, tensor)
-from hloforge.passes import pad_arith, pad_select, pad_slices
+from hloforge.passes import pad_arith, pad_select, pad_slices, pad_window
 from hloforge.passes.pad import PAD, SLICE, paddings, same_value, scalar_constant, single_use_pad, unary_keeps_bits
 from hloforge.passes.pad_concat import concatenate_of_concatenate, concatenate_of_pads, empty_concatenate_operands
 
@@ -523,4 +523,5 @@ PATTERNS = {
     "product_of_pad": (PRODUCT_OPS, product_of_pad),
     "quotient_of_pad": (("stablehlo.divide",), quotient_of_pad),
     **ARITH_PATTERNS,  # (tried after the patterns above on the same root)
+    **pad_window.PATTERNS,  # (pads into convolution and reduce_window padding)
 }

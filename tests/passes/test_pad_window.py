@@ -1,0 +1,82 @@
+"""pad-push's pads into windowed ops (passes/pad_window.py): over random shapes, paddings, dilations and
+strides, a pad of a convolution's input or of a reduce_window's operand moves into the op's padding;
+max and min windows keep every bit on inputs with -0.0, Inf and NaN without finite math, sums and
+convolutions agree to rounding under finite math. (Firing and declining cases: tests/passes/test_patterns.py.)"""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hloforge as hf
+from hloforge import ops
+from test_pad_arith import bits, inputs
+
+F32 = np.float32
+
+
+def _pad_ops(m):
+    return m.op_counts().get("stablehlo.pad", 0)
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data(), body=st.sampled_from(["max", "min", "add"]))
+def test_reduce_window_of_pad_over_random_windows(data, body):
+    rank = data.draw(st.integers(1, 3))
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank))
+    low = data.draw(st.lists(st.integers(0, 2), min_size=rank, max_size=rank))
+    high = data.draw(st.lists(st.integers(0, 2), min_size=rank, max_size=rank))
+    dilations = data.draw(st.lists(st.integers(1, 2), min_size=rank, max_size=rank))
+    own = data.draw(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=rank, max_size=rank))
+    dilated = [(n - 1) * d + 1 + lo + hi + a + b for n, d, lo, hi, (a, b) in zip(shape, dilations, low, high, own)]
+    window = [data.draw(st.integers(1, n)) for n in dilated]
+    strides = data.draw(st.lists(st.integers(1, 2), min_size=rank, max_size=rank))
+    init = {"max": -np.inf, "min": np.inf, "add": 0.0}[body]
+
+    def fn(x):
+        return ops.reduce_window(ops.pad(x, init, low, high), F32(init), window, window_strides=strides,
+                                 base_dilations=dilations, padding=own, body=body)
+
+    m = hf.trace(fn, hf.ShapeDtype(shape, F32))
+    args = inputs(m, seed=sum(shape))
+    if body == "add":  # (finite math: no Inf or NaN)
+        args = [np.where(np.isfinite(a), a, 1.5).astype(F32) for a in args]
+    want = [np.asarray(o) for o in m.compile().call_flat(args)]
+    report = m.optimize("pattern:reduce_window_of_pad", finite_math=body == "add")
+    assert report.fired["reduce_window_of_pad"] == 1 and _pad_ops(m) == 0
+    got = [np.asarray(o) for o in m.compile().call_flat(args)]
+    if body == "add":
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-6)
+    else:
+        assert [bits(g) for g in got] == [bits(w) for w in want]
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_convolution_of_pad_over_random_convolutions(data):
+    n = data.draw(st.integers(1, 2))  # spatial dims
+    spatial = data.draw(st.lists(st.integers(2, 5), min_size=n, max_size=n))
+    kernel = [data.draw(st.integers(1, k)) for k in spatial]
+    low = data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    high = data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    lhs_dilation = data.draw(st.lists(st.integers(1, 2), min_size=n, max_size=n))
+    rhs_dilation = data.draw(st.lists(st.integers(1, 2), min_size=n, max_size=n))
+    own = data.draw(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=n, max_size=n))
+    strides = data.draw(st.lists(st.integers(1, 2), min_size=n, max_size=n))
+    out_dims = [(s - 1) * ld + 1 + lo + hi + a + b - ((k - 1) * rd + 1)
+                for s, ld, lo, hi, (a, b), k, rd in zip(spatial, lhs_dilation, low, high, own, kernel, rhs_dilation)]
+    if min(out_dims) < 0:
+        return  # (the window does not fit)
+
+    def fn(x, w):
+        return ops.convolution(ops.pad(x, 0.0, [0, 0] + low, [0, 0] + high), w, window_strides=strides,
+                               padding=own, lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation)
+
+    specs = hf.ShapeDtype([2, 3] + spatial, F32), hf.ShapeDtype([4, 3] + kernel, F32)
+    m = hf.trace(fn, *specs)
+    rng = np.random.default_rng(sum(spatial + kernel))
+    args = [rng.standard_normal(s.shape).astype(F32) for s in specs]
+    want = np.asarray(m.compile().call_flat(args)[0])
+    m.optimize("pattern:convolution_of_pad")
+    assert _pad_ops(m) == 0
+    np.testing.assert_allclose(np.asarray(m.compile().call_flat(args)[0]), want, rtol=1e-5, atol=1e-5)
