@@ -1,7 +1,8 @@
 """Selects of boxes (part of ``pad-push``): a select whose predicate is a box (a pad of a splat, a
 box-shaped constant, compares of an iota with constants, and/or/not of boxes) becomes a
 ``dynamic_update_slice`` of the chosen branch's window into the other (``select_of_box``), as Enzyme-JAX's
-select-pad rewrite does. Exact: the values are copied.
+select-pad rewrite does, and a select of two pads alike becomes a pad of the select of their operands
+(``select_of_pads``). Exact: the values are copied.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 from hloforge.frontend.context import ir, stablehlo
 from hloforge.passes._ir import (
     build, constant, constant_value, dtype_of, evaluate, ints, params_of, producer, shape_of, tensor)
-from hloforge.passes.pad import PAD, SLICE, edge_paddings, scalar_constant, splat_of
+from hloforge.passes.pad import PAD, SLICE, edge_paddings, same_value, scalar_constant, single_use_pad, splat_of
 
 
 MAX_MASK_DEPTH = 6
@@ -200,6 +201,42 @@ def select_of_box(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+def plan_select_of_pads(op):
+    """The plan of ``select_of_pads`` for the select ``op`` (pure): the two pads, or why it does not fire."""
+    pads = [single_use_pad(v) for v in op.operands[1:]]
+    if any(p is None for p in pads) or pads[0].result == pads[1].result:
+        return "the branches are not two different pads with no other user"
+    edges = [edge_paddings(p) for p in pads]
+    if edges[0] is None or edges[0] != edges[1]:
+        return "the pads differ in their paddings, or have interior padding or crops"
+    if not same_value(pads[0].operands[1], pads[1].operands[1]):
+        return "the pads pad with different values"
+    return pads
+
+
+def select_of_pads(op, rewriter):
+    """select(p, pad(a, v, l, h), pad(b, v, l, h)) -> pad(select(p[l : n - h], a, b), v, l, h)
+
+    // Pattern: select(p, pad(a, 0, [1], [2]), pad(b, 0, [1], [2])) -> pad(select(p[1:n-2], a, b), 0, [1], [2])
+    Preconditions: both branches are pads with no other user, the same edge paddings (no interior
+    padding, no crops) and the same padding value (the same value, or constants with the same bits);
+    the predicate is a scalar or is sliced to the pads' window. Exact: the select copies values.
+    """
+    plan = plan_select_of_pads(op)
+    if isinstance(plan, str):
+        return plan
+    low, high = edge_paddings(plan[0])
+    pred, shape = op.operands[0], shape_of(op.result)
+    with rewriter.ip:
+        if shape_of(pred):
+            pred = build(SLICE, [pred], start_indices=low, limit_indices=[n - h for n, h in zip(shape, high)],
+                         strides=[1] * len(shape), loc=op.location)
+        core = build("stablehlo.select", [pred, plan[0].operands[0], plan[1].operands[0]], loc=op.location)
+        out = build(PAD, [core, plan[0].operands[1]], low=low, high=high, interior=[0] * len(shape), loc=op.location)
+    rewriter.replace_op(op, [out])
+
+
 PATTERNS = {
     "select_of_box": ((stablehlo.SelectOp.OPERATION_NAME,), select_of_box),
+    "select_of_pads": ((stablehlo.SelectOp.OPERATION_NAME,), select_of_pads),
 }
