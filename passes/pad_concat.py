@@ -275,3 +275,77 @@ def concatenate_of_concatenate(op, rewriter):
         out = build(CONCATENATE, flat, dimension=d, loc=op.location)
     rewriter.replace_op(op, [out])
 
+
+
+class _AlikeRun(NamedTuple):
+    first: int     # the run's first operand
+    pads: list     # its pads
+    low: list      # the padding they share (0 on d)
+    high: list
+
+
+def _alike_runs(op, d):
+    """Runs of two or more adjacent operands that are pads with no other user, one padding value, no
+    interior padding, no crops and no padding on ``d``, with the padding all of them share."""
+    runs, run = [], []
+    for i, value in enumerate(list(op.operands) + [None]):
+        pad = None if value is None else single_use_pad(value)
+        if pad is not None:
+            low, high, interior = paddings(pad)
+            if any(interior) or any(p < 0 for p in low + high) or low[d] or high[d]:
+                pad = None
+        if pad is not None and run and not same_value(pad.operands[1], run[0][1].operands[1]):
+            runs.append(run)
+            run = []
+        if pad is None:
+            if len(run) > 1:
+                runs.append(run)
+            run = []
+        else:
+            run.append((i, pad))
+    out = []
+    for run in (r for r in runs if len(r) > 1):
+        pads = [p for _, p in run]
+        low = [min(paddings(p)[0][k] for p in pads) for k in range(len(shape_of(op.result)))]
+        high = [min(paddings(p)[1][k] for p in pads) for k in range(len(shape_of(op.result)))]
+        left = sum((paddings(p)[0], paddings(p)[1]) != (low, high) for p in pads)
+        if any(low + high) and 1 + left < len(pads):
+            out.append(_AlikeRun(run[0][0], pads, low, high))
+    return out
+
+
+def plan_concatenate_of_alike_pads(op):
+    """The plan of ``concatenate_of_alike_pads`` (pure): the runs to merge, or why it does not fire."""
+    runs = _alike_runs(op, params_of(op)["dimension"])
+    return runs or "no run of adjacent pads that share padding of the other dims and would leave fewer pads"
+
+
+def concatenate_of_alike_pads(op, rewriter):
+    """concatenate([.., pad(a, v, l, h), pad(b, v, l, h'), ..], d) -> concatenate([.., pad(concatenate([a, pad(b, v, 0, h' - h)], d), v, l, h), ..], d)
+
+    Preconditions: two or more adjacent operands are pads with no other user, the same padding value
+    (the same value, or constants with the same bits), no interior padding, no crops and no padding on
+    d; the padding all of them have on the other dims moves outside their concatenate, and what one has
+    beyond it stays a pad of its own; fires only when that leaves fewer pads. Exact: values are moved.
+    """
+    plan = plan_concatenate_of_alike_pads(op)
+    if isinstance(plan, str):
+        return plan
+    d, loc = params_of(op)["dimension"], op.location
+    operands = list(op.operands)
+    with rewriter.ip:
+        for run in reversed(plan):
+            parts = []
+            for pad in run.pads:
+                low, high, _ = paddings(pad)
+                rest_low, rest_high = [a - b for a, b in zip(low, run.low)], [a - b for a, b in zip(high, run.high)]
+                x = pad.operands[0]
+                parts.append(x if not any(rest_low + rest_high) else
+                             build(PAD, [x, pad.operands[1]], low=rest_low, high=rest_high,
+                                   interior=[0] * len(low), loc=loc))
+            inner = build(CONCATENATE, parts, dimension=d, loc=loc)
+            merged = build(PAD, [inner, run.pads[0].operands[1]], low=run.low, high=run.high,
+                           interior=[0] * len(run.low), loc=loc)
+            operands[run.first:run.first + len(run.pads)] = [merged]
+        out = merged if len(operands) == 1 else build(CONCATENATE, operands, dimension=d, loc=loc)
+    rewriter.replace_op(op, [out])

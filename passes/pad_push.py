@@ -25,7 +25,8 @@ from hloforge.passes._ir import (
 from hloforge.passes import pad_arith, pad_select, pad_slices, pad_window
 from hloforge.passes.pad import (
     PAD, SLICE, paddings, same_value, scalar_constant, single_use_pad, splat_of, unary_keeps_bits)
-from hloforge.passes.pad_concat import concatenate_of_concatenate, concatenate_of_pads, empty_concatenate_operands
+from hloforge.passes.pad_concat import (
+    concatenate_of_alike_pads, concatenate_of_concatenate, concatenate_of_pads, empty_concatenate_operands)
 
 BINARY_OPS = names("binary")
 ARITH_PATTERNS = {**pad_arith.PATTERNS, **pad_select.PATTERNS, **pad_slices.PATTERNS}
@@ -564,6 +565,7 @@ PATTERNS = {
     "empty_concatenate_operands": (stablehlo.ConcatenateOp, empty_concatenate_operands),
     "concatenate_of_pads": (stablehlo.ConcatenateOp, concatenate_of_pads),
     "concatenate_of_concatenate": (stablehlo.ConcatenateOp, concatenate_of_concatenate),
+    "concatenate_of_alike_pads": (stablehlo.ConcatenateOp, concatenate_of_alike_pads),
     "slice_of_interior_pad": (stablehlo.SliceOp, slice_of_interior_pad),
     "pad_of_interior_pad": (stablehlo.PadOp, pad_of_interior_pad),
     "slice_of_elementwise": (ELEMENTWISE_OPS, slice_of_elementwise),
