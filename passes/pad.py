@@ -12,8 +12,8 @@ import numpy as np
 from hloforge.frontend.context import ir
 from hloforge.frontend.registry import OPS, names
 from hloforge.passes._ir import (
-    MAX_FOLD, NO_MATCH, broadcast_scalar, build, constant, constant_value, dtype_of, evaluate, finite_math,
-    has_one_use, ints, needs_operand, params_of, producer, rebuild, shape_of, splat_value)
+    MAX_FOLD, NO_MATCH, broadcast_scalar, build, constant, constant_value, dtype_of, element_type, evaluate,
+    finite_math, has_one_use, ints, needs_operand, params_of, producer, rebuild, shape_of, splat_value)
 
 PAD, SLICE = "stablehlo.pad", "stablehlo.slice"
 
@@ -50,6 +50,26 @@ def edge_paddings(pad):
     if any(interior) or any(p < 0 for p in low + high):
         return None
     return low, high
+
+
+def is_zero_scalar(value) -> bool:
+    """Whether ``value`` is a zero constant (either sign), through converts and broadcasts of a 0-d one."""
+    v = scalar_constant(value)
+    return v is not None and bool(v == 0)
+
+
+def is_float(value) -> bool:
+    """Whether ``value``'s elements are floating point or complex (bf16 included)."""
+    return dtype_of(value).kind in "fcV" or str(element_type(value)) == "bf16"
+
+
+def support_of(pad):
+    """(low, high) of x's elements inside the pad's result, per dim; None with interior or crops."""
+    low, high, interior = paddings(pad)
+    if any(interior) or any(p < 0 for p in low + high):
+        return None
+    n = shape_of(pad.operands[0])
+    return [(lo, lo + k) for lo, k in zip(low, n)]
 
 
 def single_use_pad(value):

@@ -17,21 +17,20 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hloforge.frontend.context import ir, stablehlo
+from hloforge.frontend.context import stablehlo
 from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
     NO_MATCH, broadcast_scalar, build, constant, dtype_of, element_type, finite_math, has_one_use, ints,
     needs_operand, producer, rebuild, shape_of, tensor)
-from hloforge.passes import pad_arith, pad_select, pad_slices, pad_window
+from hloforge.passes import pad_arith, pad_select, pad_slices, pad_tensor, pad_window
 from hloforge.passes.pad import (
-    PAD, SLICE, paddings, same_value, scalar_constant, single_use_pad, splat_of, unary_keeps_bits)
+    PAD, SLICE, is_float, is_zero_scalar, paddings, same_value, single_use_pad, support_of, unary_keeps_bits)
 from hloforge.passes.pad_concat import (
     concatenate_of_alike_pads, concatenate_of_concatenate, concatenate_of_pads, empty_concatenate_operands)
+from hloforge.passes.pad_tensor import PRODUCT_OPS, SUM_OPS
 
 BINARY_OPS = names("binary")
 ARITH_PATTERNS = {**pad_arith.PATTERNS, **pad_select.PATTERNS, **pad_slices.PATTERNS}
-SUM_OPS = names("zero_identity")  # add, or, xor
-PRODUCT_OPS = names("zero_absorbing")  # multiply, and (for floats only without Inf/NaN)
 ELEMENTWISE_OPS = names("elementwise")
 UNARY_OPS = names("elementwise", "unary")
 
@@ -42,16 +41,7 @@ def _zero_pads(op):
     pads = [single_use_pad(v) for v in op.operands]
     if any(p is None for p in pads) or pads[0].result == pads[1].result:
         return None
-    return pads if all(_is_zero_scalar(p.operands[1]) for p in pads) else None
-
-
-def _is_zero_scalar(value) -> bool:
-    v = scalar_constant(value)
-    return v is not None and bool(v == 0)
-
-
-def _is_float(value) -> bool:
-    return dtype_of(value).kind in "fcV" or str(element_type(value)) == "bf16"
+    return pads if all(is_zero_scalar(p.operands[1]) for p in pads) else None
 
 
 # ---------------------------------------------------------------- through binary ops
@@ -76,15 +66,6 @@ def binary_of_pads(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
-def _support(pad):
-    """(low, high) of x's elements inside the pad's result, per dim; None with interior or crops."""
-    low, high, interior = paddings(pad)
-    if any(interior) or any(p < 0 for p in low + high):
-        return None
-    n = shape_of(pad.operands[0])
-    return [(lo, lo + k) for lo, k in zip(low, n)]
-
-
 @needs_operand(PAD)
 def sum_of_disjoint_pads(op, rewriter):
     """pad(a, 0, l_a, h_a) + pad(b, 0, l_b, h_b) -> pad(concatenate([a, 0, b], d), 0, l_a, h_b)
@@ -95,12 +76,12 @@ def sum_of_disjoint_pads(op, rewriter):
     nothing is left around the concatenate). For float add only under finite math: x + 0 turns a
     -0.0 of x into +0.0, and the concatenate keeps the -0.0.
     """
-    if _is_float(op.result) and not finite_math():  # (of the three, only add takes floats)
+    if is_float(op.result) and not finite_math():  # (of the three, only add takes floats)
         return NO_MATCH
     pads = _zero_pads(op)
     if pads is None:
         return NO_MATCH
-    sa, sb = _support(pads[0]), _support(pads[1])
+    sa, sb = support_of(pads[0]), support_of(pads[1])
     if sa is None or sb is None or any(b <= a for a, b in sa + sb):
         return NO_MATCH  # (an empty x is pad_of_empty's; it would leave an empty concatenate operand)
     differ = [d for d, (x, y) in enumerate(zip(sa, sb)) if x != y]
@@ -139,14 +120,14 @@ def product_of_pads(op, rewriter):
     the product is 0 outside the intersection of the supports, kept by the slices. For floats and
     complex only under finite math (Inf * 0 is NaN, and -x * 0 is -0.0).
     """
-    if _is_float(op.result) and not finite_math():
+    if is_float(op.result) and not finite_math():
         return NO_MATCH
     pads = [single_use_pad(v) for v in op.operands]
     if any(p is None for p in pads) or pads[0].result == pads[1].result or paddings(pads[0]) == paddings(pads[1]):
         return NO_MATCH
-    if not all(_is_zero_scalar(p.operands[1]) for p in pads):
+    if not all(is_zero_scalar(p.operands[1]) for p in pads):
         return NO_MATCH
-    supports = [_support(p) for p in pads]
+    supports = [support_of(p) for p in pads]
     if any(s is None for s in supports):
         return NO_MATCH
     both = [(max(x[0], y[0]), min(x[1], y[1])) for x, y in zip(*supports)]
@@ -182,7 +163,7 @@ class _Interleave(NamedTuple):
 
 def plan_interleaved_pads(op):
     """The plan of ``sum_of_interleaved_pads`` for the sum ``op`` (pure), or why it does not fire."""
-    if _is_float(op.result) and not finite_math():
+    if is_float(op.result) and not finite_math():
         return "a float add without finite math (-0.0 + 0.0 is +0.0)"
     pads = _zero_pads(op)
     if pads is None:
@@ -458,102 +439,6 @@ def unary_of_shared_pad(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
-@needs_operand(PAD)
-def product_of_pad(op, rewriter):
-    """pad(a, 0, low, high) * b -> pad(a * b[low : n - high], 0, low, high)  (either side)
-
-    Preconditions: * is multiply or and; the pad's padding value is 0, it has no other user, no
-    interior padding and no crops; b is not a pad (two pads are product_of_pads's or
-    binary_of_pads's case). For floats and complex only under finite math (Inf * 0 is NaN, and
-    -x * 0 is -0.0).
-    """
-    if _is_float(op.result) and not finite_math():
-        return NO_MATCH
-    return _absorbing_pad(op, rewriter, (0, 1))
-
-
-@needs_operand(PAD)
-def quotient_of_pad(op, rewriter):
-    """pad(a, 0, low, high) / b -> pad(a / b[low : n - high], 0, low, high)
-
-    Preconditions: floats or complex, under finite math (0 / 0 is NaN, 0 / -b is -0.0); the pad
-    is the dividend, its padding value is 0, it has no other user, no interior padding and no
-    crops; b is not a pad. (jax's transpose of rfft divides the padded cotangent spectrum by its
-    bin weights before the inverse FFT: this lets fft-truncate see the pad.)
-    """
-    if not (_is_float(op.result) and finite_math()):
-        return NO_MATCH
-    return _absorbing_pad(op, rewriter, (0,))
-
-
-def plan_sum_of_pad(op):
-    """The plan of ``sum_of_pad`` for the sum ``op`` (pure): (which operand is the pad, the pad, its
-    support), or why it does not fire."""
-    if _is_float(op.result) and not finite_math():
-        return "a float add without finite math (-0.0 + 0.0 is +0.0)"
-    for i in (0, 1):
-        pad, other = single_use_pad(op.operands[i]), op.operands[1 - i]
-        if pad is None or producer(other, PAD) is not None or not _is_zero_scalar(pad.operands[1]):
-            continue
-        if splat_of(other) is not None:
-            return "the other operand is a splat (binary_of_pad_and_splat's case)"
-        if _sum_of_a_pad(other):
-            return "the other operand is a sum with a pad operand (the pad-sum patterns merge those first)"
-        support = _support(pad)
-        if support is not None and all(b > a for a, b in support):
-            return i, pad, support
-    return "no operand is a zero pad with no other user, no interior padding and no crops, beside a non-pad"
-
-
-def _sum_of_a_pad(value) -> bool:
-    owner = producer(value)
-    return owner is not None and owner.name in SUM_OPS and any(producer(v, PAD) is not None for v in owner.operands)
-
-
-@needs_operand(PAD)
-def sum_of_pad(op, rewriter):
-    """pad(a, 0, low, high) + b -> dynamic_update_slice(b, a + b[low : n - high], low)  (either side)
-
-    Preconditions: + is add, or or xor; the pad's padding value is 0, it has no other user, no
-    interior padding and no crops, and a is not empty; b is not a pad (two pads are the
-    sum_of_*_pads patterns' and binary_of_pads's) nor a splat (binary_of_pad_and_splat's). For
-    float add only under finite math (b + 0.0 turns a -0.0 of b into +0.0, the update keeps it).
-    """
-    plan = plan_sum_of_pad(op)
-    if isinstance(plan, str):
-        return plan
-    i, pad, support = plan
-    other, start = op.operands[1 - i], [a for a, _ in support]
-    with rewriter.ip:
-        window = build(SLICE, [other], start_indices=start, limit_indices=[b for _, b in support],
-                       strides=[1] * len(support), loc=op.location)
-        core = rebuild(op, [pad.operands[0], window] if i == 0 else [window, pad.operands[0]])
-        i64 = ir.IntegerType.get_signless(64)
-        offsets = [constant(np.int64(a), tensor([], i64), op.location) for a in start]
-        out = build("stablehlo.dynamic_update_slice", [other, core, *offsets], loc=op.location)
-    rewriter.replace_op(op, [out])
-
-
-def _absorbing_pad(op, rewriter, sides):
-    """f(pad(a, 0), b) -> pad(f(a, b[support]), 0) for the first operand in ``sides`` that is such a pad."""
-    for i in sides:
-        pad, other = single_use_pad(op.operands[i]), op.operands[1 - i]
-        if pad is None or producer(other, PAD) is not None or not _is_zero_scalar(pad.operands[1]):
-            continue
-        support = _support(pad)
-        if support is None:
-            continue
-        x = pad.operands[0]
-        with rewriter.ip:
-            window = build(SLICE, [other], start_indices=[a for a, _ in support],
-                           limit_indices=[b for _, b in support], strides=[1] * len(support), loc=op.location)
-            core = rebuild(op, [x, window] if i == 0 else [window, x])
-            out = rebuild(pad, [core, pad.operands[1]], loc=op.location)
-        rewriter.replace_op(op, [out])
-        return None
-    return NO_MATCH
-
-
 PATTERNS = {
     "binary_of_pads": (BINARY_OPS, binary_of_pads),
     "sum_of_disjoint_pads": (SUM_OPS, sum_of_disjoint_pads),
@@ -571,9 +456,7 @@ PATTERNS = {
     "slice_of_elementwise": (ELEMENTWISE_OPS, slice_of_elementwise),
     "slice_of_slice": (stablehlo.SliceOp, slice_of_slice),
     "unary_of_shared_pad": (UNARY_OPS, unary_of_shared_pad),
-    "product_of_pad": (PRODUCT_OPS, product_of_pad),
-    "quotient_of_pad": (("stablehlo.divide",), quotient_of_pad),
-    "sum_of_pad": (SUM_OPS, sum_of_pad),
+    **pad_tensor.PATTERNS,  # (a pad and a full tensor)
     **ARITH_PATTERNS,  # (tried after the patterns above on the same root)
     **pad_window.PATTERNS,  # (pads into convolution and reduce_window padding)
 }
