@@ -1,5 +1,6 @@
-"""Pads into windowed ops: a pad of a convolution's input (with zeros), or of a reduce_window's operand
-(with its init value), becomes the op's own padding, which pads with the same value.
+"""Pads into windowed ops and reductions: a pad of a convolution's input (with zeros), or of a
+reduce_window's operand (with its init value), becomes the op's own padding, which pads with the same
+value; a reduce of a pad with its init value reduces the pad's operand and pads the result.
 
 The op dilates its input before it pads it, and a pad before the op is dilated with the input: a pad
 of ``l`` and ``h`` elements becomes ``l * d`` and ``h * d`` of the op's padding on a dimension dilated
@@ -13,8 +14,8 @@ import numpy as np
 
 from hloforge.frontend.context import stablehlo
 from hloforge.frontend.registry import OPS
-from hloforge.passes._ir import finite_math, needs_operand, params_of, rebuild
-from hloforge.passes.pad import PAD, paddings, same_value, scalar_constant, single_use_pad
+from hloforge.passes._ir import build, element_type, finite_math, needs_operand, params_of, rebuild, shape_of, tensor
+from hloforge.passes.pad import PAD, is_float, paddings, same_value, scalar_constant, single_use_pad
 
 
 class _WindowPlan(NamedTuple):
@@ -106,7 +107,63 @@ def reduce_window_of_pad(op, rewriter):
     rewriter.replace_op(op, list(copy.results))
 
 
+_IDEMPOTENT = ("max", "min", "and", "or")  # (more copies of the init value change nothing)
+_IDENTITY = {"add": 0, "or": 0, "mul": 1}
+
+
+def plan_reduce_of_pad(op):
+    """The plan of ``reduce_of_pad`` for the reduce ``op`` (pure): (the pad, the paddings of the kept
+    dims), or why it does not fire."""
+    if len(op.operands) != 2:
+        return "a variadic reduce"
+    p = params_of(op)
+    body = p["body"]
+    if not isinstance(body, str) or body not in _IDEMPOTENT + tuple(_IDENTITY):
+        return "a custom body"
+    pad = single_use_pad(op.operands[0])
+    if pad is None:
+        return "the operand is not a pad with no other user"
+    if not same_value(pad.operands[1], op.operands[1]):
+        return "the pad's value is not the init value"
+    if body not in _IDEMPOTENT:
+        init = scalar_constant(op.operands[1])
+        if init is None or init != _IDENTITY[body]:
+            return f"the init value is not {body}'s identity"
+        if is_float(op.result) and not finite_math():
+            return f"a float {body} without finite math (-0.0 + 0.0 is +0.0)"
+    low, high, interior = paddings(pad)
+    if any(q < 0 for q in low + high):
+        return "the pad crops"
+    kept = [d for d in range(len(low)) if d not in p["dimensions"]]
+    return pad, [low[d] for d in kept], [high[d] for d in kept], [interior[d] for d in kept]
+
+
+@needs_operand(PAD)
+def reduce_of_pad(op, rewriter):
+    """reduce(pad(x, v, l, h, i), v, dims) -> pad(reduce(x, v, dims), v, l, h, i on the kept dims)
+
+    Preconditions: one operand, a pad with no other user and no crops whose value is the init value
+    v (the same value, or constants with the same bits); a named body: max, min, and, or (more copies
+    of v change nothing: exact), or add, or, mul with v its identity (float add and mul under finite
+    math: -0.0 + 0.0 is +0.0). The padded elements of the reduced dims vanish; a kept dim's padding
+    becomes rows of v.
+    """
+    plan = plan_reduce_of_pad(op)
+    if isinstance(plan, str):
+        return plan
+    pad, low, high, interior = plan
+    x, v = pad.operands
+    kept = [n for d, n in enumerate(shape_of(x)) if d not in params_of(op)["dimensions"]]
+    with rewriter.ip:
+        copy = op.clone()  # (its body region comes along)
+        copy.operands[0] = x
+        copy.results[0].set_type(tensor(kept, element_type(op.result)))
+        out = build(PAD, [copy.results[0], v], low=low, high=high, interior=interior, loc=op.location)
+    rewriter.replace_op(op, [out])
+
+
 PATTERNS = {
     "convolution_of_pad": (stablehlo.ConvolutionOp, convolution_of_pad),
     "reduce_window_of_pad": (stablehlo.ReduceWindowOp, reduce_window_of_pad),
+    "reduce_of_pad": (stablehlo.ReduceOp, reduce_of_pad),
 }

@@ -1,5 +1,6 @@
-"""pad-push's pads into windowed ops (passes/pad_window.py): over random shapes, paddings, dilations and
-strides, a pad of a convolution's input or of a reduce_window's operand moves into the op's padding;
+"""pad-push's pads into windowed ops and reductions (passes/pad_window.py): over random shapes, paddings,
+dilations and strides, a pad of a convolution's input or of a reduce_window's operand moves into the
+op's padding, and a reduce of a pad reduces the pad's operand;
 max and min windows keep every bit on inputs with -0.0, Inf and NaN without finite math, sums and
 convolutions agree to rounding under finite math. (Firing and declining cases: tests/passes/test_patterns.py.)"""
 from __future__ import annotations
@@ -48,7 +49,7 @@ def test_reduce_window_of_pad_over_random_windows(data, body):
     if body == "add":
         np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-6)
     else:
-        assert [bits(g) for g in got] == [bits(w) for w in want]
+        assert [bits(np.atleast_1d(g)) for g in got] == [bits(np.atleast_1d(w)) for w in want]
 
 
 @settings(max_examples=15, deadline=None)
@@ -80,3 +81,31 @@ def test_convolution_of_pad_over_random_convolutions(data):
     m.optimize("pattern:convolution_of_pad")
     assert _pad_ops(m) == 0
     np.testing.assert_allclose(np.asarray(m.compile().call_flat(args)[0]), want, rtol=1e-5, atol=1e-5)
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data(), body=st.sampled_from(["max", "min", "add"]))
+def test_reduce_of_pad_over_random_reductions(data, body):
+    rank = data.draw(st.integers(1, 3))
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank))
+    low = data.draw(st.lists(st.integers(0, 2), min_size=rank, max_size=rank))
+    high = data.draw(st.lists(st.integers(0, 2), min_size=rank, max_size=rank))
+    interior = data.draw(st.lists(st.integers(0, 1), min_size=rank, max_size=rank))
+    dims = sorted(data.draw(st.sets(st.integers(0, rank - 1), min_size=1)))
+    init = {"max": -np.inf, "min": np.inf, "add": 0.0}[body]
+
+    def fn(x):
+        return ops.reduce(ops.pad(x, init, low, high, interior), F32(init), dims, body)
+
+    m = hf.trace(fn, hf.ShapeDtype(shape, F32))
+    args = inputs(m, seed=sum(shape))
+    if body == "add":  # (finite math: no Inf or NaN)
+        args = [np.where(np.isfinite(a), a, 1.5).astype(F32) for a in args]
+    want = [np.asarray(o) for o in m.compile().call_flat(args)]
+    report = m.optimize("pattern:reduce_of_pad", finite_math=body == "add")
+    assert report.fired["reduce_of_pad"] == 1
+    got = [np.asarray(o) for o in m.compile().call_flat(args)]
+    if body == "add":
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-6)
+    else:
+        assert [bits(np.atleast_1d(g)) for g in got] == [bits(np.atleast_1d(w)) for w in want]
