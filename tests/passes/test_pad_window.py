@@ -16,40 +16,58 @@ from test_pad_arith import bits, inputs
 F32 = np.float32
 
 
+INIT = {"max": -np.inf, "min": np.inf, "add": 0.0}  # (each body's identity: the pads pad with it)
+
+
 def _pad_ops(m):
     return m.op_counts().get("stablehlo.pad", 0)
 
 
-@settings(max_examples=15, deadline=None)
-@given(data=st.data(), body=st.sampled_from(["max", "min", "add"]))
-def test_reduce_window_of_pad_over_random_windows(data, body):
+def _draw_pad(data, ints):
+    """(rank, shape, low, high) of a random pad; ``ints(lo, hi)`` draws a list of rank ints."""
     rank = data.draw(st.integers(1, 3))
     shape = data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank))
-    low = data.draw(st.lists(st.integers(0, 2), min_size=rank, max_size=rank))
-    high = data.draw(st.lists(st.integers(0, 2), min_size=rank, max_size=rank))
-    dilations = data.draw(st.lists(st.integers(1, 2), min_size=rank, max_size=rank))
-    own = data.draw(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=rank, max_size=rank))
-    dilated = [(n - 1) * d + 1 + lo + hi + a + b for n, d, lo, hi, (a, b) in zip(shape, dilations, low, high, own)]
-    window = [data.draw(st.integers(1, n)) for n in dilated]
-    strides = data.draw(st.lists(st.integers(1, 2), min_size=rank, max_size=rank))
-    init = {"max": -np.inf, "min": np.inf, "add": 0.0}[body]
+    return rank, shape, ints(0, 2, rank), ints(0, 2, rank)
 
-    def fn(x):
-        return ops.reduce_window(ops.pad(x, init, low, high), F32(init), window, window_strides=strides,
-                                 base_dilations=dilations, padding=own, body=body)
 
-    m = hf.trace(fn, hf.ShapeDtype(shape, F32))
-    args = inputs(m, seed=sum(shape))
-    if body == "add":  # (finite math: no Inf or NaN)
+def _ints(data):
+    return lambda lo, hi, n: data.draw(st.lists(st.integers(lo, hi), min_size=n, max_size=n))
+
+
+def _check_pattern(m, pattern, body):
+    """Run ``pattern`` alone (finite math only for sums); max and min keep every bit on inputs with
+    -0.0, Inf and NaN, sums agree to rounding on finite inputs."""
+    args = inputs(m, seed=sum(m.signature[0][0].shape))
+    if body == "add":
         args = [np.where(np.isfinite(a), a, 1.5).astype(F32) for a in args]
     want = [np.asarray(o) for o in m.compile().call_flat(args)]
-    report = m.optimize("pattern:reduce_window_of_pad", finite_math=body == "add")
-    assert report.fired["reduce_window_of_pad"] == 1 and _pad_ops(m) == 0
+    report = m.optimize(f"pattern:{pattern}", finite_math=body == "add")
+    assert report.fired[pattern] == 1
     got = [np.asarray(o) for o in m.compile().call_flat(args)]
     if body == "add":
         np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-6)
     else:
         assert [bits(np.atleast_1d(g)) for g in got] == [bits(np.atleast_1d(w)) for w in want]
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data(), body=st.sampled_from(["max", "min", "add"]))
+def test_reduce_window_of_pad_over_random_windows(data, body):
+    ints = _ints(data)
+    rank, shape, low, high = _draw_pad(data, ints)
+    dilations = ints(1, 2, rank)
+    own = data.draw(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=rank, max_size=rank))
+    dilated = [(n - 1) * d + 1 + lo + hi + a + b for n, d, lo, hi, (a, b) in zip(shape, dilations, low, high, own)]
+    window = [data.draw(st.integers(1, n)) for n in dilated]
+    strides = ints(1, 2, rank)
+
+    def fn(x):
+        return ops.reduce_window(ops.pad(x, INIT[body], low, high), F32(INIT[body]), window, window_strides=strides,
+                                 base_dilations=dilations, padding=own, body=body)
+
+    m = hf.trace(fn, hf.ShapeDtype(shape, F32))
+    _check_pattern(m, "reduce_window_of_pad", body)
+    assert _pad_ops(m) == 0
 
 
 @settings(max_examples=15, deadline=None)
@@ -86,26 +104,12 @@ def test_convolution_of_pad_over_random_convolutions(data):
 @settings(max_examples=15, deadline=None)
 @given(data=st.data(), body=st.sampled_from(["max", "min", "add"]))
 def test_reduce_of_pad_over_random_reductions(data, body):
-    rank = data.draw(st.integers(1, 3))
-    shape = data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank))
-    low = data.draw(st.lists(st.integers(0, 2), min_size=rank, max_size=rank))
-    high = data.draw(st.lists(st.integers(0, 2), min_size=rank, max_size=rank))
-    interior = data.draw(st.lists(st.integers(0, 1), min_size=rank, max_size=rank))
+    ints = _ints(data)
+    rank, shape, low, high = _draw_pad(data, ints)
+    interior = ints(0, 1, rank)
     dims = sorted(data.draw(st.sets(st.integers(0, rank - 1), min_size=1)))
-    init = {"max": -np.inf, "min": np.inf, "add": 0.0}[body]
 
     def fn(x):
-        return ops.reduce(ops.pad(x, init, low, high, interior), F32(init), dims, body)
+        return ops.reduce(ops.pad(x, INIT[body], low, high, interior), F32(INIT[body]), dims, body)
 
-    m = hf.trace(fn, hf.ShapeDtype(shape, F32))
-    args = inputs(m, seed=sum(shape))
-    if body == "add":  # (finite math: no Inf or NaN)
-        args = [np.where(np.isfinite(a), a, 1.5).astype(F32) for a in args]
-    want = [np.asarray(o) for o in m.compile().call_flat(args)]
-    report = m.optimize("pattern:reduce_of_pad", finite_math=body == "add")
-    assert report.fired["reduce_of_pad"] == 1
-    got = [np.asarray(o) for o in m.compile().call_flat(args)]
-    if body == "add":
-        np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-6)
-    else:
-        assert [bits(np.atleast_1d(g)) for g in got] == [bits(np.atleast_1d(w)) for w in want]
+    _check_pattern(hf.trace(fn, hf.ShapeDtype(shape, F32)), "reduce_of_pad", body)
