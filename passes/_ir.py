@@ -201,6 +201,14 @@ def _create(name: str, operands, result_types: list, attributes, loc) -> ir.Oper
     return ir.Operation.create(name, results=result_types, operands=list(operands), attributes=attributes, loc=loc)
 
 
+def update_at(operand, update, start, loc) -> ir.Value:
+    """``dynamic_update_slice(operand, update, start)`` with ``start`` as i64 constants (known
+    offsets, so the update never clamps)."""
+    i64 = ir.IntegerType.get_signless(64)
+    offsets = [constant(np.int64(s), tensor([], i64), loc) for s in start]
+    return build("stablehlo.dynamic_update_slice", [operand, update, *offsets], loc=loc)
+
+
 def constant(array, result_type: ir.Type, loc) -> ir.Value:
     """A ``stablehlo.constant`` of ``result_type`` holding ``array`` (cast to its dtype; a 0-d
     array, or one whose elements all have the same bits, becomes a splat)."""

@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from hloforge.frontend.context import ir, stablehlo
+from hloforge.frontend.context import stablehlo
 from hloforge.passes._ir import (
-    build, constant, constant_value, dtype_of, evaluate, ints, params_of, producer, shape_of, tensor)
+    build, constant_value, dtype_of, evaluate, ints, params_of, producer, shape_of, update_at)
 from hloforge.passes.pad import PAD, SLICE, edge_paddings, same_value, scalar_constant, single_use_pad, splat_of
 
 
@@ -195,9 +195,7 @@ def select_of_box(op, rewriter):
     loc = op.location
     with rewriter.ip:
         update = build(SLICE, [inner], start_indices=start, limit_indices=limit, strides=[1] * len(start), loc=loc)
-        i64 = ir.IntegerType.get_signless(64)
-        offsets = [constant(np.int64(s), tensor([], i64), loc) for s in start]
-        out = build("stablehlo.dynamic_update_slice", [outer, update, *offsets], loc=loc)
+        out = update_at(outer, update, start, loc)
     rewriter.replace_op(op, [out])
 
 

@@ -4,11 +4,8 @@ quotient stay a pad of the op on the window; the sum updates the tensor's window
 """
 from __future__ import annotations
 
-import numpy as np
-
-from hloforge.frontend.context import ir
 from hloforge.frontend.registry import names
-from hloforge.passes._ir import NO_MATCH, build, constant, finite_math, needs_operand, producer, rebuild, tensor
+from hloforge.passes._ir import NO_MATCH, build, finite_math, needs_operand, producer, rebuild, update_at
 from hloforge.passes.pad import PAD, SLICE, is_float, is_zero_scalar, single_use_pad, splat_of, support_of
 
 SUM_OPS = names("zero_identity")  # add, or, xor
@@ -48,18 +45,18 @@ def plan_sum_of_pad(op):
     support), or why it does not fire."""
     if is_float(op.result) and not finite_math():
         return "a float add without finite math (-0.0 + 0.0 is +0.0)"
-    for i in (0, 1):
-        pad, other = single_use_pad(op.operands[i]), op.operands[1 - i]
-        if pad is None or producer(other, PAD) is not None or not is_zero_scalar(pad.operands[1]):
-            continue
-        if splat_of(other) is not None:
-            return "the other operand is a splat (binary_of_pad_and_splat's case)"
-        if _sum_of_a_pad(other):
-            return "the other operand is a sum with a pad operand (the pad-sum patterns merge those first)"
-        support = support_of(pad)
-        if support is not None and all(b > a for a, b in support):
-            return i, pad, support
-    return "no operand is a zero pad with no other user, no interior padding and no crops, beside a non-pad"
+    found = _zero_pad_beside_tensor(op, (0, 1))
+    if found is None:
+        return "no operand is a zero pad with no other user, no interior padding and no crops, beside a non-pad"
+    i, pad, support = found
+    other = op.operands[1 - i]
+    if splat_of(other) is not None:
+        return "the other operand is a splat (binary_of_pad_and_splat's case)"
+    if _sum_of_a_pad(other):
+        return "the other operand is a sum with a pad operand (the pad-sum patterns merge those first)"
+    if any(b <= a for a, b in support):
+        return "the pad's operand is empty"
+    return found
 
 
 def _sum_of_a_pad(value) -> bool:
@@ -85,30 +82,36 @@ def sum_of_pad(op, rewriter):
         window = build(SLICE, [other], start_indices=start, limit_indices=[b for _, b in support],
                        strides=[1] * len(support), loc=op.location)
         core = rebuild(op, [pad.operands[0], window] if i == 0 else [window, pad.operands[0]])
-        i64 = ir.IntegerType.get_signless(64)
-        offsets = [constant(np.int64(a), tensor([], i64), op.location) for a in start]
-        out = build("stablehlo.dynamic_update_slice", [other, core, *offsets], loc=op.location)
+        out = update_at(other, core, start, op.location)
     rewriter.replace_op(op, [out])
 
 
-def _absorbing_pad(op, rewriter, sides):
-    """f(pad(a, 0), b) -> pad(f(a, b[support]), 0) for the first operand in ``sides`` that is such a pad."""
+def _zero_pad_beside_tensor(op, sides):
+    """(i, the pad, its support) for the first operand i in ``sides`` that is a zero pad with no other
+    user, no interior padding and no crops, whose other operand is no pad; else None."""
     for i in sides:
         pad, other = single_use_pad(op.operands[i]), op.operands[1 - i]
         if pad is None or producer(other, PAD) is not None or not is_zero_scalar(pad.operands[1]):
             continue
         support = support_of(pad)
-        if support is None:
-            continue
-        x = pad.operands[0]
-        with rewriter.ip:
-            window = build(SLICE, [other], start_indices=[a for a, _ in support],
-                           limit_indices=[b for _, b in support], strides=[1] * len(support), loc=op.location)
-            core = rebuild(op, [x, window] if i == 0 else [window, x])
-            out = rebuild(pad, [core, pad.operands[1]], loc=op.location)
-        rewriter.replace_op(op, [out])
-        return None
-    return NO_MATCH
+        if support is not None:
+            return i, pad, support
+    return None
+
+
+def _absorbing_pad(op, rewriter, sides):
+    """f(pad(a, 0), b) -> pad(f(a, b[support]), 0) for the first operand in ``sides`` that is such a pad."""
+    found = _zero_pad_beside_tensor(op, sides)
+    if found is None:
+        return NO_MATCH
+    i, pad, support = found
+    x, other = pad.operands[0], op.operands[1 - i]
+    with rewriter.ip:
+        window = build(SLICE, [other], start_indices=[a for a, _ in support],
+                       limit_indices=[b for _, b in support], strides=[1] * len(support), loc=op.location)
+        core = rebuild(op, [x, window] if i == 0 else [window, x])
+        out = rebuild(pad, [core, pad.operands[1]], loc=op.location)
+    rewriter.replace_op(op, [out])
 
 
 PATTERNS = {
