@@ -122,13 +122,13 @@ class Program:
 
     @property
     def compiler_options(self) -> dict:
-        """The XLA options hloforge's own compiler gives the optimized module (runtime/pjrt.py:
-        YNNPACK fusions off on CPU for partial DFTs), for eager calls. Inside a user's jax.jit the
-        module compiles with that jit's options, so XLA:CPU makes its DFT contractions YNNPACK
-        fusions: 50-130 ms more on the first run of an FNO-2D forward, about 2.5% in steady state."""
-        if PARTIAL_DFT_ATTR not in self.optimized.mlir.operation.attributes:
-            return {}
-        return pjrt.partial_dft_options(jax_api.default_platform())
+        """The XLA options hloforge's own compiler gives the optimized module (runtime/pjrt.py's
+        ``backend_options``: on CPU, LLVM at level 1, and YNNPACK fusions off for partial DFTs), for
+        eager calls. Inside a user's jax.jit the module compiles with that jit's options, so XLA:CPU
+        makes its DFT contractions YNNPACK fusions: 50-130 ms more on the first run of an FNO-2D
+        forward, about 2.5% in steady state."""
+        partial_dfts = PARTIAL_DFT_ATTR in self.optimized.mlir.operation.attributes
+        return pjrt.backend_options(jax_api.default_platform(), partial_dfts)
 
     def _differentiated(self) -> Module:
         """The module derived programs come from."""

@@ -222,7 +222,7 @@ def test_eager_calls_compile_partial_dfts_with_hloforges_options():
     w = (RNG.standard_normal(12) + 1j * RNG.standard_normal(12)).astype(np.complex64)
     f = hf.to_jax(spectral_1d)
     program = jax.make_jaxpr(f)(x, w).eqns[0].params["program"]
-    assert program.compiler_options == pjrt.partial_dft_options(jax_api.default_platform())
+    assert program.compiler_options == pjrt.backend_options(jax_api.default_platform(), partial_dfts=True)
     eager = f(x, w)
     (jitted,) = program.eager.values()
     compiled = jitted.lower(x, w).compile().as_text()
@@ -231,7 +231,8 @@ def test_eager_calls_compile_partial_dfts_with_hloforges_options():
     h(x, w)
     h.finish_compiling()
     np.testing.assert_array_equal(np.asarray(eager), np.asarray(h(x, w)))
-    assert jax.make_jaxpr(BRIDGED)(X, W).eqns[0].params["program"].compiler_options == {}  # (no DFTs: XLA's own)
+    assert jax.make_jaxpr(BRIDGED)(X, W).eqns[0].params["program"].compiler_options == pjrt.backend_options(
+        jax_api.default_platform())  # (no DFTs: no YNNPACK option)
 
 
 def test_derivative_modules_are_optimized_too():

@@ -138,8 +138,9 @@ def test_partial_dfts_mark_the_module_and_compile_without_ynnpack_fusions():
     kept.optimize(cost_model="keep-ffts")
     assert PARTIAL_DFT_ATTR not in kept.mlir.operation.attributes
     cpu = jax.devices("cpu")[:1]
-    assert pjrt.compile_options(cpu, partial_dfts=True).env_option_overrides
-    assert not pjrt.compile_options(cpu).env_option_overrides
+    with_dfts = dict(pjrt.compile_options(cpu, partial_dfts=True).env_option_overrides)
+    assert with_dfts["xla_cpu_experimental_ynn_fusion_type"] == ""
+    assert "xla_cpu_experimental_ynn_fusion_type" not in dict(pjrt.compile_options(cpu).env_option_overrides)
 
 
 def test_jit_uses_the_cost_model_of_its_device(monkeypatch):
