@@ -20,7 +20,7 @@ import numpy as np
 from hloforge.frontend.context import stablehlo
 from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
-    NO_MATCH, broadcast_scalar, build, constant, dtype_of, element_type, finite_math, has_one_use, ints,
+    broadcast_scalar, build, constant, dtype_of, element_type, finite_math, has_one_use, ints,
     needs_operand, producer, rebuild, shape_of, tensor)
 from hloforge.passes import pad_arith, pad_select, pad_slices, pad_tensor, pad_window
 from hloforge.passes.pad import (
@@ -46,6 +46,18 @@ def _zero_pads(op):
 
 # ---------------------------------------------------------------- through binary ops
 
+def plan_binary_of_pads(op):
+    """The two pads of ``binary_of_pads`` for the binary ``op`` (pure), or why it does not fire."""
+    pa, pb = producer(op.operands[0], PAD), producer(op.operands[1], PAD)
+    if pa is None or pb is None:
+        return "an operand is not a pad"
+    if paddings(pa) != paddings(pb):
+        return "the pads' edge or interior paddings differ"
+    if pa.result != pb.result and not (has_one_use(pa.result) and has_one_use(pb.result)):
+        return "a pad has another user"
+    return pa, pb
+
+
 @needs_operand(PAD)
 def binary_of_pads(op, rewriter):
     """f(pad(a, v, low, high, interior), pad(b, w, low, high, interior)) -> pad(f(a, b), f(v, w), ...)
@@ -54,16 +66,51 @@ def binary_of_pads(op, rewriter):
     kept); both pads have the same edge and interior paddings (so a and b have one shape); each pad
     has no other user (or both operands are the same pad).
     """
-    pa, pb = producer(op.operands[0], PAD), producer(op.operands[1], PAD)
-    if pa is None or pb is None or paddings(pa) != paddings(pb):
-        return NO_MATCH
-    if pa.result != pb.result and not (has_one_use(pa.result) and has_one_use(pb.result)):
-        return NO_MATCH
+    plan = plan_binary_of_pads(op)
+    if isinstance(plan, str):
+        return plan
+    pa, pb = plan
     with rewriter.ip:
         core = rebuild(op, [pa.operands[0], pb.operands[0]])
         value = rebuild(op, [pa.operands[1], pb.operands[1]])
         out = rebuild(pa, [core, value], loc=op.location)
     rewriter.replace_op(op, [out])
+
+
+class _Disjoint(NamedTuple):
+    first: object   # the pad whose support comes first on d
+    second: object
+    d: int
+    gap: int        # the zeros between the two supports on d
+    low: list       # the padding around the concatenate
+    high: list
+
+
+def plan_sum_of_disjoint_pads(op):
+    """The plan of ``sum_of_disjoint_pads`` for the sum ``op`` (pure), or why it does not fire."""
+    if is_float(op.result) and not finite_math():  # (of the three, only add takes floats)
+        return "a float add without finite math (-0.0 + 0.0 is +0.0)"
+    pads = _zero_pads(op)
+    if pads is None:
+        return "not two different zero pads with no other user"
+    sa, sb = support_of(pads[0]), support_of(pads[1])
+    if sa is None or sb is None:
+        return "a pad has interior padding or crops"
+    if any(b <= a for a, b in sa + sb):
+        return "a pad pads an empty tensor"  # (pad_of_empty's; it would leave an empty concatenate operand)
+    differ = [d for d, (x, y) in enumerate(zip(sa, sb)) if x != y]
+    if len(differ) != 1:
+        return "the supports differ on more than one dim"
+    d = differ[0]
+    if sa[d][1] <= sb[d][0]:
+        (s1, p1), (s2, p2) = (sa, pads[0]), (sb, pads[1])
+    elif sb[d][1] <= sa[d][0]:
+        (s1, p1), (s2, p2) = (sb, pads[1]), (sa, pads[0])
+    else:
+        return "the supports overlap"
+    full = shape_of(op.result)
+    high = [n - (s[1] if i != d else s2[d][1]) for i, (n, s) in enumerate(zip(full, s1))]
+    return _Disjoint(p1, p2, d, s2[d][0] - s1[d][1], [s[0] for s in s1], high)
 
 
 @needs_operand(PAD)
@@ -76,39 +123,40 @@ def sum_of_disjoint_pads(op, rewriter):
     nothing is left around the concatenate). For float add only under finite math: x + 0 turns a
     -0.0 of x into +0.0, and the concatenate keeps the -0.0.
     """
-    if is_float(op.result) and not finite_math():  # (of the three, only add takes floats)
-        return NO_MATCH
-    pads = _zero_pads(op)
-    if pads is None:
-        return NO_MATCH
-    sa, sb = support_of(pads[0]), support_of(pads[1])
-    if sa is None or sb is None or any(b <= a for a, b in sa + sb):
-        return NO_MATCH  # (an empty x is pad_of_empty's; it would leave an empty concatenate operand)
-    differ = [d for d, (x, y) in enumerate(zip(sa, sb)) if x != y]
-    if len(differ) != 1:
-        return NO_MATCH
-    d = differ[0]
-    first, second = (0, 1) if sa[d][1] <= sb[d][0] else (1, 0) if sb[d][1] <= sa[d][0] else (None, None)
-    if first is None:
-        return NO_MATCH
-    s1, s2 = (sa, sb) if first == 0 else (sb, sa)
-    p1, p2 = pads[first], pads[second]
-    gap = s2[d][0] - s1[d][1]
-    full = shape_of(op.result)
+    plan = plan_sum_of_disjoint_pads(op)
+    if isinstance(plan, str):
+        return plan
     with rewriter.ip:
-        parts = [p1.operands[0]]
-        if gap:
-            shape = list(shape_of(p1.operands[0]))
-            shape[d] = gap
+        parts = [plan.first.operands[0]]
+        if plan.gap:
+            shape = list(shape_of(plan.first.operands[0]))
+            shape[plan.d] = plan.gap
             parts.append(constant(np.zeros((), dtype_of(op.result)), tensor(shape, element_type(op.result)),
                                   op.location))
-        parts.append(p2.operands[0])
-        out = build("stablehlo.concatenate", parts, dimension=d, loc=op.location)
-        low = [s[0] for s in s1]
-        high = [n - (s[1] if i != d else s2[d][1]) for i, (n, s) in enumerate(zip(full, s1))]
-        if any(low) or any(high):
-            out = build(PAD, [out, p1.operands[1]], low=low, high=high, interior=[0] * len(full), loc=op.location)
+        parts.append(plan.second.operands[0])
+        out = build("stablehlo.concatenate", parts, dimension=plan.d, loc=op.location)
+        if any(plan.low) or any(plan.high):
+            out = build(PAD, [out, plan.first.operands[1]], low=plan.low, high=plan.high,
+                        interior=[0] * len(plan.low), loc=op.location)
     rewriter.replace_op(op, [out])
+
+
+def plan_product_of_pads(op):
+    """(the two pads, their supports, the supports' intersection) for ``product_of_pads`` at the
+    product ``op`` (pure), or why it does not fire."""
+    if is_float(op.result) and not finite_math():
+        return "a float or complex product without finite math (Inf * 0 is NaN)"
+    pads = [single_use_pad(v) for v in op.operands]
+    if any(p is None for p in pads) or pads[0].result == pads[1].result:
+        return "not two different pads with no other user"
+    if paddings(pads[0]) == paddings(pads[1]):
+        return "the pads pad alike (binary_of_pads' case)"
+    if not all(is_zero_scalar(p.operands[1]) for p in pads):
+        return "a padding value is not 0"
+    supports = [support_of(p) for p in pads]
+    if any(s is None for s in supports):
+        return "a pad has interior padding or crops"
+    return pads, supports, [(max(x[0], y[0]), min(x[1], y[1])) for x, y in zip(*supports)]
 
 
 @needs_operand(PAD)
@@ -120,17 +168,10 @@ def product_of_pads(op, rewriter):
     the product is 0 outside the intersection of the supports, kept by the slices. For floats and
     complex only under finite math (Inf * 0 is NaN, and -x * 0 is -0.0).
     """
-    if is_float(op.result) and not finite_math():
-        return NO_MATCH
-    pads = [single_use_pad(v) for v in op.operands]
-    if any(p is None for p in pads) or pads[0].result == pads[1].result or paddings(pads[0]) == paddings(pads[1]):
-        return NO_MATCH
-    if not all(is_zero_scalar(p.operands[1]) for p in pads):
-        return NO_MATCH
-    supports = [support_of(p) for p in pads]
-    if any(s is None for s in supports):
-        return NO_MATCH
-    both = [(max(x[0], y[0]), min(x[1], y[1])) for x, y in zip(*supports)]
+    plan = plan_product_of_pads(op)
+    if isinstance(plan, str):
+        return plan
+    pads, supports, both = plan
     full = shape_of(op.result)
     with rewriter.ip:
         if any(b <= a for a, b in both):
@@ -161,7 +202,7 @@ class _Interleave(NamedTuple):
     interior: list
 
 
-def plan_interleaved_pads(op):
+def plan_sum_of_interleaved_pads(op):
     """The plan of ``sum_of_interleaved_pads`` for the sum ``op`` (pure), or why it does not fire."""
     if is_float(op.result) and not finite_math():
         return "a float add without finite math (-0.0 + 0.0 is +0.0)"
@@ -196,7 +237,7 @@ def sum_of_interleaved_pads(op, rewriter):
     k >= 1, the second starts one element later; every other dim is padded alike by both. For float
     add only under finite math (x + 0 turns a -0.0 of x into +0.0, the interleave keeps -0.0).
     """
-    plan = plan_interleaved_pads(op)
+    plan = plan_sum_of_interleaved_pads(op)
     if isinstance(plan, str):
         return plan
     a, b, d = plan.a, plan.b, plan.d
@@ -220,15 +261,21 @@ def sum_of_interleaved_pads(op, rewriter):
 
 # ---------------------------------------------------------------- through layout ops
 
+def plan_transpose_of_pad(op):
+    """The pad of ``transpose_of_pad`` for the transpose ``op`` (pure), or why it does not fire."""
+    pad = single_use_pad(op.operands[0])
+    return "the operand is not a pad with no other user" if pad is None else pad
+
+
 @needs_operand(PAD)
 def transpose_of_pad(op, rewriter):
     """transpose(pad(x, v, low, high, interior), p) -> pad(transpose(x, p), v, low[p], high[p], interior[p])
 
     Preconditions: the pad has no other user.
     """
-    pad = single_use_pad(op.operands[0])
-    if pad is None:
-        return NO_MATCH
+    pad = plan_transpose_of_pad(op)
+    if isinstance(pad, str):
+        return pad
     perm = ints(op, "permutation")
     low, high, interior = paddings(pad)
     with rewriter.ip:
@@ -255,6 +302,47 @@ def _standalone_dims(before, after):
     return keep
 
 
+class _MovedPad(NamedTuple):
+    x: object       # what the pad pads
+    value: object   # its padding value
+    shape: list     # x's shape after the layout op
+    low: list       # the paddings after the layout op
+    high: list
+    interior: list
+
+
+def _moved_pad(pad, after, where):
+    """The pad ``pad`` moved below a layout op with result shape ``after`` that sends each padded dim
+    i of the pad to dim ``where[i]``."""
+    x = pad.operands[0]
+    low, high, interior = paddings(pad)
+    shape = list(after)
+    moved = [[0] * len(after) for _ in range(3)]
+    for i, j in where.items():
+        shape[j] = shape_of(x)[i]
+        moved[0][j], moved[1][j], moved[2][j] = low[i], high[i], interior[i]
+    return _MovedPad(x, pad.operands[1], shape, *moved)
+
+
+def _padded_dims(pad) -> list:
+    low, high, interior = paddings(pad)
+    return [i for i in range(len(low)) if low[i] or high[i] or interior[i]]
+
+
+def plan_reshape_of_pad(op):
+    """The moved pad of ``reshape_of_pad`` for the reshape ``op`` (pure), or why it does not fire."""
+    pad = single_use_pad(op.operands[0])
+    if pad is None:
+        return "the operand is not a pad with no other user"
+    padded = _padded_dims(pad)
+    keep = _standalone_dims(shape_of(pad.result), shape_of(op.result))
+    if not padded:
+        return "the pad pads nothing"
+    if any(i not in keep for i in padded):
+        return "the reshape splits or merges a padded dim"
+    return _moved_pad(pad, shape_of(op.result), {i: keep[i] for i in padded})
+
+
 @needs_operand(PAD)
 def reshape_of_pad(op, rewriter):
     """reshape(pad(x, v, low, high, interior)) -> pad(reshape(x), v, low', high', interior')
@@ -263,26 +351,28 @@ def reshape_of_pad(op, rewriter):
     (same size and the same number of elements before it, so only unpadded dims are split, merged,
     added or removed).
     """
+    plan = plan_reshape_of_pad(op)
+    if isinstance(plan, str):
+        return plan
+    with rewriter.ip:
+        r = build("stablehlo.reshape", [plan.x], shape=plan.shape, loc=op.location)
+        out = build(PAD, [r, plan.value], low=plan.low, high=plan.high, interior=plan.interior, loc=op.location)
+    rewriter.replace_op(op, [out])
+
+
+def plan_broadcast_of_pad(op):
+    """The moved pad of ``broadcast_of_pad`` for the broadcast_in_dim ``op`` (pure), or why it does
+    not fire."""
     pad = single_use_pad(op.operands[0])
     if pad is None:
-        return NO_MATCH
-    before, after = shape_of(pad.result), shape_of(op.result)
-    low, high, interior = paddings(pad)
-    padded = [i for i in range(len(before)) if low[i] or high[i] or interior[i]]
-    keep = _standalone_dims(before, after)
-    if not padded or any(i not in keep for i in padded):
-        return NO_MATCH
-    x = pad.operands[0]
-    shape = list(after)
-    new_low, new_high, new_interior = [0] * len(after), [0] * len(after), [0] * len(after)
-    for i in padded:
-        j = keep[i]
-        shape[j] = shape_of(x)[i]
-        new_low[j], new_high[j], new_interior[j] = low[i], high[i], interior[i]
-    with rewriter.ip:
-        r = build("stablehlo.reshape", [x], shape=shape, loc=op.location)
-        out = build(PAD, [r, pad.operands[1]], low=new_low, high=new_high, interior=new_interior, loc=op.location)
-    rewriter.replace_op(op, [out])
+        return "the operand is not a pad with no other user"
+    dims, before, after = ints(op, "broadcast_dimensions"), shape_of(pad.result), shape_of(op.result)
+    padded = _padded_dims(pad)
+    if not padded:
+        return "the pad pads nothing"
+    if any(after[dims[i]] != before[i] for i in padded):
+        return "the broadcast expands a padded dim"
+    return _moved_pad(pad, after, {i: dims[i] for i in padded})
 
 
 @needs_operand(PAD)
@@ -292,28 +382,38 @@ def broadcast_of_pad(op, rewriter):
     Preconditions: the pad has no other user and no padded dim is expanded by the broadcast (its
     result dim has the pad's size).
     """
-    pad = single_use_pad(op.operands[0])
-    if pad is None:
-        return NO_MATCH
-    dims = ints(op, "broadcast_dimensions")
-    before, after = shape_of(pad.result), list(shape_of(op.result))
-    low, high, interior = paddings(pad)
-    padded = [i for i in range(len(before)) if low[i] or high[i] or interior[i]]
-    if not padded or any(after[dims[i]] != before[i] for i in padded):
-        return NO_MATCH
-    x = pad.operands[0]
-    shape = list(after)
-    new_low, new_high, new_interior = [0] * len(after), [0] * len(after), [0] * len(after)
-    for i in padded:
-        shape[dims[i]] = shape_of(x)[i]
-        new_low[dims[i]], new_high[dims[i]], new_interior[dims[i]] = low[i], high[i], interior[i]
+    plan = plan_broadcast_of_pad(op)
+    if isinstance(plan, str):
+        return plan
     with rewriter.ip:
-        b = build("stablehlo.broadcast_in_dim", [x], shape=shape, broadcast_dimensions=dims, loc=op.location)
-        out = build(PAD, [b, pad.operands[1]], low=new_low, high=new_high, interior=new_interior, loc=op.location)
+        b = build("stablehlo.broadcast_in_dim", [plan.x], shape=plan.shape,
+                  broadcast_dimensions=ints(op, "broadcast_dimensions"), loc=op.location)
+        out = build(PAD, [b, plan.value], low=plan.low, high=plan.high, interior=plan.interior, loc=op.location)
     rewriter.replace_op(op, [out])
 
 
 # ---------------------------------------------------------------- interior padding
+
+def plan_slice_of_interior_pad(op):
+    """(the pad, its new low and high) for ``slice_of_interior_pad`` at the slice ``op`` (pure), or
+    why it does not fire."""
+    pad = producer(op.operands[0], PAD)
+    if pad is None:
+        return "the operand is not a pad"
+    low, high, interior = paddings(pad)
+    if not any(interior):
+        return "the pad has no interior padding (slice_of_pad's case)"
+    if any(p < 0 for p in low + high):
+        return "the pad crops"
+    start, limit, strides = _slice_params(op)
+    n, full = shape_of(pad.operands[0]), shape_of(pad.result)
+    core = [k + max(k - 1, 0) * it for k, it in zip(n, interior)]
+    if any(st != 1 for st in strides):
+        return "the slice has a stride"
+    if any(s > lo or l < lo + c for s, l, lo, c in zip(start, limit, low, core)):
+        return "the slice cuts into x or the padding between its elements"
+    return pad, [lo - s for lo, s in zip(low, start)], [hi - (f - l) for hi, f, l in zip(high, full, limit)]
+
 
 @needs_operand(PAD)
 def slice_of_interior_pad(op, rewriter):
@@ -323,21 +423,31 @@ def slice_of_interior_pad(op, rewriter):
     slice has stride 1 and only trims edge padding: on every dim it keeps all of x and the padding
     between x's elements.
     """
-    pad = producer(op.operands[0], PAD)
-    if pad is None:
-        return NO_MATCH
-    low, high, interior = paddings(pad)
-    if not any(interior) or any(p < 0 for p in low + high):
-        return NO_MATCH
-    start, limit, strides = ints(op, "start_indices"), ints(op, "limit_indices"), ints(op, "strides")
-    n, full = shape_of(pad.operands[0]), shape_of(pad.result)
-    core = [k + max(k - 1, 0) * it for k, it in zip(n, interior)]
-    if any(st != 1 for st in strides) or any(s > lo or l < lo + c for s, l, lo, c in zip(start, limit, low, core)):
-        return NO_MATCH
+    plan = plan_slice_of_interior_pad(op)
+    if isinstance(plan, str):
+        return plan
+    pad, low, high = plan
     with rewriter.ip:
-        out = build(PAD, [pad.operands[0], pad.operands[1]], low=[lo - s for lo, s in zip(low, start)],
-                    high=[hi - (f - l) for hi, f, l in zip(high, full, limit)], interior=interior, loc=op.location)
+        out = build(PAD, list(pad.operands), low=low, high=high, interior=paddings(pad)[2], loc=op.location)
     rewriter.replace_op(op, [out])
+
+
+def plan_pad_of_interior_pad(op):
+    """The inner pad of ``pad_of_interior_pad`` for the pad ``op`` (pure), or why it does not fire."""
+    inner = producer(op.operands[0], PAD)
+    if inner is None:
+        return "the operand is not a pad"
+    l2, h2, i2 = paddings(op)
+    l1, h1, i1 = paddings(inner)
+    if not any(i1):
+        return "the inner pad has no interior padding (pad_of_pad's case)"
+    if any(i2):
+        return "the outer pad has interior padding"
+    if any(p < 0 for p in l1 + h1 + l2 + h2):
+        return "a pad crops"
+    if not same_value(inner.operands[1], op.operands[1]):
+        return "the pads pad with different values"
+    return inner
 
 
 def pad_of_interior_pad(op, rewriter):
@@ -347,15 +457,10 @@ def pad_of_interior_pad(op, rewriter):
     none; both padding values are equal (the same value, or constants with the same bits); no
     edge is negative.
     """
-    inner = producer(op.operands[0], PAD)
-    if inner is None:
-        return NO_MATCH
-    l2, h2, i2 = paddings(op)
-    l1, h1, i1 = paddings(inner)
-    if not any(i1) or any(i2) or any(p < 0 for p in l1 + h1 + l2 + h2):
-        return NO_MATCH
-    if not same_value(inner.operands[1], op.operands[1]):
-        return NO_MATCH
+    inner = plan_pad_of_interior_pad(op)
+    if isinstance(inner, str):
+        return inner
+    (l1, h1, i1), (l2, h2, _) = paddings(inner), paddings(op)
     with rewriter.ip:
         out = build(PAD, [inner.operands[0], op.operands[1]], low=[a + b for a, b in zip(l1, l2)],
                     high=[a + b for a, b in zip(h1, h2)], interior=i1, loc=op.location)
@@ -369,6 +474,24 @@ def _slice_params(op) -> tuple:
     return tuple(ints(op, "start_indices")), tuple(ints(op, "limit_indices")), tuple(ints(op, "strides"))
 
 
+def plan_slice_of_elementwise(op):
+    """The slices of ``op``'s result grouped by their parameters, for ``slice_of_elementwise`` at
+    the elementwise ``op`` (pure), or why it does not fire."""
+    users = [u.owner for u in op.result.uses]
+    if not users or any(u.name != "stablehlo.slice" for u in users):
+        return "a user of the result is not a slice"
+    shape = shape_of(op.result)
+    if any(shape_of(v) != shape for v in op.operands):
+        return "an operand is a scalar (a select predicate or clamp bound)"
+    groups: dict = {}
+    for u in users:
+        groups.setdefault(_slice_params(u), []).append(u)
+    sizes = [math.prod(shape_of(g[0].result)) for g in groups.values()]
+    if max(sizes) >= math.prod(shape) or sum(sizes) > math.prod(shape):
+        return "the slices keep the whole result, or overlap"
+    return groups
+
+
 def slice_of_elementwise(op, rewriter):
     """f(a, b, ...)[s] -> f(a[s], b[s], ...), once per distinct slice s of f's result
 
@@ -376,18 +499,9 @@ def slice_of_elementwise(op, rewriter):
     predicate or clamp bound), every user of its result is a slice, and the distinct slices are
     each smaller than the result and together no larger (so no element is computed twice).
     """
-    users = [u.owner for u in op.result.uses]
-    if not users or any(u.name != "stablehlo.slice" for u in users):
-        return NO_MATCH
-    shape = shape_of(op.result)
-    if any(shape_of(v) != shape for v in op.operands):
-        return NO_MATCH
-    groups: dict = {}
-    for u in users:
-        groups.setdefault(_slice_params(u), []).append(u)
-    sizes = [math.prod(shape_of(g[0].result)) for g in groups.values()]
-    if max(sizes) >= math.prod(shape) or sum(sizes) > math.prod(shape):
-        return NO_MATCH
+    groups = plan_slice_of_elementwise(op)
+    if isinstance(groups, str):
+        return groups
     for (start, limit, strides), group in groups.items():
         with rewriter.ip:
             parts = [build(SLICE, [v], start_indices=start, limit_indices=limit, strides=strides, loc=op.location)
@@ -398,24 +512,47 @@ def slice_of_elementwise(op, rewriter):
     rewriter.erase_op(op)
 
 
-def slice_of_slice(op, rewriter):
-    """x[s1][s2] -> x[s], s the composition of s1 and s2
-
-    Preconditions: the operand is a slice (any strides; it keeps its other users).
-    """
+def plan_slice_of_slice(op):
+    """(x, start, limit, strides) of the one slice that ``slice_of_slice`` makes of the slice ``op``
+    (pure), or why it does not fire."""
     inner = producer(op.operands[0], "stablehlo.slice")
     if inner is None:
-        return NO_MATCH
+        return "the operand is not a slice"
     (start1, _, strides1), (start2, _, strides2) = _slice_params(inner), _slice_params(op)
     sizes = shape_of(op.result)
     # (an empty dim slices 0:0: the composed start may lie past the operand's end there)
     start = [a + b * s if n else 0 for a, b, s, n in zip(start1, start2, strides1, sizes)]
     strides = [a * b for a, b in zip(strides1, strides2)]
     limit = [b + (n - 1) * s + 1 if n else b for b, n, s in zip(start, sizes, strides)]
+    return inner.operands[0], start, limit, strides
+
+
+def slice_of_slice(op, rewriter):
+    """x[s1][s2] -> x[s], s the composition of s1 and s2
+
+    Preconditions: the operand is a slice (any strides; it keeps its other users).
+    """
+    plan = plan_slice_of_slice(op)
+    if isinstance(plan, str):
+        return plan
+    x, start, limit, strides = plan
     with rewriter.ip:
-        out = build(SLICE, [inner.operands[0]], start_indices=start, limit_indices=limit, strides=strides,
-                    loc=op.location)
+        out = build(SLICE, [x], start_indices=start, limit_indices=limit, strides=strides, loc=op.location)
     rewriter.replace_op(op, [out])
+
+
+def plan_unary_of_shared_pad(op):
+    """The pad of ``unary_of_shared_pad`` for the unary ``op`` (pure), or why it does not fire."""
+    pad = producer(op.operands[0], PAD)
+    if pad is None:
+        return "the operand is not a pad"
+    if has_one_use(pad.result):
+        return "the pad has one user (unary_of_pad's case)"
+    if any(u.owner.name not in UNARY_OPS for u in pad.result.uses):
+        return "another user of the pad is not an elementwise unary op"
+    if not all(unary_keeps_bits(u.owner, pad.operands[1]) for u in pad.result.uses):
+        return "a user's f(v) is not exact"
+    return pad
 
 
 @needs_operand(PAD)
@@ -426,11 +563,9 @@ def unary_of_shared_pad(op, rewriter):
     pad (each gets its own pad, and the shared one goes away; one user is unary_of_pad's case);
     f(v) as in unary_of_pad.
     """
-    pad = producer(op.operands[0], PAD)
-    if pad is None or has_one_use(pad.result) or any(u.owner.name not in UNARY_OPS for u in pad.result.uses):
-        return NO_MATCH
-    if not all(unary_keeps_bits(u.owner, pad.operands[1]) for u in pad.result.uses):
-        return NO_MATCH
+    pad = plan_unary_of_shared_pad(op)
+    if isinstance(pad, str):
+        return pad
     x, v = pad.operands
     with rewriter.ip:
         fx = rebuild(op, [x])

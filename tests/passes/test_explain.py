@@ -4,8 +4,11 @@ import pytest
 
 import hloforge as hf
 from hloforge import ops
+from hloforge.frontend.context import ir
 from hloforge.passes import pad as pad_passes
-from hloforge.passes._ir import NO_MATCH, producer
+from hloforge import target
+from hloforge.passes._ir import (
+    NO_MATCH, Unsupported, assume_finite, begin_visit, producer, run_cache, using_cost_model)
 from hloforge.runtime.cli.main import main
 
 F32 = hf.ShapeDtype((8,), np.float32)
@@ -119,3 +122,56 @@ def test_a_debug_run_of_a_program_that_truncates_its_ffts_works():
     m = hf.trace(spectral, F32)
     m.optimize(debug=True)
     assert "stablehlo.fft" not in m.op_counts()
+
+
+def _plans() -> dict:
+    """name -> (roots, plan function) for every pattern whose module has a ``plan_<name>``."""
+    import sys
+    from hloforge.passes import pipeline
+    found = {}
+    for name, (_, roots, fn) in pipeline.patterns().items():
+        plan = getattr(sys.modules[fn.__module__], f"plan_{name}", None)
+        if plan is not None:
+            roots = roots if isinstance(roots, tuple) else (roots,)
+            found[name] = ({getattr(r, "OPERATION_NAME", r) for r in roots}, plan)
+    return found
+
+
+def test_pad_push_patterns_each_have_a_plan():
+    from hloforge.passes import pad_push
+    own = [n for n, (_, fn) in pad_push.PATTERNS.items() if fn.__module__ == pad_push.__name__]
+    assert len(own) >= 11 and not set(own) - set(_plans())
+
+
+def test_plans_are_pure_and_give_a_plan_or_words():
+    """Every plan_<pattern> on every root op of the pad corpora: the module is unchanged, and the
+    answer is a reason string or a (truthy) plan."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchmarks"))
+    import pad_corpus
+    plans = _plans()
+    assert len(plans) >= 25
+    tried, answered = 0, set()
+    for version in ("v1", "v3"):
+        for m in pad_corpus.load_all(version).values():
+            before = m.text
+            ops_ = []
+            for block_op in m.mlir.body.operations:
+                block_op.operation.walk(lambda op: ops_.append(op) or ir.WalkResult.ADVANCE)
+            with m.context, ir.Location.unknown(), assume_finite(True), run_cache(), using_cost_model(target.CPU):
+                for op in ops_:
+                    for name, (roots, plan) in plans.items():
+                        if op.name not in roots:
+                            continue
+                        begin_visit()
+                        try:
+                            got = plan(op.opview)
+                        except Unsupported:
+                            continue
+                        assert isinstance(got, str) and got or got is not None and not isinstance(got, str), name
+                        tried += 1
+                        answered.add((name, isinstance(got, str)))
+            assert m.text == before
+    planned = sorted(name for name, reason in answered if not reason)
+    assert tried > 200 and len(planned) >= 3, planned
