@@ -61,6 +61,12 @@ def ints(op, name: str) -> list:
     return list(params_of(op)[name])
 
 
+def slice_params(op) -> tuple:
+    """(start, limit, strides) of the slice ``op``, each a list."""
+    p = params_of(op)
+    return list(p["start_indices"]), list(p["limit_indices"]), list(p["strides"])
+
+
 def producer(value: ir.Value, name: str | None = None):
     """The op defining ``value`` (None for block arguments, or when its name is not ``name``)."""
     owner = value.owner

@@ -7,12 +7,14 @@ the pair is removed. ``Module.optimize(finite_math=False)`` skips them.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from hloforge.frontend import attributes as attr
 from hloforge.frontend.context import ir
 from hloforge.passes._ir import (
-    MAX_FOLD, NO_MATCH, build, constant, constant_value, dtype_of, element_type, evaluate, ints, producer,
+    MAX_FOLD, build, constant, constant_value, dtype_of, element_type, evaluate, ints, producer,
     shape_of, splat_value, tensor)
 
 FFT = "stablehlo.fft"
@@ -26,54 +28,83 @@ def fft_type(op) -> str:
 
 # ---------------------------------------------------------------- canonicalization
 
+class _Folded(NamedTuple):
+    value: np.ndarray  # (in a tuple: an array has no truth value)
+
+
+def plan_fft_of_zero(op):
+    """The zero that ``fft_of_zero`` folds the fft ``op`` to (pure), or why it does not fire."""
+    c = splat_value(op.operands[0])
+    if c is None:
+        return "the operand is not a splat constant"
+    if c != 0:
+        return "the operand is a splat of a nonzero value"
+    return _Folded(np.zeros((), dtype_of(op.result)))
+
+
 def fft_of_zero(op, rewriter):
     """fft(splat 0) -> splat 0
 
     Preconditions: the operand is a splat constant equal to 0 (any FFT type).
     """
-    c = splat_value(op.operands[0])
-    if c is None or c != 0:
-        return NO_MATCH
+    plan = plan_fft_of_zero(op)
+    if isinstance(plan, str):
+        return plan
     with rewriter.ip:
-        out = constant(np.zeros((), dtype_of(op.result)), op.result.type, op.location)
+        out = constant(plan.value, op.result.type, op.location)
     rewriter.replace_op(op, [out])
+
+
+def plan_fft_of_constant(op):
+    """The value that ``fft_of_constant`` folds the fft ``op`` to (pure), or why it does not fire."""
+    x = op.operands[0]
+    if producer(x, "stablehlo.constant") is None:
+        return "the operand is not a constant"
+    if np.prod(shape_of(op.result)) > MAX_FOLD:
+        return f"the result has more than {MAX_FOLD} elements"
+    c = constant_value(x)
+    if c is None:
+        return f"the constant's value is not read (it is empty, or not a splat and over {MAX_FOLD} elements)"
+    value = evaluate(FFT, np.asarray(c), fft_type=fft_type(op), fft_length=tuple(ints(op, "fft_length")))
+    if value is None:
+        return "the registry does not evaluate it (only length-1 transforms of finite, normal values)"
+    return _Folded(value)
 
 
 def fft_of_constant(op, rewriter):
-    """fft(c, type, L) -> constant, computed by numpy in double precision
+    """fft(c, type, L) -> constant
 
-    Preconditions: c is a constant and both c and the result have at most 1024 elements.
+    Preconditions: c is a constant, the result has at most 1024 elements, and the registry's
+    evaluate gives XLA's bits for it (length-1 transforms of finite, normal values).
     """
-    x = op.operands[0]
-    if producer(x, "stablehlo.constant") is None or np.prod(shape_of(op.result)) > MAX_FOLD:
-        return NO_MATCH
-    c = constant_value(x)
-    if c is None:
-        return NO_MATCH
-    value = evaluate(FFT, np.asarray(c), fft_type=fft_type(op), fft_length=tuple(ints(op, "fft_length")))
-    if value is None:
-        return NO_MATCH
+    plan = plan_fft_of_constant(op)
+    if isinstance(plan, str):
+        return plan
     with rewriter.ip:
-        out = constant(value, op.result.type, op.location)
+        out = constant(plan.value, op.result.type, op.location)
     rewriter.replace_op(op, [out])
 
 
-def fft_of_transpose(op, rewriter):
-    """fft(transpose(x, p), L) -> transpose(fft(x, L permuted by p), p)
+class _TransposedFFT(NamedTuple):
+    x: object       # what the transpose transposes
+    kind: str       # the FFT type
+    lengths: list   # the fft_length of the FFT of x
+    perm: list      # the permutation, applied after the FFT
 
-    Preconditions: p maps batch dims to batch dims and FFT dims to FFT dims (the
-    multi-dimensional transform is separable, so FFT dims may be permuted among
-    themselves with their lengths); for RFFT and IRFFT p keeps the last dim last.
-    """
+
+def plan_fft_of_transpose(op):
+    """The plan of ``fft_of_transpose`` for the fft ``op`` (pure), or why it does not fire."""
     t = producer(op.operands[0], TRANSPOSE)
     if t is None:
-        return NO_MATCH
+        return "the operand is not a transpose"
     perm, lengths, kind = ints(t, "permutation"), ints(op, "fft_length"), fft_type(op)
     rank, batch = len(perm), len(perm) - len(lengths)
-    if any((i < batch) != (p < batch) for i, p in enumerate(perm)) or perm == list(range(rank)):
-        return NO_MATCH
+    if any((i < batch) != (p < batch) for i, p in enumerate(perm)):
+        return "the permutation mixes batch and FFT dims"
+    if perm == list(range(rank)):
+        return "the permutation is the identity (noop_transpose's case)"
     if kind in ("RFFT", "IRFFT") and perm[-1] != rank - 1:
-        return NO_MATCH
+        return f"an {kind} whose permutation moves the last dim"
     new_lengths = [0] * len(lengths)
     for i in range(batch, rank):
         new_lengths[perm[i] - batch] = lengths[i - batch]
@@ -84,11 +115,34 @@ def fft_of_transpose(op, rewriter):
     elif kind == "IRFFT":
         shape[-1] = new_lengths[-1]
     if [shape[p] for p in perm] != list(shape_of(op.result)):
-        return NO_MATCH
+        return "the transposed FFT of x would not have the result's shape"
+    return _TransposedFFT(x, kind, new_lengths, perm)
+
+
+def fft_of_transpose(op, rewriter):
+    """fft(transpose(x, p), L) -> transpose(fft(x, L permuted by p), p)
+
+    Preconditions: p maps batch dims to batch dims and FFT dims to FFT dims (the
+    multi-dimensional transform is separable, so FFT dims may be permuted among
+    themselves with their lengths); for RFFT and IRFFT p keeps the last dim last.
+    """
+    plan = plan_fft_of_transpose(op)
+    if isinstance(plan, str):
+        return plan
     with rewriter.ip:
-        f = build(FFT, [x], fft_type=kind, fft_length=new_lengths, loc=op.location)
-        out = build(TRANSPOSE, [f], permutation=perm, loc=op.location)
+        f = build(FFT, [plan.x], fft_type=plan.kind, fft_length=plan.lengths, loc=op.location)
+        out = build(TRANSPOSE, [f], permutation=plan.perm, loc=op.location)
     rewriter.replace_op(op, [out])
+
+
+def plan_transpose_of_transpose(op):
+    """(x, the composed permutation) of ``transpose_of_transpose`` for the transpose ``op`` (pure), or
+    why it does not fire."""
+    inner = producer(op.operands[0], TRANSPOSE)
+    if inner is None:
+        return "the operand is not a transpose"
+    p1 = ints(inner, "permutation")
+    return inner.operands[0], [p1[i] for i in ints(op, "permutation")]
 
 
 def transpose_of_transpose(op, rewriter):
@@ -96,12 +150,10 @@ def transpose_of_transpose(op, rewriter):
 
     Preconditions: none beyond the producer being a transpose.
     """
-    inner = producer(op.operands[0], TRANSPOSE)
-    if inner is None:
-        return NO_MATCH
-    p1 = ints(inner, "permutation")
-    perm = [p1[i] for i in ints(op, "permutation")]
-    x = inner.operands[0]
+    plan = plan_transpose_of_transpose(op)
+    if isinstance(plan, str):
+        return plan
+    x, perm = plan
     if perm == list(range(len(perm))):
         rewriter.replace_op(op, [x])
         return None
@@ -110,15 +162,23 @@ def transpose_of_transpose(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+def plan_noop_transpose(op):
+    """x, which ``noop_transpose`` puts in place of the transpose ``op`` (pure), or why it does not fire."""
+    perm = ints(op, "permutation")
+    if perm != list(range(len(perm))):
+        return "the permutation is not the identity"
+    return op.operands[0]
+
+
 def noop_transpose(op, rewriter):
     """transpose(x, identity) -> x
 
     Preconditions: the permutation is [0, 1, ..., rank - 1].
     """
-    perm = ints(op, "permutation")
-    if perm != list(range(len(perm))):
-        return NO_MATCH
-    rewriter.replace_op(op, [op.operands[0]])
+    plan = plan_noop_transpose(op)
+    if isinstance(plan, str):
+        return plan
+    rewriter.replace_op(op, [plan])
 
 
 CANONICALIZE = {
@@ -132,22 +192,28 @@ CANONICALIZE = {
 
 # ---------------------------------------------------------------- inverse elimination (finite math)
 
-def _inverse_of(op, outer: str, inner: str, value):
-    """x when ``value`` is ``inner(x, L)``, op is ``outer(., L)`` and op's type is x's type."""
+def _inverse_of(op, inner: str, value, what: str = "operand"):
+    """x when ``value`` is ``inner(x, L)``, op's fft_length is L and op's type is x's type, else why
+    not (``what`` names ``value`` in the reason)."""
     f = producer(value, FFT)
-    if f is None or fft_type(f) != inner or ints(f, "fft_length") != ints(op, "fft_length"):
-        return None
+    if f is None or fft_type(f) != inner:
+        return f"the {what} is not an {inner}"
+    if ints(f, "fft_length") != ints(op, "fft_length"):
+        return "the fft_lengths differ"
     x = f.operands[0]
-    return x if x.type == op.result.type else None
+    return x if x.type == op.result.type else "the result type is not x's"
 
 
-def _eliminate(op, rewriter, outer: str, inner: str):
+def _plan_inverse(op, outer: str, inner: str):
+    """x, for an ``outer`` ``op`` of ``inner(x)`` with the same lengths, or why not."""
     if fft_type(op) != outer:
-        return NO_MATCH
-    x = _inverse_of(op, outer, inner, op.operands[0])
-    if x is None:
-        return NO_MATCH
-    rewriter.replace_op(op, [x])
+        return f"an {fft_type(op)}, not an {outer}"
+    return _inverse_of(op, inner, op.operands[0])
+
+
+def plan_irfft_of_rfft(op):
+    """x, which ``irfft_of_rfft`` puts in place of the fft ``op`` (pure), or why it does not fire."""
+    return _plan_inverse(op, "IRFFT", "RFFT")
 
 
 def irfft_of_rfft(op, rewriter):
@@ -157,7 +223,15 @@ def irfft_of_rfft(op, rewriter):
     enough: lengths 2k and 2k+1 give the same number of bins) and the result type is x's.
     Finite math only.
     """
-    return _eliminate(op, rewriter, "IRFFT", "RFFT")
+    plan = plan_irfft_of_rfft(op)
+    if isinstance(plan, str):
+        return plan
+    rewriter.replace_op(op, [plan])
+
+
+def plan_ifft_of_fft(op):
+    """x, which ``ifft_of_fft`` puts in place of the fft ``op`` (pure), or why it does not fire."""
+    return _plan_inverse(op, "IFFT", "FFT")
 
 
 def ifft_of_fft(op, rewriter):
@@ -165,7 +239,15 @@ def ifft_of_fft(op, rewriter):
 
     Preconditions: equal fft_lengths. Finite math only.
     """
-    return _eliminate(op, rewriter, "IFFT", "FFT")
+    plan = plan_ifft_of_fft(op)
+    if isinstance(plan, str):
+        return plan
+    rewriter.replace_op(op, [plan])
+
+
+def plan_fft_of_ifft(op):
+    """x, which ``fft_of_ifft`` puts in place of the fft ``op`` (pure), or why it does not fire."""
+    return _plan_inverse(op, "FFT", "IFFT")
 
 
 def fft_of_ifft(op, rewriter):
@@ -173,7 +255,10 @@ def fft_of_ifft(op, rewriter):
 
     Preconditions: equal fft_lengths. Finite math only.
     """
-    return _eliminate(op, rewriter, "FFT", "IFFT")
+    plan = plan_fft_of_ifft(op)
+    if isinstance(plan, str):
+        return plan
+    rewriter.replace_op(op, [plan])
 
 
 def _scalar_operand(value) -> bool:
@@ -270,26 +355,38 @@ def _is_zero(value) -> bool:
     return c is not None and c == 0
 
 
-def _eliminate_scaled(op, rewriter, outer: str, inner: str):
+def _plan_inverse_scaled(op, outer: str, inner: str):
+    """(x, a builder of each scale) for an ``outer`` ``op`` of ``inner(x) * s1 * s2 ...``, or why not."""
     if fft_type(op) != outer:
-        return NO_MATCH
+        return f"an {fft_type(op)}, not an {outer}"
     scales, rest = _peel_scales(op.operands[0])
     if not scales:
-        return NO_MATCH
-    x = _inverse_of(op, outer, inner, rest)
-    if x is None:
-        return NO_MATCH
+        return "the operand is not a product with a scalar"
+    x = _inverse_of(op, inner, rest, "value the scalars multiply")
+    if isinstance(x, str):
+        return x
     if outer == "IRFFT":
         builders = [_real_scale(s, x.type) for s in scales]
         if any(b is None for b in builders):
-            return NO_MATCH
+            return "a scale is not known to be real"
     else:
         builders = [lambda loc, s=s: s for s in scales]
+    return x, builders
+
+
+def _scale(op, rewriter, plan):
+    """Replaces ``op`` by x times each scale of ``plan``, a plan of ``_plan_inverse_scaled``."""
+    x, builders = plan
     with rewriter.ip:
         out = x
         for scale in builders:
             out = build("stablehlo.multiply", [out, scale(op.location)], loc=op.location)
     rewriter.replace_op(op, [out])
+
+
+def plan_irfft_of_scaled_rfft(op):
+    """(x, a builder of each scale) of ``irfft_of_scaled_rfft`` for the fft ``op`` (pure), or why it does not fire."""
+    return _plan_inverse_scaled(op, "IRFFT", "RFFT")
 
 
 def irfft_of_scaled_rfft(op, rewriter):
@@ -299,7 +396,15 @@ def irfft_of_scaled_rfft(op, rewriter):
     scalar: a splat constant or a broadcast of one element, and real: a constant with
     imaginary part 0, a convert from a real type, or complex(re, 0). Finite math only.
     """
-    return _eliminate_scaled(op, rewriter, "IRFFT", "RFFT")
+    plan = plan_irfft_of_scaled_rfft(op)
+    if isinstance(plan, str):
+        return plan
+    _scale(op, rewriter, plan)
+
+
+def plan_ifft_of_scaled_fft(op):
+    """(x, a builder of each scale) of ``ifft_of_scaled_fft`` for the fft ``op`` (pure), or why it does not fire."""
+    return _plan_inverse_scaled(op, "IFFT", "FFT")
 
 
 def ifft_of_scaled_fft(op, rewriter):
@@ -308,7 +413,15 @@ def ifft_of_scaled_fft(op, rewriter):
     Preconditions: as ifft_of_fft; every s is a splat constant or a broadcast of one
     (complex) element. Finite math only.
     """
-    return _eliminate_scaled(op, rewriter, "IFFT", "FFT")
+    plan = plan_ifft_of_scaled_fft(op)
+    if isinstance(plan, str):
+        return plan
+    _scale(op, rewriter, plan)
+
+
+def plan_fft_of_scaled_ifft(op):
+    """(x, a builder of each scale) of ``fft_of_scaled_ifft`` for the fft ``op`` (pure), or why it does not fire."""
+    return _plan_inverse_scaled(op, "FFT", "IFFT")
 
 
 def fft_of_scaled_ifft(op, rewriter):
@@ -317,7 +430,10 @@ def fft_of_scaled_ifft(op, rewriter):
     Preconditions: as fft_of_ifft; every s is a splat constant or a broadcast of one
     (complex) element. Finite math only.
     """
-    return _eliminate_scaled(op, rewriter, "FFT", "IFFT")
+    plan = plan_fft_of_scaled_ifft(op)
+    if isinstance(plan, str):
+        return plan
+    _scale(op, rewriter, plan)
 
 
 INVERSE = {

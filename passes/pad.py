@@ -12,8 +12,8 @@ import numpy as np
 from hloforge.frontend.context import ir
 from hloforge.frontend.registry import OPS, names
 from hloforge.passes._ir import (
-    MAX_FOLD, NO_MATCH, broadcast_scalar, build, constant, constant_value, dtype_of, element_type, evaluate,
-    finite_math, has_one_use, ints, needs_operand, params_of, producer, rebuild, shape_of, splat_value)
+    MAX_FOLD, broadcast_scalar, build, constant, constant_value, dtype_of, element_type, evaluate,
+    finite_math, has_one_use, ints, needs_operand, params_of, producer, rebuild, shape_of, slice_params, splat_value)
 
 PAD, SLICE = "stablehlo.pad", "stablehlo.slice"
 
@@ -86,15 +86,28 @@ def same_value(a, b) -> bool:
     return ca is not None and cb is not None and ca.dtype == cb.dtype and ca.tobytes() == cb.tobytes()
 
 
+def plan_noop_pad(op):
+    """The operand for ``noop_pad`` at the pad ``op`` (pure), or why it does not fire."""
+    low, high, interior = paddings(op)
+    if any(low) or any(high) or any(interior):
+        return "the pad pads"
+    return op.operands[0]
+
+
 def noop_pad(op, rewriter):
     """pad(x, v, low=0, high=0, interior=0) -> x
 
     Preconditions: every edge and interior padding is 0.
     """
-    low, high, interior = paddings(op)
-    if any(low) or any(high) or any(interior):
-        return NO_MATCH
-    rewriter.replace_op(op, [op.operands[0]])
+    x = plan_noop_pad(op)
+    if isinstance(x, str):
+        return x
+    rewriter.replace_op(op, [x])
+
+
+def plan_pad_of_empty(op):
+    """The padding value for ``pad_of_empty`` at the pad ``op`` (pure), or why it does not fire."""
+    return op.operands[1] if 0 in shape_of(op.operands[0]) else "x has elements"
 
 
 def pad_of_empty(op, rewriter):
@@ -102,11 +115,28 @@ def pad_of_empty(op, rewriter):
 
     Preconditions: x has no elements, so every result element is the padding value.
     """
-    if 0 not in shape_of(op.operands[0]):
-        return NO_MATCH
+    v = plan_pad_of_empty(op)
+    if isinstance(v, str):
+        return v
     with rewriter.ip:
-        out = broadcast_scalar(op.operands[1], shape_of(op.result), op.location)
+        out = broadcast_scalar(v, shape_of(op.result), op.location)
     rewriter.replace_op(op, [out])
+
+
+class _Value(NamedTuple):
+    value: object  # (a tuple, so that a zero is a plan and not a falsy "no")
+
+
+def plan_pad_of_splat(op):
+    """The splat value (a numpy scalar) for ``pad_of_splat`` at the pad ``op`` (pure), or why it does
+    not fire."""
+    c = splat_value(op.operands[0])
+    if c is None:
+        return "the operand is not a splat constant"
+    v = scalar_constant(op.operands[1])
+    if v is None or v.tobytes() != c.tobytes():
+        return "the padding value is not a constant with the splat's bits"
+    return _Value(c)
 
 
 def pad_of_splat(op, rewriter):
@@ -115,15 +145,26 @@ def pad_of_splat(op, rewriter):
     Preconditions: the operand is a splat constant whose value has the same bits as the
     constant padding value.
     """
-    c = splat_value(op.operands[0])
-    if c is None:
-        return NO_MATCH
-    v = scalar_constant(op.operands[1])
-    if v is None or v.tobytes() != c.tobytes():
-        return NO_MATCH
+    plan = plan_pad_of_splat(op)
+    if isinstance(plan, str):
+        return plan
     with rewriter.ip:
-        out = constant(c, op.result.type, op.location)
+        out = constant(plan.value, op.result.type, op.location)
     rewriter.replace_op(op, [out])
+
+
+def plan_pad_of_constant(op):
+    """The folded value (a numpy array) for ``pad_of_constant`` at the pad ``op`` (pure), or why it
+    does not fire."""
+    x = op.operands[0]
+    if producer(x, "stablehlo.constant") is None:
+        return "the operand is not a constant"
+    if np.prod(shape_of(op.result)) > MAX_FOLD:
+        return f"the result has more than {MAX_FOLD} elements"
+    c, v = constant_value(x), scalar_constant(op.operands[1])
+    if c is None or v is None:
+        return "the operand or the padding value is not a readable constant"
+    return _Value(evaluate(PAD, np.asarray(c), v, **dict(zip(("low", "high", "interior"), paddings(op)))))
 
 
 def pad_of_constant(op, rewriter):
@@ -131,16 +172,29 @@ def pad_of_constant(op, rewriter):
 
     Preconditions: c and v are constants and the result has at most 1024 elements.
     """
-    x = op.operands[0]
-    if producer(x, "stablehlo.constant") is None or np.prod(shape_of(op.result)) > MAX_FOLD:
-        return NO_MATCH
-    c, v = constant_value(x), scalar_constant(op.operands[1])
-    if c is None or v is None:
-        return NO_MATCH
+    plan = plan_pad_of_constant(op)
+    if isinstance(plan, str):
+        return plan
     with rewriter.ip:
-        out = constant(evaluate(PAD, np.asarray(c), v, **dict(zip(("low", "high", "interior"), paddings(op)))),
-                       op.result.type, op.location)
+        out = constant(plan.value, op.result.type, op.location)
     rewriter.replace_op(op, [out])
+
+
+def plan_pad_of_pad(op):
+    """(the inner pad, low, high) for ``pad_of_pad`` at the outer pad ``op`` (pure), or why it does
+    not fire."""
+    inner = producer(op.operands[0], PAD)
+    if inner is None:
+        return "the operand is not a pad"
+    l2, h2, i2 = paddings(op)
+    l1, h1, i1 = paddings(inner)
+    if any(i1) or any(i2):
+        return "a pad has interior padding"
+    if any(a < 0 < b for a, b in zip(l1 + h1, l2 + h2)):
+        return "the inner pad crops a side the outer pads"
+    if not same_value(inner.operands[1], op.operands[1]):
+        return "the pads pad with different values"
+    return inner, [a + b for a, b in zip(l1, l2)], [a + b for a, b in zip(h1, h2)]
 
 
 def pad_of_pad(op, rewriter):
@@ -151,19 +205,38 @@ def pad_of_pad(op, rewriter):
     >= 0 or the outer one <= 0 (an inner crop followed by an outer pad would bring back
     padding where x's cropped elements were).
     """
-    inner = producer(op.operands[0], PAD)
-    if inner is None:
-        return NO_MATCH
-    l2, h2, i2 = paddings(op)
-    l1, h1, i1 = paddings(inner)
-    if any(i1) or any(i2) or any(a < 0 < b for a, b in zip(l1 + h1, l2 + h2)):
-        return NO_MATCH
-    if not same_value(inner.operands[1], op.operands[1]):
-        return NO_MATCH
-    low, high = [a + b for a, b in zip(l1, l2)], [a + b for a, b in zip(h1, h2)]
+    plan = plan_pad_of_pad(op)
+    if isinstance(plan, str):
+        return plan
+    inner, low, high = plan
     with rewriter.ip:
-        out = build(PAD, [inner.operands[0], op.operands[1]], low=low, high=high, interior=i2, loc=op.location)
+        out = build(PAD, [inner.operands[0], op.operands[1]], low=low, high=high, interior=[0] * len(low),
+                    loc=op.location)
     rewriter.replace_op(op, [out])
+
+
+class _Crop(NamedTuple):
+    start: list     # x's slice
+    limit: list
+    low: list       # the padding left around it
+    high: list
+    empty: bool     # no element of x is left: the result is a broadcast of v
+
+
+def plan_negative_pad(op):
+    """The plan of ``negative_pad`` for the pad ``op`` (pure), or why it does not fire."""
+    low, high, interior = paddings(op)
+    if all(p >= 0 for p in low + high):
+        return "no edge padding is negative"
+    if any(it and (lo < 0 or hi < 0) for lo, hi, it in zip(low, high, interior)):
+        return "a dimension that crops has interior padding"
+    shape, result = shape_of(op.operands[0]), shape_of(op.result)
+    start = [min(max(-lo, 0), n) for lo, n in zip(low, shape)]
+    limit = [max(a, min(n + hi, n)) if not it else n for a, n, hi, it in zip(start, shape, high, interior)]
+    kept = [b - a + max(b - a - 1, 0) * it for a, b, it in zip(start, limit, interior)]
+    new_low = [min(max(lo, 0), r) for lo, r in zip(low, result)]
+    new_high = [r - lo - k for r, lo, k in zip(result, new_low, kept)]
+    return _Crop(start, limit, new_low, new_high, any(a == b for a, b in zip(start, limit)))
 
 
 def negative_pad(op, rewriter):
@@ -176,26 +249,39 @@ def negative_pad(op, rewriter):
     left of the result, so the slice never starts past its limit; when no element of x is
     left on some dimension the result is a broadcast of v.
     """
-    low, high, interior = paddings(op)
-    if all(p >= 0 for p in low + high):
-        return NO_MATCH
-    if any(it and (lo < 0 or hi < 0) for lo, hi, it in zip(low, high, interior)):
-        return NO_MATCH
-    x = op.operands[0]
-    shape, result = shape_of(x), shape_of(op.result)
-    start = [min(max(-lo, 0), n) for lo, n in zip(low, shape)]
-    limit = [max(a, min(n + hi, n)) if not it else n for a, n, hi, it in zip(start, shape, high, interior)]
-    kept = [b - a + max(b - a - 1, 0) * it for a, b, it in zip(start, limit, interior)]
-    new_low = [min(max(lo, 0), r) for lo, r in zip(low, result)]
-    new_high = [r - lo - k for r, lo, k in zip(result, new_low, kept)]
+    plan = plan_negative_pad(op)
+    if isinstance(plan, str):
+        return plan
+    interior = paddings(op)[2]
     with rewriter.ip:
-        if any(a == b for a, b in zip(start, limit)):
+        if plan.empty:
             out = broadcast_scalar(op.operands[1], shape_of(op.result), op.location)
         else:
-            out = build(SLICE, [x], start_indices=start, limit_indices=limit, strides=[1] * len(shape), loc=op.location)
-            if any(new_low) or any(new_high) or any(interior):
-                out = build(PAD, [out, op.operands[1]], low=new_low, high=new_high, interior=interior, loc=op.location)
+            out = build(SLICE, [op.operands[0]], start_indices=plan.start, limit_indices=plan.limit,
+                        strides=[1] * len(plan.start), loc=op.location)
+            if any(plan.low) or any(plan.high) or any(interior):
+                out = build(PAD, [out, op.operands[1]], low=plan.low, high=plan.high, interior=interior,
+                            loc=op.location)
     rewriter.replace_op(op, [out])
+
+
+def plan_slice_of_pad(op):
+    """(the pad, x's slice start and limit, the padding left, whether the slice is all padding) for
+    ``slice_of_pad`` at the slice ``op`` (pure), or why it does not fire."""
+    pad = producer(op.operands[0], PAD)
+    if pad is None:
+        return "the operand is not a pad"
+    low, high, interior = paddings(pad)
+    if any(interior):
+        return "the pad has interior padding (slice_of_interior_pad's case)"
+    x = pad.operands[0]
+    plan = _slice_through_pad(shape_of(x), low, high, *slice_params(op))
+    if plan is None:
+        return "the slice has a stride on a padded dimension"
+    xs, xe, new_low, new_high, empty = plan
+    if not empty and (any(new_low) or any(new_high)) and not has_one_use(pad.result):
+        return "the pad has other users and padding would be left"  # (a second, smaller pad would add an op)
+    return pad, xs, xe, new_low, new_high, empty
 
 
 @needs_operand(PAD)
@@ -206,20 +292,11 @@ def slice_of_pad(op, rewriter):
     dimension; when the result still needs padding, the pad has no other user. When the slice
     lies wholly in the padding the result is a broadcast of v.
     """
-    pad = producer(op.operands[0], PAD)
-    if pad is None:
-        return NO_MATCH
-    low, high, interior = paddings(pad)
-    if any(interior):
-        return NO_MATCH
-    start, limit, strides = ints(op, "start_indices"), ints(op, "limit_indices"), ints(op, "strides")
-    x = pad.operands[0]
-    plan = _slice_through_pad(shape_of(x), low, high, start, limit, strides)
-    if plan is None:
-        return NO_MATCH
-    xs, xe, new_low, new_high, empty = plan
-    if not empty and (any(new_low) or any(new_high)) and not has_one_use(pad.result):
-        return NO_MATCH  # (the pad stays for its other users: a second, smaller pad would add an op)
+    plan = plan_slice_of_pad(op)
+    if isinstance(plan, str):
+        return plan
+    pad, xs, xe, new_low, new_high, empty = plan
+    x, strides = pad.operands[0], ints(op, "strides")
     with rewriter.ip:
         if empty:
             out = broadcast_scalar(pad.operands[1], shape_of(op.result), op.location)
@@ -251,6 +328,18 @@ def _slice_through_pad(shape, low, high, start, limit, strides):
     return xs, xe, new_low, new_high, empty
 
 
+def plan_unary_of_pad(op):
+    """The pad of ``unary_of_pad`` for the unary ``op`` (pure), or why it does not fire."""
+    pad = producer(op.operands[0], PAD)
+    if pad is None:
+        return "the operand is not a pad"
+    if not has_one_use(pad.result):
+        return "the pad has other users (unary_of_shared_pad's case)"
+    if not unary_keeps_bits(op, pad.operands[1]):
+        return "without finite math, f(v) is not a constant the registry evaluates"
+    return pad
+
+
 @needs_operand(PAD)
 def unary_of_pad(op, rewriter):
     """f(pad(x, v, low, high, interior)) -> pad(f(x), f(v), low, high, interior)
@@ -260,12 +349,10 @@ def unary_of_pad(op, rewriter):
     its kernels, and now folds f(v) or runs it on one element: for library functions such as
     tanh or exp that can round differently, so under finite math only.)
     """
-    pad = producer(op.operands[0], PAD)
-    if pad is None or not has_one_use(pad.result):
-        return NO_MATCH
+    pad = plan_unary_of_pad(op)
+    if isinstance(pad, str):
+        return pad
     x, v = pad.operands
-    if not unary_keeps_bits(op, v):
-        return NO_MATCH
     with rewriter.ip:
         out = rebuild(pad, [rebuild(op, [x]), rebuild(op, [v])])
     rewriter.replace_op(op, [out])

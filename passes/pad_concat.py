@@ -15,7 +15,7 @@ import numpy as np
 from hloforge.frontend.context import ir
 from hloforge.passes._ir import (
     NO_MATCH, broadcast_scalar, build, constant, dtype_of, element_type, has_one_use, ints, params_of,
-    producer, shape_of, tensor)
+    producer, shape_of, slice_params, tensor)
 from hloforge.passes.pad import PAD, SLICE, paddings, same_value, scalar_constant, single_use_pad, splat_of
 
 CONCATENATE = "stablehlo.concatenate"
@@ -186,7 +186,7 @@ def concatenate_of_pads(op, rewriter):
 
 
 def _whole_but(s, d) -> bool:
-    start, limit, strides = ints(s, "start_indices"), ints(s, "limit_indices"), ints(s, "strides")
+    start, limit, strides = slice_params(s)
     n = shape_of(s.operands[0])
     return strides[d] == 1 and all(start[i] == 0 and limit[i] == n[i] and strides[i] == 1
                                    for i in range(len(n)) if i != d)

@@ -21,7 +21,7 @@ from hloforge.frontend.context import stablehlo
 from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
     broadcast_scalar, build, constant, dtype_of, element_type, finite_math, has_one_use, ints,
-    needs_operand, producer, rebuild, shape_of, tensor)
+    needs_operand, producer, rebuild, shape_of, slice_params, tensor)
 from hloforge.passes import pad_arith, pad_select, pad_slices, pad_tensor, pad_window
 from hloforge.passes.pad import (
     PAD, SLICE, is_float, is_zero_scalar, paddings, same_value, single_use_pad, support_of, unary_keeps_bits)
@@ -405,7 +405,7 @@ def plan_slice_of_interior_pad(op):
         return "the pad has no interior padding (slice_of_pad's case)"
     if any(p < 0 for p in low + high):
         return "the pad crops"
-    start, limit, strides = _slice_params(op)
+    start, limit, strides = slice_params(op)
     n, full = shape_of(pad.operands[0]), shape_of(pad.result)
     core = [k + max(k - 1, 0) * it for k, it in zip(n, interior)]
     if any(st != 1 for st in strides):
@@ -470,10 +470,6 @@ def pad_of_interior_pad(op, rewriter):
 # ---------------------------------------------------------------- slices up, pads down
 
 
-def _slice_params(op) -> tuple:
-    return tuple(ints(op, "start_indices")), tuple(ints(op, "limit_indices")), tuple(ints(op, "strides"))
-
-
 def plan_slice_of_elementwise(op):
     """The slices of ``op``'s result grouped by their parameters, for ``slice_of_elementwise`` at
     the elementwise ``op`` (pure), or why it does not fire."""
@@ -485,7 +481,7 @@ def plan_slice_of_elementwise(op):
         return "an operand is a scalar (a select predicate or clamp bound)"
     groups: dict = {}
     for u in users:
-        groups.setdefault(_slice_params(u), []).append(u)
+        groups.setdefault(tuple(map(tuple, slice_params(u))), []).append(u)
     sizes = [math.prod(shape_of(g[0].result)) for g in groups.values()]
     if max(sizes) >= math.prod(shape) or sum(sizes) > math.prod(shape):
         return "the slices keep the whole result, or overlap"
@@ -518,7 +514,7 @@ def plan_slice_of_slice(op):
     inner = producer(op.operands[0], "stablehlo.slice")
     if inner is None:
         return "the operand is not a slice"
-    (start1, _, strides1), (start2, _, strides2) = _slice_params(inner), _slice_params(op)
+    (start1, _, strides1), (start2, _, strides2) = slice_params(inner), slice_params(op)
     sizes = shape_of(op.result)
     # (an empty dim slices 0:0: the composed start may lie past the operand's end there)
     start = [a + b * s if n else 0 for a, b, s, n in zip(start1, start2, strides1, sizes)]

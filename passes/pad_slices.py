@@ -6,21 +6,17 @@ Exact: values are only moved.
 """
 from __future__ import annotations
 
-from hloforge.passes._ir import build, has_one_use, ints, params_of, producer, shape_of
+from hloforge.passes._ir import build, has_one_use, params_of, producer, shape_of, slice_params
 from hloforge.passes.pad import PAD, SLICE, paddings, same_value, single_use_pad
 
 CONCATENATE = "stablehlo.concatenate"
-
-
-def _slice_params(op):
-    return ints(op, "start_indices"), ints(op, "limit_indices"), ints(op, "strides")
 
 
 def _extends(prev, nxt, d) -> bool:
     """Whether slice ``nxt`` continues slice ``prev`` along d (same source and other dims, same stride)."""
     if prev.operands[0] != nxt.operands[0]:
         return False
-    (s1, l1, t1), (s2, l2, t2) = _slice_params(prev), _slice_params(nxt)
+    (s1, l1, t1), (s2, l2, t2) = slice_params(prev), slice_params(nxt)
     for i in range(len(s1)):
         if i != d and (s1[i], l1[i], t1[i]) != (s2[i], l2[i], t2[i]):
             return False
@@ -61,7 +57,7 @@ def concatenate_of_adjacent_slices(op, rewriter):
     with rewriter.ip:
         for i, j in reversed(plan):
             first = producer(values[i], SLICE)
-            start, limit, strides = _slice_params(first)
+            start, limit, strides = slice_params(first)
             count = sum(shape_of(v)[d] for v in values[i:j])
             limit[d] = start[d] + (count - 1) * strides[d] + 1
             x = first.operands[0]
@@ -137,7 +133,7 @@ def plan_slice_of_concatenate(op):
     if concat is None:
         return "the operand is not a concatenate"
     d = params_of(concat)["dimension"]
-    start, limit, strides = _slice_params(op)
+    start, limit, strides = slice_params(op)
     if strides[d] != 1:
         return "stride along the concatenate's dim"
     if limit[d] <= start[d]:
@@ -171,7 +167,7 @@ def slice_of_concatenate(op, rewriter):
         return plan
     d, pieces = plan
     concat = producer(op.operands[0], CONCATENATE)
-    start, limit, strides = _slice_params(op)
+    start, limit, strides = slice_params(op)
     loc = op.location
     with rewriter.ip:
         parts = []

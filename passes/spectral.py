@@ -21,7 +21,7 @@ import math
 from typing import NamedTuple
 
 from hloforge.frontend.context import stablehlo
-from hloforge.passes._ir import build, cost_model, dtype_of, ints, shape_of
+from hloforge.passes._ir import build, cost_model, dtype_of, shape_of, slice_params
 from hloforge.passes.fft import fft_type
 from hloforge.passes.spectral_dft import (
     MAX_MATRIX, Chain, fft_axes, flops, forward_matrix, inverse_matrix, mark_partial_dfts)
@@ -40,7 +40,7 @@ def _kept_by_slices(op, axes):
         return None
     kept = {a: set() for a in axes}
     for u in users:
-        start, limit, strides = ints(u, "start_indices"), ints(u, "limit_indices"), ints(u, "strides")
+        start, limit, strides = slice_params(u)
         for a in axes:
             kept[a].update(range(start[a], limit[a], strides[a]))
     return {a: sorted(kept[a]) for a in axes}, users
@@ -48,7 +48,7 @@ def _kept_by_slices(op, axes):
 
 def _remapped_slice(u, axes, kept):
     """(start, limit, strides) of user slice ``u`` on the compact spectrum, or None."""
-    start, limit, strides = ints(u, "start_indices"), ints(u, "limit_indices"), ints(u, "strides")
+    start, limit, strides = slice_params(u)
     for a in axes:
         where = [kept[a].index(i) for i in range(start[a], limit[a], strides[a])]
         if not where:
