@@ -12,13 +12,14 @@ result; the scale patterns below reassociate floats only under finite math. The 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from hloforge.frontend.context import ir
 from hloforge.frontend.registry import OPS, names
 from hloforge.passes._ir import (
-    MAX_FOLD, NO_MATCH, build, constant, constant_value, evaluate, finite_math, needs_operand, params_of,
+    MAX_FOLD, build, constant, constant_value, evaluate, finite_math, needs_operand, params_of,
     producer, shape_of, splat_value)
 
 CONSTANT = "stablehlo.constant"
@@ -35,21 +36,37 @@ def _all_constant(op) -> bool:
     return True
 
 
+class _Folded(NamedTuple):
+    values: list  # (array, splat) per result
+
+
+def plan_fold(op):
+    """The plan of ``_fold`` (every folding pattern's rewrite) for ``op`` (pure), or why it does not fire."""
+    if not _all_constant(op):
+        return "not every operand is a constant"
+    operands = [_constant_operand(v) for v in op.operands]
+    if any(o is None for o in operands):
+        return f"a constant operand is not read (it is empty, or not a splat and over {READ_LIMIT} elements)"
+    values = _evaluation(op, operands)
+    if isinstance(values, str):
+        return values
+    if not _users_fold(op, values, USER_DEPTH):
+        return "a user left with constant operands only would not fold too"
+    return _Folded(values)
+
+
 def _fold(op, rewriter):
     """Replace ``op`` (whose operands are constants) by constants of its registry evaluation.
 
     All-splat operands of an elementwise op are evaluated as 0-d arrays and give a splat of any
     size; a data-movement op of a splat is that splat. Otherwise the result has at most 1024
-    elements. Declines (returns NO_MATCH) where evaluate does, and where a user would be left
+    elements. Declines (returns why) where evaluate does, and where a user would be left
     with constant operands only without folding too (``_users_fold``)."""
-    if not _all_constant(op):
-        return NO_MATCH
-    operands = [_constant_operand(v) for v in op.operands]
-    values = None if any(o is None for o in operands) else _evaluation(op, operands)
-    if values is None or not _users_fold(op, values, USER_DEPTH):
-        return NO_MATCH
+    plan = plan_fold(op)
+    if isinstance(plan, str):
+        return plan
     with rewriter.ip:
-        outs = [constant(v, r.type, op.location) for (v, _), r in zip(values, op.results)]
+        outs = [constant(v, r.type, op.location) for (v, _), r in zip(plan.values, op.results)]
     rewriter.replace_op(op, outs)
     return None
 
@@ -65,10 +82,10 @@ def _constant_operand(value):
 
 def _evaluation(op, operands):
     """``op``'s registry evaluation on ``operands`` [(array, splat)]: [(array, splat)] per result,
-    or None where evaluate declines (or the result would be a non-splat of over 1024 elements)."""
+    or why not (a string) where evaluate declines or the result would be a non-splat of over 1024 elements."""
     info = OPS[op.name]
     if info.evaluate is None:
-        return None
+        return "the registry does not evaluate it"
     params = params_of(op)
     splats = [a for a, splat in operands if splat]
     if len(splats) == len(operands) and ("elementwise" in info.traits or _same_splats(info, splats)):
@@ -76,11 +93,11 @@ def _evaluation(op, operands):
         splat = True
     else:
         if any(math.prod(shape_of(r)) > MAX_FOLD for r in op.results):
-            return None
+            return f"the result is not a splat and has over {MAX_FOLD} elements"
         arrays = [np.broadcast_to(a, shape_of(v)) if splat else a for (a, splat), v in zip(operands, op.operands)]
         values, splat = info.evaluate(*arrays, **params), False
     if values is None:
-        return None
+        return "the registry's evaluate declines these values (it would not give XLA's bits)"
     return [(np.asarray(v), splat) for v in (values if isinstance(values, (list, tuple)) else [values])]
 
 
@@ -116,7 +133,7 @@ def _users_fold(op, values, depth: int) -> bool:
                 operands.append(found)
             else:
                 folded = _evaluation(user, operands)
-                if folded is None or (depth and not _users_fold(user, folded, depth - 1)):
+                if isinstance(folded, str) or (depth and not _users_fold(user, folded, depth - 1)):
                     return False
     return True
 
@@ -131,6 +148,7 @@ def _folding(name: str, summary: str, preconditions: str):
         return _fold(op, rewriter)
     pattern.__name__ = pattern.__qualname__ = name
     pattern.__doc__ = f"{summary}\n\n    Preconditions: {preconditions}\n    "
+    pattern.plan = plan_fold  # (the match half, for tools that look for one by pattern)
     return needs_operand(CONSTANT)(pattern)
 
 
@@ -208,6 +226,11 @@ _TAKES_ANY_CONSTANT = frozenset({"func.return", "func.call", "stablehlo.optimiza
 _NOT_BESIDE_VALUES = frozenset({"stablehlo.custom_call", *names("control_flow")})
 
 
+def plan_call_boundary_of_constant(op):
+    """The plan of ``call_boundary_of_constant`` for the call ``op`` (pure), or why it does not fire."""
+    return _boundary_group(op)
+
+
 @needs_operand(CONSTANT)
 def call_boundary_of_constant(op, rewriter):
     """call @identity(c) -> c  (the call boundaries inline puts where a constant crosses a call)
@@ -221,9 +244,9 @@ def call_boundary_of_constant(op, rewriter):
     Boundaries of constants that meet in one op go together or not at all. Their identity
     functions go too.
     """
-    group = _boundary_group(op)
-    if group is None:
-        return NO_MATCH
+    group = plan_call_boundary_of_constant(op)
+    if isinstance(group, str):
+        return group
     for boundary in group:
         identity = _function(boundary, ir.FlatSymbolRefAttr(boundary.attributes["callee"]).value)
         rewriter.replace_op(boundary, [boundary.operands[0]])
@@ -239,7 +262,10 @@ def drop_boundaries(calls) -> None:
     for call, name in calls:
         if name in dropped:
             continue
-        for boundary in _boundary_group(call) or ():
+        group = _boundary_group(call)
+        if isinstance(group, str):
+            continue
+        for boundary in group:
             callee = ir.FlatSymbolRefAttr(boundary.attributes["callee"]).value
             dropped.add(callee)
             identity = _function(boundary, callee)
@@ -272,13 +298,13 @@ def _function(op, name: str):
 
 
 def _boundary_group(first):
-    """The call boundaries of constants to drop with ``first``, or None: XLA computes the same bits
+    """The call boundaries of constants to drop with ``first``, or why not: XLA computes the same bits
     once their results are literals (the preconditions of call_boundary_of_constant). Values flow
     from the boundaries through every op whose operands become known; an op left waiting for an
     operand computed from other boundaries of constants takes those into the group."""
     value = _boundary_of_constant(first)
     if value is None:
-        return None
+        return "not a call boundary (hloforge.call_boundary) of a readable constant"
     group, known, work, waiting, budget = [], {}, [], {}, [FOLLOW_LIMIT]
 
     def join(boundary, value):
@@ -295,11 +321,16 @@ def _boundary_group(first):
                     continue
                 budget[0] -= 1
                 info = OPS.get(user.name)
-                if budget[0] < 0 or info is None or "non_tensor" in info.traits or not len(user.results):
-                    return None
+                if budget[0] < 0:
+                    return f"the constants reach more than {FOLLOW_LIMIT} ops"
+                if info is None:
+                    return f"the constants reach {user.name}, which the registry does not know"
+                if "non_tensor" in info.traits or not len(user.results):
+                    return f"the constants reach {user.name}, which has no tensor results"
                 outcome = _flow(user, known, work)
                 if outcome is False:
-                    return None
+                    return (f"XLA could fold {user.name} differently: evaluate declines it or cannot read a "
+                            "constant operand")
                 if outcome is None:
                     waiting[user.operation] = user
         for key, user in list(waiting.items()):
@@ -317,10 +348,11 @@ def _boundary_group(first):
         if all(r in known for r in user.results):
             continue
         if user.name in _NOT_BESIDE_VALUES:
-            return None
+            return f"the constants reach {user.name} beside a computed operand (XLA may fold it later)"
         if not any(_computed_at_run_time(v, budget) for v in user.operands if _known_or_constant(v, known) is None):
-            return None  # (computed from constants: XLA folds it, and evaluate declined or cannot tell)
-    return group
+            return (f"XLA folds {user.name}, computed from constants only, where evaluate declines or cannot "
+                    "tell its bits")
+    return tuple(group)
 
 
 def _flow(user, known, work):
@@ -334,7 +366,7 @@ def _flow(user, known, work):
     if any(o is None for o in operands):
         return None
     folded = _evaluation(user, operands)
-    if folded is None:
+    if isinstance(folded, str):
         return False
     for result, v in zip(user.results, folded):
         known[result] = v
@@ -400,6 +432,22 @@ def _computed_at_run_time(value, budget) -> bool:
     return False
 
 
+def plan_multiply_by_one(op):
+    """The plan of ``multiply_by_one`` for the multiply ``op`` (pure), or why it does not fire."""
+    complex_one = False
+    for i in (0, 1):
+        c = splat_value(op.operands[i])
+        if c is None or not c == 1:
+            continue
+        if c.dtype.kind == "c" and not finite_math():
+            complex_one = True
+            continue
+        return op.operands[1 - i]
+    if complex_one:
+        return "a complex x * 1 without finite math (x * (1+0j) turns an infinite part into NaN)"
+    return "neither operand is a splat constant 1"
+
+
 @needs_operand(CONSTANT)
 def multiply_by_one(op, rewriter):
     """x * 1 -> x  (and 1 * x -> x)
@@ -407,12 +455,47 @@ def multiply_by_one(op, rewriter):
     Preconditions: the other operand is a splat constant 1; for complex x only under
     finite math (x * (1+0j) turns an infinite part into NaN).
     """
+    x = plan_multiply_by_one(op)
+    if isinstance(x, str):
+        return x
+    rewriter.replace_op(op, [x])
+    return None
+
+
+class _Scaled(NamedTuple):
+    x: object          # the inner multiply's other operand
+    scale: np.ndarray  # s1 * s2, 0-d
+
+
+_SCALE_REASONS = (
+    "no operand is a splat constant beside a multiply",
+    "the inner multiply has no splat constant operand",
+    "a float or complex scale without finite math (reassociating changes rounding and overflow)",
+    "the registry does not evaluate s1 * s2")
+
+
+def plan_multiply_of_multiply(op):
+    """The plan of ``multiply_of_multiply`` for the multiply ``op`` (pure), or why it does not fire."""
+    reached = 0
     for i in (0, 1):
-        c = splat_value(op.operands[i])
-        if c is not None and c == 1 and (c.dtype.kind != "c" or finite_math()):
-            rewriter.replace_op(op, [op.operands[1 - i]])
-            return None
-    return NO_MATCH
+        inner = producer(op.operands[1 - i], "stablehlo.multiply")
+        s2 = splat_value(op.operands[i]) if inner is not None else None
+        if s2 is None:
+            continue
+        reached = max(reached, 1)
+        for j in (0, 1):
+            s1 = splat_value(inner.operands[j])
+            if s1 is None:
+                continue
+            if s1.dtype.kind in "fcV" and not finite_math():
+                reached = max(reached, 2)
+                continue
+            scale = evaluate("stablehlo.multiply", s1, s2)
+            if scale is None:
+                reached = max(reached, 3)
+                continue
+            return _Scaled(inner.operands[1 - j], scale)
+    return _SCALE_REASONS[reached]
 
 
 @needs_operand(CONSTANT)
@@ -423,24 +506,14 @@ def multiply_of_multiply(op, rewriter):
     complex only under finite math (reassociation changes rounding, and x * s1 may overflow where
     x * (s1 * s2) does not).
     """
-    for i in (0, 1):
-        inner = producer(op.operands[1 - i], "stablehlo.multiply")
-        s2 = splat_value(op.operands[i]) if inner is not None else None
-        if s2 is None:
-            continue
-        for j in (0, 1):
-            s1 = splat_value(inner.operands[j])
-            if s1 is None or (s1.dtype.kind in "fcV" and not finite_math()):
-                continue
-            scale = evaluate("stablehlo.multiply", s1, s2)
-            if scale is None:
-                continue
-            with rewriter.ip:
-                c = constant(scale, op.result.type, op.location)
-                out = build("stablehlo.multiply", [inner.operands[1 - j], c], loc=op.location)
-            rewriter.replace_op(op, [out])
-            return None
-    return NO_MATCH
+    plan = plan_multiply_of_multiply(op)
+    if isinstance(plan, str):
+        return plan
+    with rewriter.ip:
+        c = constant(plan.scale, op.result.type, op.location)
+        out = build("stablehlo.multiply", [plan.x, c], loc=op.location)
+    rewriter.replace_op(op, [out])
+    return None
 
 
 PATTERNS = {

@@ -18,12 +18,13 @@ convert of a complex splat constant to a real type, a literal or one it folds).
 from __future__ import annotations
 
 import collections
+from typing import NamedTuple
 
 import numpy as np
 
 from hloforge.frontend.context import ir, stablehlo
 from hloforge.passes._ir import (
-    NO_MATCH, Unsupported, build, constant, constant_value, dtype_of, producer, rebuild, shape_of)
+    Unsupported, build, constant, constant_value, dtype_of, producer, rebuild, shape_of)
 from hloforge.passes import driver
 from hloforge.passes.pad_concat import empty_concatenate_operands
 
@@ -58,12 +59,26 @@ def _fill(op, x):
     return x
 
 
-def _guard_constant(op, rewriter):
+class _ZeroLanes(NamedTuple):
+    values: np.ndarray  # the constant divisor
+    zero: np.ndarray    # where it holds a 0
+
+
+def _constant_with_zeros(op):
+    """The integer ``op``'s constant divisor and its zeros, or why it has none (pure)."""
+    if not _integer(op):
+        return "the elements are not integers"
+    lanes = _zero_lanes(op.operands[1])
+    if lanes is None:
+        return "the divisor is not a constant (a splat, or of at most 2**24 elements)"
+    if not lanes[1].any():
+        return "the constant divisor holds no 0"
+    return _ZeroLanes(*lanes)
+
+
+def _guard_constant(op, rewriter, plan):
     x, divisor = op.operands
-    lanes = _zero_lanes(divisor)
-    if lanes is None or not lanes[1].any():
-        return NO_MATCH
-    values, zero = lanes
+    values, zero = plan
     with rewriter.ip:
         if zero.all():
             out = _fill(op, x)
@@ -76,6 +91,11 @@ def _guard_constant(op, rewriter):
     return None
 
 
+def plan_divide_by_constant_zero(op):
+    """The plan of ``divide_by_constant_zero`` for the divide ``op`` (pure), or why it does not fire."""
+    return _constant_with_zeros(op)
+
+
 def divide_by_constant_zero(op, rewriter):
     """divide(x, c) -> select(c == 0, -1, divide(x, c with its zeros set to 1))
 
@@ -83,9 +103,15 @@ def divide_by_constant_zero(op, rewriter):
     size, others up to 2**24 elements). -1 is XLA:CPU's run-time x / 0 (all bits set; the
     maximum for unsigned types); an all-zero c gives that constant outright.
     """
-    if not _integer(op):
-        return NO_MATCH
-    return _guard_constant(op, rewriter)
+    plan = plan_divide_by_constant_zero(op)
+    if isinstance(plan, str):
+        return plan
+    return _guard_constant(op, rewriter, plan)
+
+
+def plan_remainder_by_constant_zero(op):
+    """The plan of ``remainder_by_constant_zero`` for the remainder ``op`` (pure), or why it does not fire."""
+    return _constant_with_zeros(op)
 
 
 def remainder_by_constant_zero(op, rewriter):
@@ -94,9 +120,10 @@ def remainder_by_constant_zero(op, rewriter):
     Preconditions: integer elements; c is a constant holding at least one 0 (splats of any
     size, others up to 2**24 elements). x is XLA:CPU's run-time x % 0; an all-zero c gives x.
     """
-    if not _integer(op):
-        return NO_MATCH
-    return _guard_constant(op, rewriter)
+    plan = plan_remainder_by_constant_zero(op)
+    if isinstance(plan, str):
+        return plan
+    return _guard_constant(op, rewriter, plan)
 
 
 def _entry_argument(value) -> bool:
@@ -144,11 +171,35 @@ def _nonzero(value, depth: int = 0) -> bool:
     return False
 
 
+def _kept_from_zero(divisor):
+    """For a divisor that is not a readable constant: why XLA cannot see it as a 0, or None if it might."""
+    if producer(divisor, "stablehlo.constant") is not None:
+        return "the divisor is a constant (divide_by_constant_zero's and remainder_by_constant_zero's case)"
+    if _entry_argument(divisor):
+        return "the divisor is an argument of @main, which XLA cannot fold"
+    if _nonzero(divisor):
+        return "the divisor is provably zero-free"
+    return None
+
+
 def _may_fold_to_zero(divisor) -> bool:
     """For a divisor that is not a readable constant: whether XLA might see it as a 0."""
-    if producer(divisor, "stablehlo.constant") is not None or _entry_argument(divisor):
-        return False
-    return not _nonzero(divisor)
+    return _kept_from_zero(divisor) is None
+
+
+def plan_division_by_folded_divisor(op):
+    """The plan of ``division_by_folded_divisor`` for the division ``op`` (pure), or why it does not fire."""
+    if op.name not in _ROOTS:
+        return "not a divide or remainder"
+    if not _integer(op):
+        return "the elements are not integers"
+    if MARKER in op.attributes:
+        return "already guarded (hloforge.division_guard)"
+    x, divisor = op.operands
+    kept = _kept_from_zero(divisor)
+    if kept is not None:
+        return kept
+    return x, divisor
 
 
 def division_by_folded_divisor(op, rewriter):
@@ -160,11 +211,10 @@ def division_by_folded_divisor(op, rewriter):
     the op is not already guarded (it carries ``hloforge.division_guard``, which the new op
     gets). Should XLA fold d to 0, the selects give XLA:CPU's run-time x / 0 and x % 0.
     """
-    if op.name not in _ROOTS or not _integer(op) or MARKER in op.attributes:
-        return NO_MATCH
-    x, divisor = op.operands
-    if not _may_fold_to_zero(divisor):
-        return NO_MATCH
+    plan = plan_division_by_folded_divisor(op)
+    if isinstance(plan, str):
+        return plan
+    x, divisor = plan
     dtype = dtype_of(op.result)
     with rewriter.ip:
         zeros, ones = (constant(np.full((), v, dtype), divisor.type, op.location) for v in (0, 1))
@@ -177,6 +227,13 @@ def division_by_folded_divisor(op, rewriter):
     return None
 
 
+def plan_convert_of_complex(op):
+    """The plan of ``convert_of_complex`` for the convert ``op`` (pure), or why it does not fire."""
+    if not _complex_to_real(op):
+        return "not a convert of complex values to a real type"
+    return op.operands[0]
+
+
 def convert_of_complex(op, rewriter):
     """convert(x) -> convert(real(x)), or real(x) when its type is the result's  (x complex, the result real)
 
@@ -185,9 +242,9 @@ def convert_of_complex(op, rewriter):
     XLA (its kernels and its folders), so the values are the same; the real part of a complex
     splat, and its convert, do not crash XLA:CPU's compiler.
     """
-    x = op.operands[0]
-    if not _complex_to_real(op):
-        return NO_MATCH
+    x = plan_convert_of_complex(op)
+    if isinstance(x, str):
+        return x
     with rewriter.ip:
         out = build("stablehlo.real", [x], loc=op.location)
         if out.type != op.result.type:

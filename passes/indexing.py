@@ -19,7 +19,7 @@ import numpy as np
 
 from hloforge.frontend.context import ir, stablehlo
 from hloforge.passes._ir import (
-    NO_MATCH, build, constant, element_type, evaluate, ints, params_of, producer, shape_of, tensor)
+    build, constant, element_type, evaluate, ints, params_of, producer, shape_of, tensor)
 
 MAX_POSITIONS = 1 << 22  # largest position array evaluated at compile time
 # the ops a position array is computed with (hloforge.numpy's _positions: iota, reshape, slices;
@@ -89,19 +89,19 @@ def _iota_box(index):
 
 
 def _find_box(flat_operand, index, users=()):
-    """(S, start, sizes): the box of a shape S that the flat positions ``index`` list, or None."""
+    """(S, start, sizes): the box of a shape S that the flat positions ``index`` list, or why there is none."""
     n = shape_of(flat_operand)[0]
     fast = _iota_box(index)
     if fast is not None and math.prod(fast[0]) == n and len(fast[0]) > 1:
         return fast
     positions = _static(index)
     if positions is None:
-        return None
+        return "the positions are not known at compile time"
     for shape in _shapes(flat_operand, index, users):
         box = _box(positions.ravel(), shape)
         if box is not None:
             return (shape, *box)
-    return None
+    return "the positions list no box of a shape the operand was flattened from, in row-major order"
 
 
 def _shapes(flat_operand, index, users=()):
@@ -145,6 +145,22 @@ def _scatter_dims(op):
     return stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
 
 
+def plan_flat_scatter_window(op):
+    """The box (S, start, sizes) of ``flat_scatter_window`` for the scatter ``op`` (pure), or why it does not fire."""
+    if len(op.operands) != 3:
+        return "the scatter updates several arrays"
+    x, index, _ = op.operands
+    if len(shape_of(x)) != 1:
+        return "the operand is not flat (rank 1)"
+    dims = _scatter_dims(op)
+    rank_i = len(shape_of(index))
+    if (list(dims.update_window_dims) or list(dims.inserted_window_dims) != [0]
+            or list(dims.scattered_dims_to_operand_dims) != [0] or dims.index_vector_dim != rank_i
+            or list(dims.input_batching_dims) or list(dims.scatter_indices_batching_dims)):
+        return "a position is not one element (window, batching or index vector dims)"
+    return _find_box(x, index, [u.owner for u in op.result.uses])
+
+
 def flat_scatter_window(op, rewriter):
     """scatter(flat x, positions of a box of S, u) -> reshape(window scatter(x as S, start, u as box))
 
@@ -154,21 +170,11 @@ def flat_scatter_window(op, rewriter):
     (the shape x was flattened from, a reshape of the result, or the iota's) in row-major order.
     The window scatter keeps the update computation; each element still gets the same single
     update (a box lists every position once), so set, add, min, max and mul agree."""
-    if len(op.operands) != 3:
-        return NO_MATCH
+    plan = plan_flat_scatter_window(op)
+    if isinstance(plan, str):
+        return plan
     x, index, update = op.operands
-    if len(shape_of(x)) != 1:
-        return NO_MATCH
-    dims = _scatter_dims(op)
-    rank_i = len(shape_of(index))
-    if (list(dims.update_window_dims) or list(dims.inserted_window_dims) != [0]
-            or list(dims.scattered_dims_to_operand_dims) != [0] or dims.index_vector_dim != rank_i
-            or list(dims.input_batching_dims) or list(dims.scatter_indices_batching_dims)):
-        return NO_MATCH
-    found = _find_box(x, index, [u.owner for u in op.result.uses])
-    if found is None:
-        return NO_MATCH
-    shape, start, sizes = found
+    shape, start, sizes = plan
     loc = op.location
     with rewriter.ip:
         base = _unflatten(x, shape, loc)
@@ -188,6 +194,19 @@ def flat_scatter_window(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+def plan_flat_gather_slice(op):
+    """The box (S, start, sizes) of ``flat_gather_slice`` for the gather ``op`` (pure), or why it does not fire."""
+    y, index = op.operands
+    if len(shape_of(y)) != 1:
+        return "the operand is not flat (rank 1)"
+    p = params_of(op)
+    if (p["offset_dims"] or p["collapsed_slice_dims"] != (0,) or p["start_index_map"] != (0,)
+            or p["index_vector_dim"] != len(shape_of(index)) or p["operand_batching_dims"]
+            or p["start_indices_batching_dims"] or p["slice_sizes"] != (1,)):
+        return "a position is not one element (offset, slice size, batching or index vector dims)"
+    return _find_box(y, index)
+
+
 def flat_gather_slice(op, rewriter):
     """gather(flat y, positions of a box of S) -> reshape(slice(y as S, box))
 
@@ -195,18 +214,11 @@ def flat_gather_slice(op, rewriter):
     no offset dims, the index vector implicit, no batching dims), the positions known at compile
     time and listing one box of a shape S (the shape y was flattened from, or the iota's) in
     row-major order."""
-    y, index = op.operands
-    if len(shape_of(y)) != 1:
-        return NO_MATCH
-    p = params_of(op)
-    if (p["offset_dims"] or p["collapsed_slice_dims"] != (0,) or p["start_index_map"] != (0,)
-            or p["index_vector_dim"] != len(shape_of(index)) or p["operand_batching_dims"]
-            or p["start_indices_batching_dims"] or p["slice_sizes"] != (1,)):
-        return NO_MATCH
-    found = _find_box(y, index)
-    if found is None:
-        return NO_MATCH
-    shape, start, sizes = found
+    plan = plan_flat_gather_slice(op)
+    if isinstance(plan, str):
+        return plan
+    y = op.operands[0]
+    shape, start, sizes = plan
     loc = op.location
     with rewriter.ip:
         base = _unflatten(y, shape, loc)
@@ -217,15 +229,20 @@ def flat_gather_slice(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+def plan_reshape_of_reshape(op):
+    """The operand x of the inner reshape for ``reshape_of_reshape`` at ``op`` (pure), or why it does not fire."""
+    inner = producer(op.operands[0], RESHAPE)
+    return "the operand is not a reshape" if inner is None else inner.operands[0]
+
+
 def reshape_of_reshape(op, rewriter):
     """reshape(reshape(x)) -> reshape(x), or x when that is x's own shape
 
     Preconditions: the operand is a reshape (the patterns above leave such pairs between a window
     scatter and its users)."""
-    inner = producer(op.operands[0], RESHAPE)
-    if inner is None:
-        return NO_MATCH
-    x = inner.operands[0]
+    x = plan_reshape_of_reshape(op)
+    if isinstance(x, str):
+        return x
     if x.type == op.result.type:
         rewriter.replace_op(op, [x])
         return None

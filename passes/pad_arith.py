@@ -15,12 +15,13 @@ modules import only ``_ir`` and ``pad``; ``pad_push`` puts their tables in the `
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
-    NO_MATCH, broadcast_scalar, build, constant, element_type, finite_math,
+    broadcast_scalar, build, constant, element_type, finite_math,
     needs_operand, producer, rebuild, shape_of, tensor)
 from hloforge.passes.pad import PAD, SLICE, edge_paddings, scalar_constant, single_use_pad, splat_of
 
@@ -128,8 +129,8 @@ def _absorbs(name: str, c) -> bool:
 
 # ---------------------------------------------------------------- family 1: arithmetic of pads
 
-def plan_shifted_pads(op):
-    """The plan of ``binary_of_shifted_pads`` for ``op`` (pure), or a reason string."""
+def plan_binary_of_shifted_pads(op):
+    """The plan (a dict) of ``binary_of_shifted_pads`` for ``op`` (pure), or why it does not fire."""
     pads = [single_use_pad(v) for v in op.operands]
     if any(p is None for p in pads) or pads[0].result == pads[1].result:
         return "the operands are not two pads with no other user"
@@ -189,7 +190,7 @@ def binary_of_shifted_pads(op, rewriter):
     padding; a result constant everywhere is a broadcast of it). The padding values need not be
     constants; f(v, w) is f on the two 0-d values.
     """
-    plan = plan_shifted_pads(op)
+    plan = plan_binary_of_shifted_pads(op)
     if isinstance(plan, str):
         return plan
     (pa, pb), d = plan["pads"], plan["dim"]
@@ -239,6 +240,38 @@ def binary_of_shifted_pads(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+class _PadAndSplat(NamedTuple):
+    side: int  # which operand is the pad
+    pad: object
+    scalar: object  # the 0-d value the other operand broadcasts, or None (a splat constant)
+    splat: object  # the splat's 0-d numpy value, or None
+
+
+def plan_binary_of_pad_and_splat(op):
+    """The pad and the splat of ``binary_of_pad_and_splat`` for ``op`` (pure), or why it does not fire."""
+    reason = "no operand is a pad with no other user"
+    for i in (0, 1):
+        pad, other = single_use_pad(op.operands[i]), op.operands[1 - i]
+        if pad is None:
+            continue
+        if producer(other, PAD) is not None:
+            reason = "both operands are pads (binary_of_pads's case)"
+            continue
+        b = producer(other, "stablehlo.broadcast_in_dim")
+        if b is not None and shape_of(b.operands[0]) == ():
+            scalar = b.operands[0]
+        elif splat_of(other) is not None:
+            scalar = None
+        else:
+            reason = "the other operand is not a splat"
+            continue
+        if _xla_folds(op.name, splat_of(other)):
+            reason = "a zero splat in a float add or subtract (XLA folds x + 0.0 into x)"
+            continue
+        return _PadAndSplat(i, pad, scalar, splat_of(other))
+    return reason
+
+
 @needs_operand(PAD)
 def binary_of_pad_and_splat(op, rewriter):
     """f(pad(a, v, low, high, interior), splat c) -> pad(f(a, splat c), f(v, c), low, high, interior)  (either side)
@@ -249,31 +282,22 @@ def binary_of_pad_and_splat(op, rewriter):
     binary_of_pads's). The pad's elements and its padding meet the same value c, so nothing changes;
     the pad moves below f, where it can meet the pads f's result meets.
     """
-    for i in (0, 1):
-        pad, other = single_use_pad(op.operands[i]), op.operands[1 - i]
-        if pad is None or producer(other, PAD) is not None:
-            continue
-        b = producer(other, "stablehlo.broadcast_in_dim")
-        if b is not None and shape_of(b.operands[0]) == ():
-            scalar = b.operands[0]
-        elif splat_of(other) is not None:
-            scalar = None
-        else:
-            continue
-        x, v = pad.operands
-        if _xla_folds(op.name, splat_of(other)):
-            continue
-        loc = op.location
-        with rewriter.ip:
-            if scalar is None:
-                scalar = constant(splat_of(other), tensor([], element_type(other)), loc)
-            c = broadcast_scalar(scalar, shape_of(x), loc)
-            core = rebuild(op, [x, c] if i == 0 else [c, x], loc=loc)
-            fv = rebuild(op, [v, scalar] if i == 0 else [scalar, v], loc=loc)
-            out = rebuild(pad, [core, fv], loc=loc)
-        rewriter.replace_op(op, [out])
-        return None
-    return NO_MATCH
+    plan = plan_binary_of_pad_and_splat(op)
+    if isinstance(plan, str):
+        return plan
+    i, pad, scalar, splat = plan
+    other = op.operands[1 - i]
+    x, v = pad.operands
+    loc = op.location
+    with rewriter.ip:
+        if scalar is None:
+            scalar = constant(splat, tensor([], element_type(other)), loc)
+        c = broadcast_scalar(scalar, shape_of(x), loc)
+        core = rebuild(op, [x, c] if i == 0 else [c, x], loc=loc)
+        fv = rebuild(op, [v, scalar] if i == 0 else [scalar, v], loc=loc)
+        out = rebuild(pad, [core, fv], loc=loc)
+    rewriter.replace_op(op, [out])
+    return None
 
 
 PATTERNS = {

@@ -14,7 +14,7 @@ import numpy as np
 
 from hloforge.frontend.context import ir
 from hloforge.passes._ir import (
-    NO_MATCH, broadcast_scalar, build, constant, dtype_of, element_type, has_one_use, ints, params_of,
+    broadcast_scalar, build, constant, dtype_of, element_type, has_one_use, ints, params_of,
     producer, shape_of, slice_params, tensor)
 from hloforge.passes.pad import PAD, SLICE, paddings, same_value, scalar_constant, single_use_pad, splat_of
 
@@ -232,6 +232,12 @@ def _materialize(s, d, v_op, block, loc):
     return build(SLICE, [src], start_indices=begin, limit_indices=end, strides=[1] * len(begin), loc=loc)
 
 
+def plan_empty_concatenate_operands(op):
+    """The operands' element counts for ``empty_concatenate_operands`` at ``op`` (pure), or why it does not fire."""
+    sizes = [math.prod(shape_of(v)) for v in op.operands]
+    return "no operand has zero elements" if all(sizes) else sizes
+
+
 def empty_concatenate_operands(op, rewriter):
     """concatenate([a, e, b], d) -> concatenate([a, b], d); a single operand left replaces the op
 
@@ -239,9 +245,9 @@ def empty_concatenate_operands(op, rewriter):
     else an empty constant. (XLA:CPU aborts the process on a slice that reaches into an empty
     operand, ``slice(concatenate([x: 2, e: 0]), [2:2])``; the compile path applies this too.)
     """
-    sizes = [math.prod(shape_of(v)) for v in op.operands]
-    if all(sizes):
-        return NO_MATCH
+    sizes = plan_empty_concatenate_operands(op)
+    if isinstance(sizes, str):
+        return sizes
     with rewriter.ip:
         if not math.prod(shape_of(op.result)):
             same = [v for v in op.operands if v.type == op.result.type]
@@ -255,11 +261,8 @@ def empty_concatenate_operands(op, rewriter):
     return None
 
 
-def concatenate_of_concatenate(op, rewriter):
-    """concatenate([a, concatenate([b, c], d), e], d) -> concatenate([a, b, c, e], d)
-
-    Preconditions: the inner concatenate joins along the same dimension and has no other user.
-    """
+def plan_concatenate_of_concatenate(op):
+    """The flattened operands for ``concatenate_of_concatenate`` at ``op`` (pure), or why it does not fire."""
     d = params_of(op)["dimension"]
     flat, changed = [], False
     for o in op.operands:
@@ -269,10 +272,19 @@ def concatenate_of_concatenate(op, rewriter):
             changed = True
         else:
             flat.append(o)
-    if not changed:
-        return NO_MATCH
+    return flat if changed else "no operand is a concatenate along the same dimension with no other user"
+
+
+def concatenate_of_concatenate(op, rewriter):
+    """concatenate([a, concatenate([b, c], d), e], d) -> concatenate([a, b, c, e], d)
+
+    Preconditions: the inner concatenate joins along the same dimension and has no other user.
+    """
+    flat = plan_concatenate_of_concatenate(op)
+    if isinstance(flat, str):
+        return flat
     with rewriter.ip:
-        out = build(CONCATENATE, flat, dimension=d, loc=op.location)
+        out = build(CONCATENATE, flat, dimension=params_of(op)["dimension"], loc=op.location)
     rewriter.replace_op(op, [out])
 
 

@@ -24,7 +24,7 @@ def _extends(prev, nxt, d) -> bool:
     return t1[d] == t2[d] and s2[d] == s1[d] + count * t1[d]
 
 
-def plan_adjacent_slices(op):
+def plan_concatenate_of_adjacent_slices(op):
     """Runs [i, j) of concatenate operands that are adjacent slices of one tensor (pure), or a reason."""
     d = params_of(op)["dimension"]
     slices = [producer(v, SLICE) for v in op.operands]
@@ -49,7 +49,7 @@ def concatenate_of_adjacent_slices(op, rewriter):
     would continue (strides > 1 included); the slices may have other users (they stay for them).
     A concatenate left with one operand is that operand.
     """
-    plan = plan_adjacent_slices(op)
+    plan = plan_concatenate_of_adjacent_slices(op)
     if isinstance(plan, str):
         return plan
     d, loc = params_of(op)["dimension"], op.location

@@ -5,11 +5,20 @@ quotient stay a pad of the op on the window; the sum updates the tensor's window
 from __future__ import annotations
 
 from hloforge.frontend.registry import names
-from hloforge.passes._ir import NO_MATCH, build, finite_math, needs_operand, producer, rebuild, update_at
+from hloforge.passes._ir import build, finite_math, needs_operand, producer, rebuild, update_at
 from hloforge.passes.pad import PAD, SLICE, is_float, is_zero_scalar, single_use_pad, splat_of, support_of
 
 SUM_OPS = names("zero_identity")  # add, or, xor
 PRODUCT_OPS = names("zero_absorbing")  # multiply, and (for floats only without Inf/NaN)
+_ZERO_PAD = "a zero pad with no other user, no interior padding and no crops, beside a non-pad"
+
+
+def plan_product_of_pad(op):
+    """The plan (i, the pad operand i, its support) of ``product_of_pad`` for ``op`` (pure), or why it does not fire."""
+    if is_float(op.result) and not finite_math():
+        return "a float product without finite math (inf * 0 is NaN, -x * 0 is -0.0)"
+    found = _zero_pad_beside_tensor(op, (0, 1))
+    return f"no operand is {_ZERO_PAD}" if found is None else found
 
 
 @needs_operand(PAD)
@@ -21,9 +30,20 @@ def product_of_pad(op, rewriter):
     binary_of_pads's case). For floats and complex only under finite math (Inf * 0 is NaN, and
     -x * 0 is -0.0).
     """
-    if is_float(op.result) and not finite_math():
-        return NO_MATCH
-    return _absorbing_pad(op, rewriter, (0, 1))
+    plan = plan_product_of_pad(op)
+    if isinstance(plan, str):
+        return plan
+    _absorbing_pad(op, rewriter, plan)
+
+
+def plan_quotient_of_pad(op):
+    """The plan (0, the dividend pad, its support) of ``quotient_of_pad`` for ``op`` (pure), or why it does not fire."""
+    if not is_float(op.result):
+        return "an integer quotient (0 / 0 is -1)"
+    if not finite_math():
+        return "a quotient without finite math (0 / 0 is NaN, 0 / -b is -0.0)"
+    found = _zero_pad_beside_tensor(op, (0,))
+    return f"the dividend is not {_ZERO_PAD}" if found is None else found
 
 
 @needs_operand(PAD)
@@ -35,9 +55,10 @@ def quotient_of_pad(op, rewriter):
     crops; b is not a pad. (jax's transpose of rfft divides the padded cotangent spectrum by its
     bin weights before the inverse FFT: this lets fft-truncate see the pad.)
     """
-    if not (is_float(op.result) and finite_math()):
-        return NO_MATCH
-    return _absorbing_pad(op, rewriter, (0,))
+    plan = plan_quotient_of_pad(op)
+    if isinstance(plan, str):
+        return plan
+    _absorbing_pad(op, rewriter, plan)
 
 
 def plan_sum_of_pad(op):
@@ -47,7 +68,7 @@ def plan_sum_of_pad(op):
         return "a float add without finite math (-0.0 + 0.0 is +0.0)"
     found = _zero_pad_beside_tensor(op, (0, 1))
     if found is None:
-        return "no operand is a zero pad with no other user, no interior padding and no crops, beside a non-pad"
+        return f"no operand is {_ZERO_PAD}"
     i, pad, support = found
     other = op.operands[1 - i]
     if splat_of(other) is not None:
@@ -99,12 +120,9 @@ def _zero_pad_beside_tensor(op, sides):
     return None
 
 
-def _absorbing_pad(op, rewriter, sides):
-    """f(pad(a, 0), b) -> pad(f(a, b[support]), 0) for the first operand in ``sides`` that is such a pad."""
-    found = _zero_pad_beside_tensor(op, sides)
-    if found is None:
-        return NO_MATCH
-    i, pad, support = found
+def _absorbing_pad(op, rewriter, plan):
+    """f(pad(a, 0), b) -> pad(f(a, b[support]), 0), for the plan (i, the pad, its support) of the pad operand i."""
+    i, pad, support = plan
     x, other = pad.operands[0], op.operands[1 - i]
     with rewriter.ip:
         window = build(SLICE, [other], start_indices=[a for a, _ in support],

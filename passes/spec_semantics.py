@@ -15,13 +15,14 @@ the default pipeline and the compile path keep XLA's (= jax's) semantics and spe
 which compares XLA's values with the reference interpreter's, applies it to every test function (and
 to each ``interpreter.run_parallel`` program once its process grid is known).
 
-Each pattern is a match (``_match_*``: a plan, or a string saying why it does not apply) and a rewrite
-rooted at the op it replaces. The ``ceil``/``floor`` rewrites keep the original op on the normal lanes
+Each pattern is a pure match (``plan_<name>``: a plan, or a string saying why it does not apply) and a
+rewrite rooted at the op it replaces. The ``ceil``/``floor`` rewrites keep the original op on the normal lanes
 and mark it with ``MARKER`` so that it is not rewritten again.
 """
 from __future__ import annotations
 
 import contextlib
+from typing import NamedTuple
 
 import ml_dtypes
 import numpy as np
@@ -84,10 +85,11 @@ def _element(value):
 
 # ---------------------------------------------------------------- add of i1
 
-def _match_add_of_booleans(op):
+def plan_add_of_booleans(op):
+    """The plan of ``add_of_booleans`` for the add ``op`` (pure), or why it does not fire."""
     if _element(op.result) != np.bool_:
         return "the elements are not i1"
-    return ()
+    return op.operands[0], op.operands[1]
 
 
 def add_of_booleans(op, rewriter):
@@ -96,11 +98,12 @@ def add_of_booleans(op, rewriter):
     Preconditions: i1 elements. The spec's add of booleans is logical or; XLA's is xor (true + true
     is false there).
     """
-    plan = _match_add_of_booleans(op)
+    plan = plan_add_of_booleans(op)
     if isinstance(plan, str):
         return plan
+    a, b = plan
     with _building(op, rewriter) as tensor:
-        out = ops.or_(tensor(op.operands[0]), tensor(op.operands[1]))
+        out = ops.or_(tensor(a), tensor(b))
     rewriter.replace_op(op, [out.value])
     return None
 
@@ -129,8 +132,6 @@ def _subnormal_and_negative(x):
 
 
 def _rounding_of_subnormal(op, rewriter, builder, negative_result, positive_result):
-    if isinstance(_match_rounding_of_subnormal(op), str):
-        return NO_MATCH
     with _building(op, rewriter) as tensor:
         x = tensor(op.operands[0])
         rounded = _mark(builder(x))
@@ -141,6 +142,11 @@ def _rounding_of_subnormal(op, rewriter, builder, negative_result, positive_resu
     return None
 
 
+def plan_ceil_of_subnormal(op):
+    """The plan of ``ceil_of_subnormal`` for the ceil ``op`` (pure), or why it does not fire."""
+    return _match_rounding_of_subnormal(op)
+
+
 def ceil_of_subnormal(op, rewriter):
     """ceil(x) -> select(subnormal(x), select(x < 0, -0.0, 1.0), ceil(x))
 
@@ -148,7 +154,15 @@ def ceil_of_subnormal(op, rewriter):
     XLA:CPU flushes subnormal inputs to zero (ceil of the smallest positive subnormal is 0 there, 1 in
     the spec); subnormal and sign are read from the bits (``bitcast_convert`` and integer compares).
     """
+    plan = plan_ceil_of_subnormal(op)
+    if isinstance(plan, str):
+        return plan
     return _rounding_of_subnormal(op, rewriter, ops.ceil, -0.0, 1.0)
+
+
+def plan_floor_of_subnormal(op):
+    """The plan of ``floor_of_subnormal`` for the floor ``op`` (pure), or why it does not fire."""
+    return _match_rounding_of_subnormal(op)
 
 
 def floor_of_subnormal(op, rewriter):
@@ -158,6 +172,9 @@ def floor_of_subnormal(op, rewriter):
     XLA:CPU flushes subnormal inputs to zero (floor of the largest negative subnormal is -0 there, -1
     in the spec); subnormal and sign are read from the bits.
     """
+    plan = plan_floor_of_subnormal(op)
+    if isinstance(plan, str):
+        return plan
     return _rounding_of_subnormal(op, rewriter, ops.floor, -1.0, 0.0)
 
 
@@ -191,8 +208,6 @@ def _ieee(direction, a, b):
 
 
 def _complex_extremum(op, rewriter, direction):
-    if isinstance(_match_complex_extremum(op), str):
-        return NO_MATCH
     with _building(op, rewriter) as tensor:
         a, b = tensor(op.operands[0]), tensor(op.operands[1])
         ra, rb, ia, ib = ops.real(a), ops.real(b), ops.imag(a), ops.imag(b)
@@ -202,6 +217,11 @@ def _complex_extremum(op, rewriter, direction):
     return None
 
 
+def plan_maximum_of_complex(op):
+    """The plan of ``maximum_of_complex`` for the maximum ``op`` (pure), or why it does not fire."""
+    return _match_complex_extremum(op)
+
+
 def maximum_of_complex(op, rewriter):
     """maximum(a, b) -> select(re(a) == re(b) ? im(a) > im(b) : re(a) > re(b), a, b)
 
@@ -209,7 +229,15 @@ def maximum_of_complex(op, rewriter):
     order on (real, imaginary): -0 equals +0, a comparison with NaN is false (so b is chosen); the
     float comparisons are made on the parts' bits, exact on subnormals.
     """
+    plan = plan_maximum_of_complex(op)
+    if isinstance(plan, str):
+        return plan
     return _complex_extremum(op, rewriter, "GT")
+
+
+def plan_minimum_of_complex(op):
+    """The plan of ``minimum_of_complex`` for the minimum ``op`` (pure), or why it does not fire."""
+    return _match_complex_extremum(op)
 
 
 def minimum_of_complex(op, rewriter):
@@ -217,6 +245,9 @@ def minimum_of_complex(op, rewriter):
 
     Preconditions: complex elements. As ``maximum_of_complex``, with the order reversed.
     """
+    plan = plan_minimum_of_complex(op)
+    if isinstance(plan, str):
+        return plan
     return _complex_extremum(op, rewriter, "LT")
 
 
@@ -241,6 +272,11 @@ def _bit_positions(shape, width):
     return ops.iota((*shape, width), _UNSIGNED[width // 8], dimension=len(shape))
 
 
+def plan_bitcast_of_booleans(op):
+    """The plan of ``bitcast_of_booleans`` for the bitcast_convert ``op`` (pure), or why it does not fire."""
+    return _match_bitcast_of_booleans(op, from_booleans=True)
+
+
 def bitcast_of_booleans(op, rewriter):
     """bitcast_convert(x: i1[..., N]) -> bitcast_convert(or-reduce(convert(x, uN) << iota(N)))
 
@@ -248,7 +284,7 @@ def bitcast_of_booleans(op, rewriter):
     integer or float type). Element k of the last dimension is bit k (the spec's little-endian
     order); XLA's i1 is a byte and refuses this bitcast.
     """
-    plan = _match_bitcast_of_booleans(op, from_booleans=True)
+    plan = plan_bitcast_of_booleans(op)
     if isinstance(plan, str):
         return plan
     wide, width = plan
@@ -262,6 +298,11 @@ def bitcast_of_booleans(op, rewriter):
     return None
 
 
+def plan_bitcast_to_booleans(op):
+    """The plan of ``bitcast_to_booleans`` for the bitcast_convert ``op`` (pure), or why it does not fire."""
+    return _match_bitcast_of_booleans(op, from_booleans=False)
+
+
 def bitcast_to_booleans(op, rewriter):
     """bitcast_convert(x) -> ((broadcast(bits(x)) >> iota(N)) & 1) != 0 : i1[..., N]
 
@@ -269,7 +310,7 @@ def bitcast_to_booleans(op, rewriter):
     Element k of the new last dimension is bit k (the spec's little-endian order); XLA's i1 is a
     byte and gives N / 8 elements.
     """
-    plan = _match_bitcast_of_booleans(op, from_booleans=False)
+    plan = plan_bitcast_to_booleans(op)
     if isinstance(plan, str):
         return plan
     _, width = plan
@@ -284,7 +325,8 @@ def bitcast_to_booleans(op, rewriter):
 
 # ---------------------------------------------------------------- cbrt of complex
 
-def _match_cbrt_of_complex(op):
+def plan_cbrt_of_complex(op):
+    """The plan of ``cbrt_of_complex`` for the cbrt ``op`` (pure), or why it does not fire."""
     dtype = _element(op.result)
     if dtype is None or dtype.kind != "c":
         return f"the elements are {dtype}, not complex"
@@ -298,8 +340,9 @@ def cbrt_of_complex(op, rewriter):
     in f64 as it computes it (complex<f32> is widened and rounded back); XLA refuses complex cbrt.
     Its values match the interpreter's to a few ULPs (XLA's pow, atan2, cos and sin are not libm's).
     """
-    if isinstance(_match_cbrt_of_complex(op), str):
-        return NO_MATCH
+    plan = plan_cbrt_of_complex(op)
+    if isinstance(plan, str):
+        return plan
     with _building(op, rewriter) as tensor:
         z = tensor(op.operands[0])
         part = np.dtype(np.float32) if z.dtype == np.complex64 else np.dtype(np.float64)
@@ -352,9 +395,22 @@ def _fresh_channel(op) -> int:
     return top[0] + 1
 
 
-def _match_collective_broadcast(op):
-    """The all_reduce's plan: (devices, channel handle, per device its group's slot, whether it is
-    that group's source, whether it is in a group)."""
+def _at(table, index):
+    """``table[index]`` of a constant 1-d table at a 0-d index Tensor, as a 0-d Tensor."""
+    return ops.reshape(ops.dynamic_slice(ops.constant(table), [index], (1,)), ())
+
+
+class _AllReducePlan(NamedTuple):
+    devices: int            # replicas * partitions
+    handle: int             # the all_reduce's channel handle
+    slots: int              # how many process groups the grid has
+    slot: np.ndarray        # per device, its group's slot
+    source: np.ndarray      # per device, whether it is its group's source
+    member: np.ndarray      # per device, whether it is in a group
+
+
+def plan_collective_broadcast_as_all_reduce(op):
+    """The plan of ``collective_broadcast_as_all_reduce`` for ``op`` (pure), or why it does not fire."""
     if len(op.operands) != 1 or len(op.results) != 1:
         return "a dynamic root or several operands"
     if _element(op.result) is None:
@@ -379,12 +435,7 @@ def _match_collective_broadcast(op):
             slot[flat], member[flat], source[flat[0]] = slots, True, True
             slots += 1
     handle = channel[0] if cross_partition else _fresh_channel(op)
-    return devices, handle, slots, slot, source, member
-
-
-def _at(table, index):
-    """``table[index]`` of a constant 1-d table at a 0-d index Tensor, as a 0-d Tensor."""
-    return ops.reshape(ops.dynamic_slice(ops.constant(table), [index], (1,)), ())
+    return _AllReducePlan(devices, handle, slots, slot, source, member)
 
 
 def collective_broadcast_as_all_reduce(op, rewriter):
@@ -400,7 +451,7 @@ def collective_broadcast_as_all_reduce(op, rewriter):
     reads its group's slot, a device in no group zeros (as the spec says). XLA:CPU has no
     collective_broadcast kernel.
     """
-    plan = _match_collective_broadcast(op)
+    plan = plan_collective_broadcast_as_all_reduce(op)
     if isinstance(plan, str):
         return plan
     devices, handle, slots, slot, source, member = plan

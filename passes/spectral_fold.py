@@ -2,12 +2,14 @@
 the contraction's constant matrix (``partial_dft_of_fft``, ``partial_dft_of_fft_across``)."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from hloforge.frontend.attributes import read_dot_dimensions
 from hloforge.frontend.context import ir
 from hloforge.passes._ir import (
-    NO_MATCH, build, constant, constant_value, dtype_of, element_type, has_one_use, params_of, producer, rebuild,
+    build, constant, constant_value, dtype_of, element_type, has_one_use, params_of, producer, rebuild,
     shape_of, tensor)
 from hloforge.passes.fft import fft_type
 from hloforge.passes.spectral_dft import MAX_MATRIX, angles, fft_axes, pair_to_pair
@@ -50,6 +52,38 @@ def _multiplies_complex(m) -> bool:
             and np.array_equal(m[half:, ..., 0], -m[:half, ..., 1]) and np.array_equal(m[half:, ..., 1], m[:half, ..., 0]))
 
 
+class _FFTInDot(NamedTuple):
+    fft: object           # the FFT that folds into the contraction
+    kind: str             # its type: FFT, IFFT or RFFT
+    axes: list            # its transformed axes, the leading one a
+    lengths: list         # its fft_length
+    k: int                # its modes along a
+    matrix: np.ndarray    # the contraction's constant M
+
+
+def plan_partial_dft_of_fft(dot):
+    """The plan of ``partial_dft_of_fft`` for the dot_general ``dot`` (pure), or why it does not fire."""
+    found = fft_into_dot(dot)
+    if isinstance(found, str):
+        return found
+    op, split, matrix = found
+    kind = fft_type(op)
+    if kind not in ("FFT", "IFFT", "RFFT"):
+        return f"an {kind}, not an FFT, IFFT or RFFT"
+    axes, lengths = fft_axes(op)
+    a, n = axes[0], lengths[0]
+    if split != a:
+        return "the concatenate's axis is not the FFT's leading transformed axis"
+    k = shape_of(op.result)[a]
+    if n * k * 4 > MAX_MATRIX:
+        return "the DFT matrix along the axis would have more than 2**22 elements"
+    if matrix.shape[0] != 2 * k:
+        return "the rhs's dim 0 is not twice the FFT's modes along the axis"
+    if matrix.size // k * n > MAX_MATRIX:
+        return "the folded matrix would have more than 2**22 elements"
+    return _FFTInDot(op, kind, axes, lengths, k, matrix)
+
+
 def partial_dft_of_fft(dot, rewriter):
     """dot_general([re | im](fft(x, L)), M, axis a) -> dot_general([re | im](fft(x, L[1:])), D_a M, axis a)
 
@@ -60,20 +94,11 @@ def partial_dft_of_fft(dot, rewriter):
     constant M, as truncated_inverse_fft's partial DFTs do; D_a M is computed in float64 and rounded
     once; matrices up to 2**22 elements. Finite math only (the sums are rounded differently).
     """
-    plan = fft_into_dot(dot)
+    plan = plan_partial_dft_of_fft(dot)
     if isinstance(plan, str):
         return plan
-    op, split, matrix = plan
-    kind = fft_type(op)
-    if kind not in ("FFT", "IFFT", "RFFT"):
-        return NO_MATCH
-    axes, lengths = fft_axes(op)
+    op, kind, axes, lengths, k, matrix = plan
     a, n = axes[0], lengths[0]
-    if split != a:
-        return NO_MATCH
-    k = shape_of(op.result)[a]
-    if n * k * 4 > MAX_MATRIX or matrix.shape[0] != 2 * k or matrix.size // k * n > MAX_MATRIX:
-        return NO_MATCH
     if kind == "RFFT" and len(axes) == 1:  # real x: rows n, columns [re | im] of the k bins
         theta = angles(range(n), range(k), n, -1)
         d = np.concatenate([np.cos(theta), np.sin(theta)], 1)
@@ -101,6 +126,54 @@ def partial_dft_of_fft(dot, rewriter):
     rewriter.replace_op(dot, [out])
 
 
+class _FFTAcross(NamedTuple):
+    dot1: object          # the complex multiplication along b that the FFT feeds
+    fft: object           # the one-axis FFT or RFFT along a
+    kind: str
+    b: int
+    n: int                # the FFT's length
+    k: int                # its modes
+    m1: np.ndarray        # dot1's constant matrix
+    m2: np.ndarray        # dot2's constant matrix
+
+
+def plan_partial_dft_of_fft_across(dot2):
+    """The plan of ``partial_dft_of_fft_across`` for the dot_general ``dot2`` (pure), or why it does not fire."""
+    dot1 = producer(dot2.operands[0], "stablehlo.dot_general")
+    if dot1 is None:
+        return "the lhs is not a dot_general"
+    if not has_one_use(dot1.result):
+        return "the lhs dot_general has other users"
+    found = fft_into_dot(dot1)
+    if isinstance(found, str):
+        return found
+    op, b, m1 = found
+    kind = fft_type(op)
+    axes, lengths = fft_axes(op)
+    if kind not in ("FFT", "RFFT"):
+        return f"an {kind}, not an FFT or RFFT"
+    if len(axes) != 1:
+        return "the FFT transforms more than one axis"
+    if b == axes[0]:
+        return "the first contraction is along the FFT's axis (partial_dft_of_fft's case)"
+    a, n = axes[0], lengths[0]
+    k = shape_of(op.result)[a]
+    if not _multiplies_complex(m1):
+        return "the first contraction's matrix does not multiply complex numbers"
+    pos = a if a < b else a - 1
+    if read_dot_dimensions(dot2) != ((), (), (pos, len(shape_of(dot1.result)) - 1), (1, 0)):
+        return "the dot_general does not contract the FFT's modes and the (re, im) pair with dims 1 and 0 of its rhs"
+    m2 = constant_value(dot2.operands[1], limit=MAX_MATRIX)
+    if m2 is None:
+        return "the rhs is not a constant (of at most 2**22 elements)"
+    if m2.shape[:2] != (2, k):
+        return "the rhs's dims 0 and 1 are not the (re, im) pair and the FFT's modes"
+    if n * k * 4 > MAX_MATRIX:
+        return "the DFT matrix along the FFT's axis would have more than 2**22 elements"
+    if m2.size // k * n > MAX_MATRIX:
+        return "the folded matrix would have more than 2**22 elements"
+    return _FFTAcross(dot1, op, kind, b, n, k, m1, m2)
+
 
 def partial_dft_of_fft_across(dot2, rewriter):
     """dot2(dot1_b([re | im](fft_a(x))), M2) -> dot2(dot1_b([re | im](x)), D_a M2)
@@ -114,28 +187,11 @@ def partial_dft_of_fft_across(dot2, rewriter):
     of a constant M2 (truncated_inverse_fft's partial DFTs have this form); D_a M2 is computed in
     float64 and rounded once; matrices up to 2**22 elements. Finite math only.
     """
-    dot1 = producer(dot2.operands[0], "stablehlo.dot_general")
-    if dot1 is None or not has_one_use(dot1.result):
-        return NO_MATCH
-    plan = fft_into_dot(dot1)
+    plan = plan_partial_dft_of_fft_across(dot2)
     if isinstance(plan, str):
         return plan
-    op, b, m1 = plan
-    kind = fft_type(op)
-    axes, lengths = fft_axes(op)
-    if kind not in ("FFT", "RFFT") or len(axes) != 1 or b == axes[0]:
-        return NO_MATCH
-    a, n = axes[0], lengths[0]
-    k = shape_of(op.result)[a]
+    dot1, op, kind, b, n, k, m1, m2 = plan
     half = m1.shape[0] // 2
-    if not _multiplies_complex(m1):
-        return NO_MATCH
-    pos = a if a < b else a - 1
-    if read_dot_dimensions(dot2) != ((), (), (pos, len(shape_of(dot1.result)) - 1), (1, 0)):
-        return NO_MATCH
-    m2 = constant_value(dot2.operands[1], limit=MAX_MATRIX)
-    if m2 is None or m2.shape[:2] != (2, k) or n * k * 4 > MAX_MATRIX or m2.size // k * n > MAX_MATRIX:
-        return NO_MATCH
     d = pair_to_pair(angles(range(n), range(k), n, -1), 1.0)  # [p, n, k, q]
     fused = np.einsum("pnkq,qk...->pn...", d, m2.astype(np.float64))
     loc = dot2.location

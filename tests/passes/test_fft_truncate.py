@@ -143,6 +143,17 @@ def test_partial_dfts_mark_the_module_and_compile_without_ynnpack_fusions():
     assert "xla_cpu_experimental_ynn_fusion_type" not in dict(pjrt.compile_options(cpu).env_option_overrides)
 
 
+def test_partial_dft_of_fft_says_why_in_words():
+    def split_along_the_last_axis(x):  # (rfft2's leading transformed axis is 1)
+        z = ops.fft(x, "RFFT", (6, 8))
+        pairs = ops.concatenate([ops.real(z), ops.imag(z)], 2)
+        return ops.dot_general(pairs, ops.constant(np.ones((10, 7), F32)), (), (), (2,), (0,))
+    m = hf.trace(split_along_the_last_axis, hf.ShapeDtype((2, 6, 8), F32))
+    text = m.optimize("pattern:partial_dft_of_fft", debug=True).explain()
+    assert ("partial_dft_of_fft: declined 1 time: the concatenate's axis is not the FFT's leading transformed "
+            "axis [1]") in text
+
+
 def test_jit_uses_the_cost_model_of_its_device(monkeypatch):
     from hloforge.frontend.jit import _cost_model_for
     assert _cost_model_for(None) is None  # Module.optimize's default: hf.config

@@ -269,6 +269,13 @@ def test_folder_leaves_to_xla_what_it_could_compute_differently(why, fn):
     assert _folds(fn) == 0, why
 
 
+def test_the_folder_says_why_in_words():
+    m = hf.trace(lambda: ops.divide(_c(np.float32([1.0])), _c(np.float32([3.0]))))
+    text = m.optimize("pattern:elementwise_of_constants", debug=True).explain()
+    assert ("elementwise_of_constants: declined 1 time: the registry's evaluate declines these values (it would not "
+            "give XLA's bits) [1]") in text
+
+
 def _fired(fn, *specs) -> dict:
     m = hf.trace(fn, *specs)
     return dict(m.optimize().fired)

@@ -105,6 +105,16 @@ def test_division_by_folded_divisor_fires_once():
     np.testing.assert_array_equal(m.compile()(), [-1] * 4)
 
 
+def test_the_guards_say_why_in_words():
+    m = _module(f" %c = stablehlo.constant dense<[1, 3, 2, -1]> : {T}\n %0 = stablehlo.divide %a, %c : {T}", f"%a: {T}")
+    text = m.optimize("pattern:divide_by_constant_zero", debug=True).explain()
+    assert "divide_by_constant_zero: declined 1 time: the constant divisor holds no 0 [1]" in text
+    m = _module(f" %0 = stablehlo.remainder %a, %b : {T}", f"%a: {T}, %b: {T}")
+    text = m.optimize("pattern:division_by_folded_divisor", debug=True).explain()
+    assert ("division_by_folded_divisor: declined 1 time: the divisor is an argument of @main, which XLA cannot "
+            "fold [1]") in text
+
+
 def test_guard_divisions_leaves_safe_modules_alone():
     m = _module(f" %0 = stablehlo.divide %a, %a : {T}", f"%a: {T}")
     assert guards.guard_divisions(m) is m

@@ -248,7 +248,27 @@ def test_mask_box_reads_the_box():
     m = hf.trace(lambda x: ops.and_(iota_box((5, 6), 1, 3, 0), ops.not_(iota_box((5, 6), 0, 2, 1))), sd((1,)))
     ret = list(m.mlir.body.operations[0].regions[0].blocks[0].operations)[-1]
     assert pad_select.mask_box(ret.operands[0]) == ([1, 2], [3, 6], True)
-    assert pad_select.plan_select_of_box.__doc__ and isinstance(pad_arith.plan_shifted_pads.__doc__, str)
+    assert pad_select.plan_select_of_box.__doc__ and isinstance(pad_arith.plan_binary_of_shifted_pads.__doc__, str)
+
+
+def _explain(fn, specs, pattern, **options):
+    return hf.trace(fn, *specs).optimize(f"pattern:{pattern}", debug=True, **options).explain()
+
+
+def test_a_concatenate_plan_says_why_in_words():
+    text = _explain(lambda a, b: ops.concatenate([a, b], 0), [sd((2, 3)), sd((1, 3))], "empty_concatenate_operands")
+    assert "empty_concatenate_operands: declined 1 time: no operand has zero elements [1]" in text
+
+
+def test_a_pad_and_tensor_plan_says_why_in_words():
+    text = _explain(lambda a, b: b / pad(a, 0.0, (1,), (2,)), [sd((3,)), sd((6,))], "quotient_of_pad", finite_math=True)
+    assert ("quotient_of_pad: declined 1 time: the dividend is not a zero pad with no other user, no interior "
+            "padding and no crops, beside a non-pad [1]") in text
+
+
+def test_a_pad_and_splat_plan_says_why_in_words():
+    text = _explain(lambda a, b: pad(a, 0.0, (1,), (0,)) * b, [sd((3,)), sd((4,))], "binary_of_pad_and_splat")
+    assert "binary_of_pad_and_splat: declined 1 time: the other operand is not a splat [1]" in text
 
 
 # ---------------------------------------------------------------- fuzzing

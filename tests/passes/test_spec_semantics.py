@@ -121,9 +121,15 @@ def test_collective_broadcast_needs_the_grid_and_one_operand():
     m = hf.Module.parse(CASES[-1][3])
     op = next(op for op in m.walk() if op.name == "stablehlo.collective_broadcast")
     with m.context:
-        assert spec_semantics._match_collective_broadcast(op) == (
+        assert spec_semantics.plan_collective_broadcast_as_all_reduce(op) == (
             "the module does not say its replica and partition counts (mhlo.num_replicas, mhlo.num_partitions)")
     assert spec_semantics.apply(m) == 0
+
+
+def test_a_plan_says_why_in_words():
+    m = hf.Module.parse(_one("stablehlo.cbrt", [(V4, np.float32)], (V4, np.float32)))
+    text = m.optimize("pattern:cbrt_of_complex", debug=True).explain()
+    assert "cbrt_of_complex: declined 1 time: the elements are float32, not complex [1]" in text
 
 
 def test_apply_rewrites_in_place_without_folds_or_dead_code_removal():
