@@ -45,7 +45,7 @@ MAX_ENTRY_BYTES = 4 << 30  # larger executables are neither written nor read
 DEFAULT_MAX_BYTES = 1 << 30  # hf.config.cache_max_bytes unless HLOFORGE_CACHE_MAX_BYTES says otherwise
 # Part of every key: bump it when what hloforge passes to XLA besides the module text changes
 # (the compile options of pjrt.compile_options), so entries written before are never looked up.
-KEY_VERSION = 3
+KEY_VERSION = 4  # (3 held executables compiled at LLVM level 1 for a few commits)
 _STALE_TEMP_SECONDS = 3600  # a writer's temp file this old was left by a process that died
 _LOW_WATER = 0.9  # eviction frees down to this fraction of the bound, so the next writes scan nothing
 _RESCAN_FRACTION = 32  # rescan after a 32nd of the bound was written (other processes write too)

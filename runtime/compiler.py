@@ -135,8 +135,9 @@ def load_or_compile(code, devs, name="main", module=None, shardy=None):
 def _cache_key(code, devs, shardy) -> str:
     """The executable caches' key: the module text without its locations (as jax's cache key drops
     debug info: one program traced from two call sites compiles once), the devices' environment
-    and options."""
-    return cache.fingerprint(without_locations(code), pjrt.environment(devs), shardy, cache.KEY_VERSION)
+    and options (the XLA options hloforge adds for the platform among them)."""
+    options = sorted(pjrt.backend_options(devs[0].platform).items())
+    return cache.fingerprint(without_locations(code), pjrt.environment(devs), shardy, options, cache.KEY_VERSION)
 
 
 def without_locations(code: str) -> str:

@@ -64,3 +64,12 @@ def test_bfloat16_subnormals_move_unchanged():
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g).view(np.uint16), np.asarray(w).view(np.uint16))
     assert np.count_nonzero(np.asarray(got[1]).view(np.uint16)) == 48
+
+
+def test_the_cache_key_holds_the_options(monkeypatch):
+    from hloforge.runtime import compiler
+    cpu = jax.devices("cpu")[:1]
+    code = "module {}"
+    before = compiler._cache_key(code, cpu, None)
+    monkeypatch.setattr(pjrt, "_CPU_OPTIONS", {"xla_backend_optimization_level": 3})
+    assert compiler._cache_key(code, cpu, None) != before
