@@ -211,56 +211,6 @@ def _plan_inverse(op, outer: str, inner: str):
     return _inverse_of(op, inner, op.operands[0])
 
 
-def plan_irfft_of_rfft(op):
-    """x, which ``irfft_of_rfft`` puts in place of the fft ``op`` (pure), or why it does not fire."""
-    return _plan_inverse(op, "IRFFT", "RFFT")
-
-
-def irfft_of_rfft(op, rewriter):
-    """irfft(rfft(x, L), L) -> x
-
-    Preconditions: both fft_lengths are equal element-wise (the complex shape is not
-    enough: lengths 2k and 2k+1 give the same number of bins) and the result type is x's.
-    Finite math only.
-    """
-    plan = plan_irfft_of_rfft(op)
-    if isinstance(plan, str):
-        return plan
-    rewriter.replace_op(op, [plan])
-
-
-def plan_ifft_of_fft(op):
-    """x, which ``ifft_of_fft`` puts in place of the fft ``op`` (pure), or why it does not fire."""
-    return _plan_inverse(op, "IFFT", "FFT")
-
-
-def ifft_of_fft(op, rewriter):
-    """ifft(fft(x, L), L) -> x
-
-    Preconditions: equal fft_lengths. Finite math only.
-    """
-    plan = plan_ifft_of_fft(op)
-    if isinstance(plan, str):
-        return plan
-    rewriter.replace_op(op, [plan])
-
-
-def plan_fft_of_ifft(op):
-    """x, which ``fft_of_ifft`` puts in place of the fft ``op`` (pure), or why it does not fire."""
-    return _plan_inverse(op, "FFT", "IFFT")
-
-
-def fft_of_ifft(op, rewriter):
-    """fft(ifft(x, L), L) -> x
-
-    Preconditions: equal fft_lengths. Finite math only.
-    """
-    plan = plan_fft_of_ifft(op)
-    if isinstance(plan, str):
-        return plan
-    rewriter.replace_op(op, [plan])
-
-
 def _scalar_operand(value) -> bool:
     """A splat constant, or a broadcast_in_dim of a one-element tensor."""
     if splat_value(value) is not None:
@@ -384,63 +334,45 @@ def _scale(op, rewriter, plan):
     rewriter.replace_op(op, [out])
 
 
-def plan_irfft_of_scaled_rfft(op):
-    """(x, a builder of each scale) of ``irfft_of_scaled_rfft`` for the fft ``op`` (pure), or why it does not fire."""
-    return _plan_inverse_scaled(op, "IRFFT", "RFFT")
+def _inverse_pattern(name: str, outer: str, inner: str, scaled: bool, doc: str):
+    """The pattern ``name``: an ``outer`` FFT of ``inner(x)`` (times scalars when ``scaled``) is x (times
+    them); its pure match is the pattern's ``plan`` (x, or x and the scales' builders, or a reason)."""
+    def plan(op):
+        return (_plan_inverse_scaled if scaled else _plan_inverse)(op, outer, inner)
+
+    def pattern(op, rewriter):
+        found = plan(op)
+        if isinstance(found, str):
+            return found
+        if scaled:
+            _scale(op, rewriter, found)
+        else:
+            rewriter.replace_op(op, [found])
+        return None
+    pattern.__name__ = pattern.__qualname__ = name
+    pattern.__doc__ = doc
+    plan.__name__ = plan.__qualname__ = f"plan_{name}"
+    pattern.plan = plan
+    return pattern
 
 
-def irfft_of_scaled_rfft(op, rewriter):
-    """irfft(rfft(x, L) * s, L) -> x * s
-
-    Preconditions: as irfft_of_rfft; every s (a chain of multiplies is peeled) is a
-    scalar: a splat constant or a broadcast of one element, and real: a constant with
-    imaginary part 0, a convert from a real type, or complex(re, 0). Finite math only.
-    """
-    plan = plan_irfft_of_scaled_rfft(op)
-    if isinstance(plan, str):
-        return plan
-    _scale(op, rewriter, plan)
-
-
-def plan_ifft_of_scaled_fft(op):
-    """(x, a builder of each scale) of ``ifft_of_scaled_fft`` for the fft ``op`` (pure), or why it does not fire."""
-    return _plan_inverse_scaled(op, "IFFT", "FFT")
-
-
-def ifft_of_scaled_fft(op, rewriter):
-    """ifft(fft(x, L) * s, L) -> x * s
-
-    Preconditions: as ifft_of_fft; every s is a splat constant or a broadcast of one
-    (complex) element. Finite math only.
-    """
-    plan = plan_ifft_of_scaled_fft(op)
-    if isinstance(plan, str):
-        return plan
-    _scale(op, rewriter, plan)
-
-
-def plan_fft_of_scaled_ifft(op):
-    """(x, a builder of each scale) of ``fft_of_scaled_ifft`` for the fft ``op`` (pure), or why it does not fire."""
-    return _plan_inverse_scaled(op, "FFT", "IFFT")
-
-
-def fft_of_scaled_ifft(op, rewriter):
-    """fft(ifft(x, L) * s, L) -> x * s
-
-    Preconditions: as fft_of_ifft; every s is a splat constant or a broadcast of one
-    (complex) element. Finite math only.
-    """
-    plan = plan_fft_of_scaled_ifft(op)
-    if isinstance(plan, str):
-        return plan
-    _scale(op, rewriter, plan)
-
-
-INVERSE = {
-    "irfft_of_rfft": ((FFT,), irfft_of_rfft),
-    "ifft_of_fft": ((FFT,), ifft_of_fft),
-    "fft_of_ifft": ((FFT,), fft_of_ifft),
-    "irfft_of_scaled_rfft": ((FFT,), irfft_of_scaled_rfft),
-    "ifft_of_scaled_fft": ((FFT,), ifft_of_scaled_fft),
-    "fft_of_scaled_ifft": ((FFT,), fft_of_scaled_ifft),
+_FINITE = "Finite math only."
+_SCALARS = "every s is a splat constant or a broadcast of one (complex) element."
+# name: (outer, inner, scaled, the rewrite, its preconditions)
+_INVERSES = {
+    "irfft_of_rfft": ("IRFFT", "RFFT", False, "irfft(rfft(x, L), L) -> x",
+                      "both fft_lengths are equal element-wise (the complex shape is not enough: lengths 2k "
+                      "and 2k+1 give the same number of bins) and the result type is x's."),
+    "ifft_of_fft": ("IFFT", "FFT", False, "ifft(fft(x, L), L) -> x", "equal fft_lengths."),
+    "fft_of_ifft": ("FFT", "IFFT", False, "fft(ifft(x, L), L) -> x", "equal fft_lengths."),
+    "irfft_of_scaled_rfft": ("IRFFT", "RFFT", True, "irfft(rfft(x, L) * s, L) -> x * s",
+                             "as irfft_of_rfft; every s (a chain of multiplies is peeled) is a scalar: a splat "
+                             "constant or a broadcast of one element, and real: a constant with imaginary part 0, "
+                             "a convert from a real type, or complex(re, 0)."),
+    "ifft_of_scaled_fft": ("IFFT", "FFT", True, "ifft(fft(x, L) * s, L) -> x * s", f"as ifft_of_fft; {_SCALARS}"),
+    "fft_of_scaled_ifft": ("FFT", "IFFT", True, "fft(ifft(x, L) * s, L) -> x * s", f"as fft_of_ifft; {_SCALARS}"),
 }
+INVERSE = {
+    name: ((FFT,), _inverse_pattern(name, outer, inner, scaled,
+                                    f"{rewrite}\n\n    Preconditions: {pre} {_FINITE}\n    "))
+    for name, (outer, inner, scaled, rewrite, pre) in _INVERSES.items()}
