@@ -166,6 +166,8 @@ def _refuse_recursion(jitted, active=None) -> None:
 
 
 _DEVICE_ARRAY = pjrt.DEVICE_ARRAY_TYPE
+_RUNTIME_FAILURE = pjrt.RuntimeFailure
+_MODE = dtypes.MODE  # (the one list hf.config.dtypes writes: read per call)
 _tracing = threading.local()  # .active: the Jitted functions this thread is tracing
 
 
@@ -334,29 +336,44 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         loops = self._loops
         if loops is not None and not kwargs:
-            for a in args:
-                if type(a) is not _DEVICE_ARRAY:
-                    kind = dispatch.route(args)
-                    break
-            else:
-                kind = dispatch.PLAIN  # (all jax arrays: the common case, checked inline)
-            if dtypes.MODE[0] == "jax":  # (jax's loop without x64 narrows 64-bit values, as jax mode does)
-                loops = self._jax_loops or self._make_jax_loops()
-                kind = dispatch.PYTHON if kind == dispatch.PYTHON else dispatch.PLAIN
-            try:
-                if kind == dispatch.PLAIN:
-                    return loops.plain(*args)
-                if kind == dispatch.WIDE:
-                    return pjrt.call_x64(loops.wide, args)
-            except RecursionError:
-                _refuse_recursion(self)  # (our message rather than jax's loop's)
-                raise
-            except (ValueError, pjrt.RuntimeFailure) as e:  # (jax's loop raises XLA's status as is)
-                failure = dispatch.execution_error(self.name, e)
-                if failure is None:
-                    raise
-                raise failure from None
+            # the common case first, with as little Python as possible (this frame is all hloforge
+            # adds to jax's C++ loop): every argument a jax array, numpy dtype rules
+            if _MODE[0] == "numpy":
+                for a in args:
+                    if type(a) is not _DEVICE_ARRAY:
+                        break
+                else:
+                    try:
+                        return loops.plain(*args)
+                    except (RecursionError, ValueError, _RUNTIME_FAILURE) as e:
+                        self._raise_from_loop(e)
+            return self._call_routed(loops, args)
         return self._call(args, kwargs)
+
+    def _call_routed(self, loops, args):
+        kind = dispatch.route(args)
+        if dtypes.MODE[0] == "jax":  # (jax's loop without x64 narrows 64-bit values, as jax mode does)
+            loops = self._jax_loops or self._make_jax_loops()
+            kind = dispatch.PYTHON if kind == dispatch.PYTHON else dispatch.PLAIN
+        try:
+            if kind == dispatch.PLAIN:
+                return loops.plain(*args)
+            if kind == dispatch.WIDE:
+                return pjrt.call_x64(loops.wide, args)
+        except (RecursionError, ValueError, _RUNTIME_FAILURE) as e:
+            self._raise_from_loop(e)
+        return self._call(args, {})
+
+    def _raise_from_loop(self, e):
+        """Re-raise an exception of jax's C++ loop as hloforge's (our message for recursion; XLA's
+        runtime status, which the loop raises as is, as an execution error)."""
+        if isinstance(e, RecursionError):
+            _refuse_recursion(self)
+            raise e
+        failure = dispatch.execution_error(self.name, e)
+        if failure is None:
+            raise e
+        raise failure from None
 
     def _make_jax_loops(self):
         self._jax_loops = dispatch.Loops(self.__name__, self.fn, _cache_miss(weakref.ref(self)))
