@@ -114,14 +114,12 @@ def partial_dft_of_fft(dot, rewriter):
     with rewriter.ip:
         x = op.operands[0]
         if len(axes) > 1:
-            rest = list(shape_of(op.result))
-            rest[a] = n
             x = rebuild(op, [x], fft_length=lengths[1:])
         if kind != "RFFT" or len(axes) > 1:
             parts = [build(name, [x], loc=loc) for name in ("stablehlo.real", "stablehlo.imag")]
             x = build("stablehlo.concatenate", parts, dimension=a, loc=loc)
-        m = constant(fused.astype(dtype_of(dot.operands[1])), tensor(fused.shape, ir.RankedTensorType(rhs_type).element_type),
-                     loc)
+        element = ir.RankedTensorType(rhs_type).element_type
+        m = constant(fused.astype(dtype_of(dot.operands[1])), tensor(fused.shape, element), loc)
         out = rebuild(dot, [x, m], loc=loc)
     rewriter.replace_op(dot, [out])
 
