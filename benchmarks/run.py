@@ -40,7 +40,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = {"trace_emit": 0.5, "first_call": 1.0, "steady": 1.02, "dispatch_jax_array": 1.1,
            "dispatch_numpy_vector": 1.2, "dispatch_numpy_scalar": 1.2, "dispatch_python_float": 1.2}
 # (case, metric) -> a target of its own: a ratio, or seconds for rows without a jax counterpart
-CASE_TARGETS = {("round_trip", "steady"): 0.6, ("fno2d_b8", "steady"): 0.85,
+CASE_TARGETS = {("round_trip", "steady"): 0.6,
+                # issue 29: the 4-layer FNO-2D keeps its truncation gain
+                ("fno2d_b8", "steady"): 0.6,
                 # a 200-step fori_loop of rfft/irfft: the loop is XLA's on both sides
                 ("burgers200", "steady"): 1.05}
 ABSOLUTE_TARGETS = {("passes_10k", "passes"): 1.0}
