@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TESTS = ["tests/test_numpy_fft.py", "tests/test_numpy_pad.py", "tests/ops/test_fft.py", "tests/ops/test_pad.py",
+TESTS = ["tests/numpy/test_numpy_fft.py", "tests/numpy/test_numpy_pad.py", "tests/ops/test_fft.py", "tests/ops/test_pad.py",
          "tests/ops/test_sort.py", "tests/passes/"]
 
 

@@ -5,7 +5,7 @@
 Each cycle traces ``x * 2 + i`` (a new constant, so a new module and a cache miss), compiles it
 through ``Module.compile`` and runs it once. Live PJRT executables and arrays must stay bounded
 by the cache size, and resident memory must level off. Prints checkpoints; exit 1 on a leak.
-(tests/test_cache.py runs 300 cycles; this is the full-size run: 10,000 cycles took 283 s on a
+(tests/runtime/test_cache.py runs 300 cycles; this is the full-size run: 10,000 cycles took 283 s on a
 shared 2-core machine, live executables stayed at 66 = 64 cached + 2 of jax's own, RSS 233 -> 234 MiB.)
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """hloforge.ops, control-flow family (frontend/ops/control_flow.py): the builders' validation messages
-(their traced bodies, AD and batching are tested through hloforge.lax: tests/test_lax.py,
-tests/test_ad_control.py, tests/test_vmap_control_flow.py)."""
+(their traced bodies, AD and batching are tested through hloforge.lax: tests/lax/test_lax.py,
+tests/ad/test_ad_control.py, tests/batching/test_vmap_control_flow.py)."""
 import numpy as np
 import pytest
 

@@ -1,7 +1,7 @@
 """hloforge.ops, convolution family (frontend/ops/convolution.py): ops.convolution's
 preferred_element_type is its result type, with no convert (ops.convolution and hloforge.lax's
 convolutions against jax.lax on grids of layouts, strides, dilations, paddings and groups, and their
-errors: tests/test_conv.py)."""
+errors: tests/lax/test_conv.py)."""
 import numpy as np
 
 import hloforge as hf

@@ -1,7 +1,7 @@
 """hloforge.ops, factorization family (frontend/ops/factorization.py): the validation messages of
-cholesky and triangular_solve (their batching: tests/test_vmap_factorization.py; their derivatives
-against jax: tests/test_ad_model.py; hloforge.lax.linalg's factorizations:
-tests/test_numpy_linalg.py)."""
+cholesky and triangular_solve (their batching: tests/batching/test_vmap_factorization.py; their derivatives
+against jax: tests/ad/test_ad_model.py; hloforge.lax.linalg's factorizations:
+tests/numpy/test_numpy_linalg.py)."""
 import numpy as np
 import pytest
 

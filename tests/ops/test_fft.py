@@ -1,5 +1,5 @@
 """hloforge.ops, fft family (frontend/ops/fft.py): ops.fft of each fft_type, over 1 to 3 dims,
-against numpy.fft, and its validation messages (hloforge.numpy.fft: tests/test_numpy_fft.py)."""
+against numpy.fft, and its validation messages (hloforge.numpy.fft: tests/numpy/test_numpy_fft.py)."""
 import numpy as np
 import pytest
 

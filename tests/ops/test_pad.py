@@ -1,7 +1,7 @@
 """hloforge.ops, pad family (frontend/ops/pad.py): ops.pad (negative and interior padding) against
 numpy and a numpy reference of StableHLO's pad over a dtype grid, Python zeros that keep their sign
 bit, its registration as one op, and its validation messages (hloforge.numpy.pad:
-tests/test_numpy_pad.py)."""
+tests/numpy/test_numpy_pad.py)."""
 import numpy as np
 import pytest
 

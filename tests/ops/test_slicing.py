@@ -1,6 +1,6 @@
 """hloforge.ops, slicing family (frontend/ops/slicing.py): the builders' validation messages (their
-values, AD and batching are tested through hloforge.lax and hloforge.numpy: tests/test_lax.py,
-tests/test_indexing.py, tests/test_vmap_slicing.py)."""
+values, AD and batching are tested through hloforge.lax and hloforge.numpy: tests/lax/test_lax.py,
+tests/numpy/test_indexing.py, tests/batching/test_vmap_slicing.py)."""
 import numpy as np
 import pytest
 

@@ -17,7 +17,7 @@ from hloforge.runtime import checkfile
 from hloforge.runtime.check_syntax import generic_check_ops, split_pieces
 from hloforge.runtime.check_values import Check, _ulp_distance, compare
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "check")
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "check")
 PIECES = os.path.join(DATA, "interpreter_style_pieces.mlir")
 
 

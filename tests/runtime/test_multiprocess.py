@@ -1,6 +1,6 @@
 """Many hosts: 2 local processes (jax.distributed over loopback, gloo collectives on CPU, 2 devices
 each) run an hf.jit SPMD program over the 4-device global mesh and 3 data-parallel SGD steps of a tiny
-FNO-1D (tests/multiprocess_worker.py)."""
+FNO-1D (tests/runtime/multiprocess_worker.py)."""
 import os
 import re
 import socket

@@ -1,5 +1,5 @@
 """hf.vmap of the collectives on 8 CPU devices (manual SPMD, as tests/collective_checks.py): run as a
-script by tests/test_vmap_collective.py with XLA_FLAGS=--xla_force_host_platform_device_count=8.
+script by tests/batching/test_vmap_collective.py with XLA_FLAGS=--xla_force_host_platform_device_count=8.
 Each check compares the vmapped program, run once, with the per-example program run on each
 example's shards and stacked (the loop vmap stands for). Prints one JSON object: check name ->
 {"ok": true} or {"error": traceback}."""
@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: the shared helpers
 
 import hloforge as hf  # noqa: E402
 from hloforge import ops  # noqa: E402

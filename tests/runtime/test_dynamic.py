@@ -10,7 +10,7 @@ import hloforge as hf
 from hloforge.runtime.cli.main import main
 from helpers import assert_close
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "check")
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "check")
 SENTINEL = str(-9223372036854775808)
 
 DYNAMIC = """

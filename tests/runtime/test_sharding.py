@@ -1,5 +1,5 @@
 """SPMD through XLA's partitioner: jax Mesh/NamedSharding/PartitionSpec on hf.jit and
-Module.compile. The 8-device checks run in one subprocess (tests/sharding_checks.py) with
+Module.compile. The 8-device checks run in one subprocess (tests/runtime/sharding_checks.py) with
 XLA_FLAGS=--xla_force_host_platform_device_count=8, which must be set before jax starts."""
 import json
 import os

@@ -14,7 +14,7 @@ import hloforge as hf
 from hloforge import numpy as hnp
 from hloforge.runtime.cli.main import main
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "check")
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "check")
 COMMANDS = ["demo", "opt", "run", "inspect", "graph", "convert", "check"]
 
 

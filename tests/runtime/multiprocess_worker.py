@@ -1,4 +1,4 @@
-"""One of 2 processes of tests/test_multiprocess.py: jax.distributed over loopback with gloo,
+"""One of 2 processes of tests/runtime/test_multiprocess.py: jax.distributed over loopback with gloo,
 2 CPU devices each, an hf.jit SPMD program over the 4-device global mesh, then 3 data-parallel SGD steps
 of a tiny FNO-1D (hf.value_and_grad) checked against the same steps on one local device.
 

@@ -1,5 +1,5 @@
 """Batching rules of the collectives (frontend/batching/collective.py): the 8-device checks run in one
-subprocess (tests/vmap_collective_checks.py: the vmapped program against the per-example program run
+subprocess (tests/batching/vmap_collective_checks.py: the vmapped program against the per-example program run
 on each example, bit for bit); the IR of the rules and the operand-less ops in process."""
 import json
 import os

@@ -1,4 +1,4 @@
-"""SPMD checks that need 8 CPU devices: run as a script by tests/test_sharding.py with
+"""SPMD checks that need 8 CPU devices: run as a script by tests/runtime/test_sharding.py with
 XLA_FLAGS=--xla_force_host_platform_device_count=8. Prints one JSON object: check name ->
 {"ok": true} or {"error": traceback}.
 """
@@ -10,7 +10,7 @@ import traceback
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: the shared helpers
 
 import jax  # noqa: E402
 

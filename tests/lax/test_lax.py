@@ -296,7 +296,7 @@ def test_burgers_example_runs_and_checks_itself():
     import os
     import subprocess
     import sys
-    examples = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+    examples = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
     result = subprocess.run([sys.executable, os.path.join(examples, "burgers_solver.py")], capture_output=True,
                             text=True, timeout=120, cwd=examples)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
