@@ -34,8 +34,6 @@ import darcy_data  # noqa: E402
 import train_fno_1d  # noqa: E402
 import train_fno_darcy  # noqa: E402
 
-import hloforge as hf  # noqa: E402
-
 
 def jax_gelu(x):
     return 0.5 * x * (1 + jnp.tanh(jnp.sqrt(2 / jnp.pi).astype(x.dtype) * (x + 0.044715 * x ** 3)))

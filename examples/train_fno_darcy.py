@@ -20,8 +20,6 @@ import sys
 import time
 
 import numpy as np
-import optax
-from jax import tree_util
 
 import hloforge as hf
 from hloforge import numpy as hnp

@@ -1,5 +1,4 @@
 """hf.jit's first call of spectrally truncated programs (frontend/first_call.py, hf.config.first_call)."""
-import warnings
 
 import jax
 import numpy as np

@@ -1,8 +1,6 @@
 """hf.jit's static_argnums/static_argnames, donate_argnums/donate_argnames, and lower().compile()
 running the call's pipeline (frontend/jit.py), against jax.jit's behaviour."""
-import warnings
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest

@@ -125,7 +125,6 @@ def _accepts(name, specs, params) -> bool:
 
 def _elementwise_cases(dtype, x, y, z) -> list:
     """Every elementwise op with an evaluate that takes ``dtype``, per row."""
-    spec = (x.shape, dtype)
     pred = np.random.default_rng(7).random(x.shape) < 0.5
     out = []
     for name in registry.names("elementwise"):

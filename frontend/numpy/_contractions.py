@@ -122,7 +122,7 @@ def _lead_as_batch(first, second, out):
     if not out:
         return first, second
     lead = out[0]
-    (x, tx), (y, ty) = first, second
+    (_, tx), (_, ty) = first, second
     if (lead in tx) == (lead in ty):
         return first, second
     (big, tbig), (small, tsmall) = (first, second) if lead in tx else (second, first)

@@ -4,8 +4,6 @@ from __future__ import annotations
 import functools
 import operator
 
-import numpy as np
-
 from hloforge.frontend import dtypes
 from hloforge.frontend.tracing import Tensor, as_tensor
 

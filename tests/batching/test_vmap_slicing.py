@@ -3,7 +3,6 @@ loop over the examples and against jax.vmap of the same jax.lax op."""
 import functools
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
