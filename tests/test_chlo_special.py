@@ -10,6 +10,7 @@ import pytest
 import hloforge as hf
 from hloforge import ops
 from hloforge.frontend.registry import OPS
+from ad_helpers import jax_run
 from batching_helpers import assert_same
 
 rng = np.random.default_rng(5)
@@ -74,7 +75,8 @@ def test_module_vmap_matches_jax_vmap(f, make, dtype, op, axis):
     assert op in m.text
     xs = np.stack([make(dtype) for _ in range(N)], axis=axis % (x.ndim + 1))
     got = _leaves(m.vmap(N, in_axes=axis).compile()(xs))
-    _close(got, _leaves(jax.jit(jax.vmap(f, in_axes=axis))(xs)))
+    ref = jax.vmap(f, in_axes=axis)  # (jax_run where every output has a tolerance; top_k's indices are bit for bit)
+    _close(got, _leaves(jax.jit(ref)(xs) if op == "chlo.top_k" else jax_run(ref, xs)))
 
 
 def _float_outputs(f):

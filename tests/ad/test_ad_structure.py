@@ -1,11 +1,12 @@
-"""Rules of the data-movement, pad, dot_general, reduce, sort and dynamic_slice ops against jax."""
+"""Rules of the data-movement, pad, dot_general, reduce, sort and dynamic_slice ops against jax (jax's
+references compiled with CHEAP_COMPILE where the comparison has a tolerance)."""
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax
 
-from ad_helpers import check_against_jax, check_finite_differences
+from ad_helpers import check_against_jax_cheap, check_finite_differences
 import hloforge as hf
 import hloforge.numpy as hnp
 from hloforge import ops
@@ -24,7 +25,7 @@ def test_pad(low, high, interior, dtype):
     x = X.astype(dtype) + (0.5j * X[::-1] if np.dtype(dtype).kind == "c" else 0)
     v = np.asarray(0.7, dtype)
     cfg = list(zip(low, high, interior))
-    check_against_jax(lambda x, v: ops.pad(x, v, low, high, interior), lambda x, v: lax.pad(x, v, cfg), x, v)
+    check_against_jax_cheap(lambda x, v: ops.pad(x, v, low, high, interior), lambda x, v: lax.pad(x, v, cfg), x, v)
     if dtype == np.float64:
         check_finite_differences(lambda x, v: ops.pad(x, v, low, high, interior), x, v)
 
@@ -43,7 +44,7 @@ def test_movement_ops():
                 lax.broadcast_in_dim(b[:, 0, :], (2, 3, 4, 5), (1, 3)),
                 lax.broadcast_in_dim(b[0, 0, :].reshape(5, 1), (5, 3, 4), (0, 2)),
                 a[0:3:2, 1:4:2, 0:5:3], jnp.concatenate([a, b, a], 1))
-    check_against_jax(h, j, a, b)
+    check_against_jax_cheap(h, j, a, b)
 
 
 def test_broadcast_with_permuted_dims_finite_differences():
@@ -62,7 +63,7 @@ def test_dynamic_slice():
         return (lax.dynamic_slice(x, (i, j, np.int32(1)), (2, 3, 3)),
                 lax.dynamic_slice(x, (np.int32(5), j, i), (2, 2, 5)))
     for i, j in ((0, 1), (2, 0), (1, 9)):  # (jax wraps negative starts; StableHLO clamps them)
-        check_against_jax(h, j_, X, np.int32(i), np.int32(j))
+        check_against_jax_cheap(h, j_, X, np.int32(i), np.int32(j))
 
 
 DOTS = [((4, 3), (3, 5), (), (), (1,), (0,)), ((2, 4, 3), (2, 3, 5), (0,), (0,), (2,), (1,)),
@@ -78,8 +79,8 @@ def test_dot_general(ls, rs, lb, rb, lc, rc, dtype):
     if np.dtype(dtype).kind == "c":
         lhs = lhs + 1j * rng.standard_normal(ls)
         rhs = rhs - 1j * rng.standard_normal(rs)
-    check_against_jax(lambda a, b: ops.dot_general(a, b, lb, rb, lc, rc),
-                      lambda a, b: lax.dot_general(a, b, ((lc, rc), (lb, rb))), lhs, rhs)
+    check_against_jax_cheap(lambda a, b: ops.dot_general(a, b, lb, rb, lc, rc),
+                            lambda a, b: lax.dot_general(a, b, ((lc, rc), (lb, rb))), lhs, rhs)
 
 
 @pytest.mark.parametrize("dtype,into", [(np.float32, np.float64), (np.complex64, np.complex128)])
@@ -88,9 +89,9 @@ def test_dot_general_with_a_preferred_element_type(dtype, into):
     cotangents of the operands' dtype, as jax's do."""
     for ls, rs, lb, rb, lc, rc in DOTS[1:4]:
         lhs, rhs = rng.standard_normal(ls).astype(dtype), rng.standard_normal(rs).astype(dtype)
-        check_against_jax(lambda a, b: ops.dot_general(a, b, lb, rb, lc, rc, preferred_element_type=into),
-                          lambda a, b: lax.dot_general(a, b, ((lc, rc), (lb, rb)), preferred_element_type=into),
-                          lhs, rhs)
+        check_against_jax_cheap(lambda a, b: ops.dot_general(a, b, lb, rb, lc, rc, preferred_element_type=into),
+                                lambda a, b: lax.dot_general(a, b, ((lc, rc), (lb, rb)), preferred_element_type=into),
+                                lhs, rhs)
 
 
 def test_module_vjp_and_jvp_of_a_jax_mixed_precision_dot():
@@ -144,13 +145,13 @@ def test_reduce(dtype):
         if real:
             out += [jnp.max(x, 2), jnp.min(x, (0, 1))]
         return tuple(out)
-    check_against_jax(h, j, x, zeroed)
+    check_against_jax_cheap(h, j, x, zeroed)
 
 
 def test_reduce_max_ties_split_like_jax():
     x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
-    check_against_jax(lambda x: ops.reduce(x, -np.inf, (1,), "max"), lambda x: jnp.max(x, 1), x)
-    check_against_jax(lambda x: ops.maximum(x, x[::-1]), lambda x: lax.max(x, x[::-1]), x)
+    check_against_jax_cheap(lambda x: ops.reduce(x, -np.inf, (1,), "max"), lambda x: jnp.max(x, 1), x)
+    check_against_jax_cheap(lambda x: ops.maximum(x, x[::-1]), lambda x: lax.max(x, x[::-1]), x)
 
 
 def test_sort_and_argsort():
@@ -168,5 +169,5 @@ def test_sort_and_argsort():
         order = jnp.argsort(-x, 0)
         return (s, jnp.take_along_axis(x, order, 0), jnp.take_along_axis(y, order, 0),
                 jnp.argsort(x, 1).astype(np.float64))
-    check_against_jax(h, j, x, y)
+    check_against_jax_cheap(h, j, x, y)
     check_finite_differences(h, x, y)
