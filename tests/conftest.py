@@ -44,3 +44,34 @@ def pytest_collection_modifyitems(config, items):
     # draws a long one last and leaves the other idle
     rank = {name: i for i, name in enumerate(WHOLE_FILES)}
     items.sort(key=lambda item: rank.get(os.path.basename(str(item.path)), len(rank)))
+
+
+@pytest.fixture
+def python_calls(monkeypatch):
+    """Counts the calls that reach Executable.call_flat: the Python path, not jax's C++ loop (the
+    dispatch tests of tests/runtime/test_dispatch.py and tests/test_dtype_modes.py)."""
+    from hloforge.runtime.executable import Executable
+    calls = []
+    original = Executable.call_flat
+
+    def counting(self, args):
+        calls.append(len(args))
+        return original(self, args)
+
+    monkeypatch.setattr(Executable, "call_flat", counting)
+    return calls
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """An empty executable cache in memory, no cache directory and zeroed counters; hf.config's cache
+    size, byte bound and directory come back after (the cache tests of tests/runtime/)."""
+    import hloforge as hf
+    from hloforge.runtime import cache
+    monkeypatch.setattr(hf.config, "cache_size", hf.config.cache_size)
+    monkeypatch.setattr(hf.config, "cache_dir", None)
+    monkeypatch.setattr(hf.config, "cache_max_bytes", hf.config.cache_max_bytes)
+    cache.clear()
+    cache.reset_stats()
+    yield
+    cache.clear()

@@ -1,6 +1,11 @@
 """Shared test utilities: per-dtype tolerances, running traced functions and comparing their results."""
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 
 import hloforge as hf
@@ -69,3 +74,23 @@ def check_all(got, expected, labels, atol=None):
             assert_close(g, e, atol=atol)
         except AssertionError as err:
             raise AssertionError(f"{label}: {err}") from None
+
+
+def assert_close_tree(got, want, rtol=None):
+    """assert_close leaf by leaf over (nested) tuples and lists; integer and bool leaves exactly."""
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want), (len(got), len(want))
+        for g, w in zip(got, want):
+            assert_close_tree(g, w, rtol)
+        return
+    want = np.asarray(want)
+    assert_close(got, want, rtol=rtol if want.dtype.kind in "fc" else None)
+
+
+def run_on_eight_devices(script: str) -> dict:
+    """Run ``script`` (a file of checks that prints their results as one JSON line, last) in a child
+    process with 8 CPU host devices; the results by check name."""
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-4000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])

@@ -17,7 +17,6 @@ import hloforge as hf
 import hloforge.lax as hl
 import hloforge.numpy as hnp
 from hloforge.frontend import dtypes
-from hloforge.runtime.executable import Executable
 from hloforge.runtime.settings import Config
 from helpers import assert_close
 
@@ -39,20 +38,6 @@ def restore_mode():
 def mode(request):
     hf.config.dtypes = request.param
     return request.param
-
-
-@pytest.fixture
-def python_calls(monkeypatch):
-    """Counts the calls that reach Executable.call_flat (the Python path, not jax's C++ loop)."""
-    calls = []
-    original = Executable.call_flat
-
-    def counting(self, args):
-        calls.append(len(args))
-        return original(self, args)
-
-    monkeypatch.setattr(Executable, "call_flat", counting)
-    return calls
 
 
 # ---------------------------------------------------------------- everyday expressions

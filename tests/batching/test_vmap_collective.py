@@ -1,10 +1,7 @@
 """Batching rules of the collectives (frontend/batching/collective.py): the 8-device checks run in one
 subprocess (tests/batching/vmap_collective_checks.py: the vmapped program against the per-example program run
 on each example, bit for bit); the IR of the rules and the operand-less ops in process."""
-import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -13,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 import hloforge as hf
 from hloforge import ops
 from hloforge.frontend.registry import OPS
+from helpers import run_on_eight_devices
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALL = [list(range(8))]
@@ -21,11 +19,7 @@ CH = dict(channel_handle=(1, 1), use_global_device_ids=True)
 
 @pytest.fixture(scope="module")
 def results():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
-    out = subprocess.run([sys.executable, os.path.join(HERE, "vmap_collective_checks.py")], env=env,
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-4000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_on_eight_devices(os.path.join(HERE, "vmap_collective_checks.py"))
 
 
 def test_eight_devices(results):

@@ -5,17 +5,7 @@ import pytest
 
 import hloforge as hf
 from hloforge import numpy as hnp
-from helpers import assert_close, run
-
-
-def _same(got, want, rtol=None):
-    if isinstance(want, (tuple, list)):
-        assert len(got) == len(want), (len(got), len(want))
-        for g, w in zip(got, want):
-            _same(g, w, rtol)
-        return
-    want = np.asarray(want)
-    assert_close(got, want, rtol=rtol if want.dtype.kind in "fc" else None)
+from helpers import assert_close_tree, run
 
 
 # name -> fn(np_or_hnp, x, y): each runs under numpy and under hloforge.numpy
@@ -107,7 +97,7 @@ def test_manipulation_creation_products_match_numpy():
     for k, f in CASES.items():
         with np.errstate(all="ignore"):
             want = f(np, x, y)
-        _same(got[k], want, rtol=1e-9 if k in ("i0", "polynomials") else None)
+        assert_close_tree(got[k], want, rtol=1e-9 if k in ("i0", "polynomials") else None)
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int64, np.float16, np.float32, np.complex64],
@@ -125,7 +115,7 @@ def test_dtype_preserving_functions(dtype):
            "diff": lambda n, x: n.diff(x)}
     got = run(lambda x: {k: f(hnp, x) for k, f in fns.items()}, x)
     for k, f in fns.items():
-        _same(got[k], f(np, x))
+        assert_close_tree(got[k], f(np, x))
 
 
 def test_zero_size_and_0d_inputs():
@@ -142,7 +132,7 @@ def test_zero_size_and_0d_inputs():
            "delete": lambda n, z, s: n.delete(z, [], axis=1)}
     got = run(lambda z, s: {k: f(hnp, z, s) for k, f in fns.items()}, z, s)
     for k, f in fns.items():
-        _same(got[k], f(np, z, s))
+        assert_close_tree(got[k], f(np, z, s))
 
 
 def test_set_functions_with_size():
@@ -163,24 +153,24 @@ def test_set_functions_with_size():
     i_np = i
     got = run(f, i)
     as64 = lambda t: tuple(np.asarray(a).astype(np.int64) for a in t)
-    _same(got["nonzero"], as64(np.nonzero(i)))
-    _same(got["flat"], np.concatenate([np.flatnonzero(i), [-1, -1]]))
-    _same(got["argwhere"], np.argwhere(i))
-    _same(got["extract"], np.extract(i > 0, i))
-    _same(got["compress"], np.compress(i[0] > 0, i, axis=1))
+    assert_close_tree(got["nonzero"], as64(np.nonzero(i)))
+    assert_close_tree(got["flat"], np.concatenate([np.flatnonzero(i), [-1, -1]]))
+    assert_close_tree(got["argwhere"], np.argwhere(i))
+    assert_close_tree(got["extract"], np.extract(i > 0, i))
+    assert_close_tree(got["compress"], np.compress(i[0] > 0, i, axis=1))
     want = np.unique(i, return_index=True, return_inverse=True, return_counts=True)
-    _same(got["unique"], (want[0],) + as64(want[1:]))
-    _same(got["unique_pad"], np.concatenate([u, [99, 99]]).astype(np.int32))
-    _same(got["union"], np.union1d(i[0], i[1] + 2))
-    _same(got["intersect"], np.intersect1d(i[0], i[2]))
-    _same(got["setdiff"], np.setdiff1d(i, i[1]))
-    _same(got["setxor"], np.setxor1d(i[0], i[2]))
+    assert_close_tree(got["unique"], (want[0],) + as64(want[1:]))
+    assert_close_tree(got["unique_pad"], np.concatenate([u, [99, 99]]).astype(np.int32))
+    assert_close_tree(got["union"], np.union1d(i[0], i[1] + 2))
+    assert_close_tree(got["intersect"], np.intersect1d(i[0], i[2]))
+    assert_close_tree(got["setdiff"], np.setdiff1d(i, i[1]))
+    assert_close_tree(got["setxor"], np.setxor1d(i[0], i[2]))
 
 
 def test_nan_sorting_in_unique():
     x = np.array([2.0, np.nan, 1.0, 2.0, np.nan, -0.5])
     got = run(lambda x: hnp.unique(x, size=4), x)
-    _same(got, np.unique(x))
+    assert_close_tree(got, np.unique(x))
 
 
 def test_static_inputs_need_no_size_and_utilities():
@@ -210,12 +200,12 @@ def test_static_inputs_need_no_size_and_utilities():
             np.arange(3, dtype=np.int16), np.arange(3, dtype=np.int32), np.array([0.0, 2.0]), x, (2, 3),
             np.fromfunction(lambda i, j: i + j, (2, 2)), x * 2.0 + 1, x.sum(1), np.apply_over_axes(np.sum, x, [0, 1]),
             np.histogram_bin_edges(x, 3, (0.0, 3.0)))
-    _same(got[0], tuple(a.astype(np.int64) for a in want[0]))
+    assert_close_tree(got[0], tuple(a.astype(np.int64) for a in want[0]))
     for g, w in zip(got[1:], want[1:]):
         if isinstance(w, tuple) and all(isinstance(v, int) for v in w):
             assert tuple(g) == w
         else:
-            _same(g, w)
+            assert_close_tree(g, w)
 
 
 @pytest.mark.parametrize("fn,exc,match", [

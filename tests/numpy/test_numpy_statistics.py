@@ -5,17 +5,7 @@ import pytest
 
 import hloforge as hf
 from hloforge import numpy as hnp
-from helpers import assert_close, run
-
-
-def _same(got, want, rtol=None):
-    if isinstance(want, (tuple, list)):
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            _same(g, w, rtol)
-        return
-    want = np.asarray(want)
-    assert_close(got, want, rtol=rtol if want.dtype.kind in "fc" else None)
+from helpers import assert_close_tree, run
 
 
 CASES = {
@@ -56,7 +46,7 @@ def test_statistics_match_numpy(dtype):
     got = run(lambda x, w: {k: f(hnp, x, w) for k, f in CASES.items()}, x, w)
     for k, f in CASES.items():
         want = f(np, x, w)
-        _same(got[k], want, rtol=1e-4 if dtype == np.float32 else 1e-10)
+        assert_close_tree(got[k], want, rtol=1e-4 if dtype == np.float32 else 1e-10)
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.int32, np.uint16, np.float16, np.complex64],
@@ -76,7 +66,7 @@ def test_statistics_dtypes(dtype):
     got = run(lambda x: {k: f(hnp, x) for k, f in fns.items()}, x)
     for k, f in fns.items():
         want = np.asarray(f(np, x))
-        _same(got[k], want, rtol=2e-3 if want.dtype == np.float16 else None)
+        assert_close_tree(got[k], want, rtol=2e-3 if want.dtype == np.float16 else None)
 
 
 def test_nan_functions_match_numpy():
@@ -90,7 +80,7 @@ def test_nan_functions_match_numpy():
     got = run(lambda x: {k: f(hnp, x) for k, f in fns.items()}, x)
     with np.errstate(all="ignore"):
         for k, f in fns.items():
-            _same(got[k], f(np, x), rtol=1e-12)
+            assert_close_tree(got[k], f(np, x), rtol=1e-12)
     allnan = run(lambda x: (hnp.nanmax(x[1]), hnp.nanmean(x[1]), hnp.nanmedian(x[1])), x)
     assert all(np.isnan(a) for a in allnan)
 

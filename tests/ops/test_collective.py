@@ -1,9 +1,7 @@
 """Collectives for manual-SPMD code: the 8-device checks run in one subprocess
 (tests/collective_checks.py) with XLA_FLAGS=--xla_force_host_platform_device_count=8; the
 errors in process."""
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -11,6 +9,7 @@ import pytest
 
 import hloforge as hf
 from hloforge import ops
+from helpers import run_on_eight_devices
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/, where collective_checks.py is
 sys.path.insert(0, HERE)
@@ -19,11 +18,7 @@ import collective_checks  # noqa: E402  (only for the names of its checks)
 
 @pytest.fixture(scope="module")
 def results():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
-    out = subprocess.run([sys.executable, os.path.join(HERE, "collective_checks.py")], env=env,
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-4000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_on_eight_devices(os.path.join(HERE, "collective_checks.py"))
 
 
 @pytest.mark.parametrize("name", list(collective_checks.CHECKS))

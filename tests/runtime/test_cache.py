@@ -22,18 +22,6 @@ from hloforge.runtime.settings import Config
 from helpers import assert_close
 
 
-@pytest.fixture
-def fresh(monkeypatch):
-    """An empty memory cache and zeroed counters; the old size and directory come back after."""
-    monkeypatch.setattr(hf.config, "cache_size", hf.config.cache_size)
-    monkeypatch.setattr(hf.config, "cache_dir", None)
-    monkeypatch.setattr(hf.config, "cache_max_bytes", hf.config.cache_max_bytes)
-    cache.clear()
-    cache.reset_stats()
-    yield
-    cache.clear()
-
-
 def _module(i=0):
     return hf.trace(lambda x: x * 2.0 + float(i), hf.ShapeDtype((3,), np.float32))
 

@@ -10,22 +10,7 @@ import pytest
 
 import hloforge as hf
 from hloforge.runtime import dispatch, pjrt
-from hloforge.runtime.executable import Executable
 from helpers import assert_close, random
-
-
-@pytest.fixture
-def python_calls(monkeypatch):
-    """Counts the calls that reach Executable.call_flat (the Python path)."""
-    calls = []
-    original = Executable.call_flat
-
-    def counting(self, args):
-        calls.append(len(args))
-        return original(self, args)
-
-    monkeypatch.setattr(Executable, "call_flat", counting)
-    return calls
 
 
 @pytest.mark.parametrize("args,kind", [

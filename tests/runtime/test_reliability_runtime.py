@@ -29,16 +29,6 @@ def _python(code: str, *args, timeout=120):
                           text=True, timeout=timeout)
 
 
-@pytest.fixture
-def fresh(monkeypatch):
-    """An empty memory cache and zeroed counters; the old size and directory come back after."""
-    monkeypatch.setattr(hf.config, "cache_dir", None)
-    cache.clear()
-    cache.reset_stats()
-    yield
-    cache.clear()
-
-
 def _module(i=0):
     return hf.trace(lambda x: x * 2.0 + float(i), hf.ShapeDtype((3,), np.float32))
 

@@ -1,15 +1,14 @@
 """SPMD through XLA's partitioner: jax Mesh/NamedSharding/PartitionSpec on hf.jit and
 Module.compile. The 8-device checks run in one subprocess (tests/runtime/sharding_checks.py) with
 XLA_FLAGS=--xla_force_host_platform_device_count=8, which must be set before jax starts."""
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
 import hloforge as hf
+from helpers import run_on_eight_devices
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -18,11 +17,7 @@ import sharding_checks  # noqa: E402  (only for the names of its checks)
 
 @pytest.fixture(scope="module")
 def results():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
-    out = subprocess.run([sys.executable, os.path.join(HERE, "sharding_checks.py")], env=env,
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-4000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_on_eight_devices(os.path.join(HERE, "sharding_checks.py"))
 
 
 @pytest.mark.parametrize("name", list(sharding_checks.CHECKS))
