@@ -15,7 +15,8 @@ from hloforge.runtime.settings import config  # noqa: E402  (XLA's log level is 
 
 # public name -> (module, attribute)
 _NAMES = {
-    **{name: ("hloforge.frontend.jit", name) for name in ("jit", "trace", "Jitted")},
+    **{name: ("hloforge.frontend.jit", name) for name in ("jit", "Jitted")},
+    "trace": ("hloforge.frontend.trace_function", "trace"),
     "from_jax": ("hloforge.frontend.from_jax", "from_jax"),
     **{name: ("hloforge.frontend.to_jax", name) for name in ("to_jax", "optimize")},
     "Module": ("hloforge.frontend.module", "Module"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from jax import ShapeDtypeStruct, tree_util
 
-from hloforge.frontend.jit import _spec_of, _weak_leaves, trace_flat
+from hloforge.frontend.trace_function import spec_of, trace_flat, weak_leaves
 from hloforge.frontend.tracing import Tensor
 
 
@@ -17,7 +17,7 @@ def _spec(leaf, index: int) -> tuple:
     if isinstance(leaf, Tensor):
         return leaf.shape, leaf.dtype
     try:
-        return _spec_of(leaf, index)
+        return spec_of(leaf, index)
     except (TypeError, ValueError) as e:
         message = str(e)
         raise type(e)("hloforge.eval_shape: " + (message[len("trace: "):] if message.startswith("trace: ")
@@ -43,7 +43,7 @@ def eval_shape(fun, *args, **kwargs):
         raise TypeError(f"hloforge.eval_shape: fun must be callable, got {fun!r} of type {type(fun).__name__}")
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     module = trace_flat(fun, in_tree, [_spec(leaf, i) for i, leaf in enumerate(leaves)], kwargs_tree=True,
-                        weak=_weak_leaves(leaves))
+                        weak=weak_leaves(leaves))
     outs = [ShapeDtypeStruct(s.shape, s.dtype) for s in module.signature[1]]
     return tree_util.tree_unflatten(module.out_tree, outs)
 

@@ -31,7 +31,7 @@ from hloforge.frontend.ad.module_ad import _entry, _recursion_room, cotangent_mo
 from hloforge.frontend.batching.module_vmap import module_vmap
 from hloforge.frontend.context import ir, static_ops
 from hloforge.frontend.from_jax import from_jax
-from hloforge.frontend.jit import trace_flat
+from hloforge.frontend.trace_function import trace_flat
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.tracing import Tensor
 from hloforge.passes.pipeline import optimize as optimize_module

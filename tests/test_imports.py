@@ -29,7 +29,7 @@ LAYERS = (
     ("ops", ("hloforge.frontend.ops",)),
     ("passes", ("hloforge.passes",)),
     ("runtime", ("hloforge.runtime",)),
-    ("jit", ("hloforge.frontend.jit", "hloforge.frontend.first_call")),
+    ("jit", ("hloforge.frontend.jit", "hloforge.frontend.first_call", "hloforge.frontend.trace_function")),
     # (lax, ad and batching still import each other: lax's control flow and collectives carry their
     # AD and batching rules, and those rules build lax's loops)
     ("transformations", ("hloforge.frontend.ad", "hloforge.frontend.batching", "hloforge.frontend.lax",

@@ -8,7 +8,7 @@ import threading
 from hloforge.frontend.ad import core
 from hloforge.frontend.ad._util import differentiable, full, zeros_like
 from hloforge.frontend.calls import MAX_INLINED_CALLS, CallGraph, check_no_recursion, inline_calls
-from hloforge.frontend.jit import trace
+from hloforge.frontend.trace_function import trace
 from hloforge.frontend.module import Module
 from hloforge.frontend.parsing import MAX_NESTING
 

@@ -11,7 +11,7 @@ import operator
 from hloforge.frontend.ad import core
 from hloforge.frontend.ad.module_ad import _entry, _recursion_room
 from hloforge.frontend.batching.api import batch_traced
-from hloforge.frontend.jit import trace
+from hloforge.frontend.trace_function import trace
 from hloforge.frontend.module import Module, ShapeDtype
 
 WHAT = "Module.vmap"
