@@ -31,8 +31,8 @@ from hloforge.frontend.ad.module_ad import _entry, _recursion_room, cotangent_mo
 from hloforge.frontend.batching.module_vmap import module_vmap
 from hloforge.frontend.context import ir, static_ops
 from hloforge.frontend.from_jax import from_jax
-from hloforge.frontend.trace_function import trace_flat
 from hloforge.frontend.module import Module, ShapeDtype
+from hloforge.frontend.trace_function import trace_flat
 from hloforge.frontend.tracing import Tensor
 from hloforge.passes.pipeline import optimize as optimize_module
 from hloforge.runtime import pjrt

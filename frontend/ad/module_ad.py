@@ -8,9 +8,9 @@ import threading
 from hloforge.frontend.ad import core
 from hloforge.frontend.ad._util import differentiable, full, zeros_like
 from hloforge.frontend.calls import MAX_INLINED_CALLS, CallGraph, check_no_recursion, inline_calls
-from hloforge.frontend.trace_function import trace
 from hloforge.frontend.module import Module
 from hloforge.frontend.parsing import MAX_NESTING
+from hloforge.frontend.trace_function import trace
 
 # Re-emission recurses through calls and regions: calls nested deeper than this are inlined first
 # (on a copy), and each nested region takes Python frames (about 8; room for twice that is made).

@@ -11,8 +11,8 @@ import operator
 from hloforge.frontend.ad import core
 from hloforge.frontend.ad.module_ad import _entry, _recursion_room
 from hloforge.frontend.batching.api import batch_traced
-from hloforge.frontend.trace_function import trace
 from hloforge.frontend.module import Module, ShapeDtype
+from hloforge.frontend.trace_function import trace
 
 WHAT = "Module.vmap"
 _UNKNOWN_OP = "hloforge AD: cannot differentiate "  # (frontend/ad/core.py: an op without a registry entry)
