@@ -1,6 +1,7 @@
 """What hloforge knows about the machine a program runs on, below both the passes and the runtime.
 
-The device kinds, the cost model that ``fft-truncate`` (``passes/spectral.py``) consults, and the
+The device kinds, the cost models that ``fft-truncate`` (``passes/spectral.py``) consults, the
+``Target`` a program is compiled for (resolved once by ``runtime/targets.py``), and the
 ``hloforge.partial_dft`` module attribute by which the passes tell the compiler
 (``runtime/compiler.py``) that a module holds partial DFTs. ``hf.config`` (``runtime/settings.py``)
 sets the defaults here, as it sets ``frontend.dtypes``' mode, so that ``Module.optimize`` resolves
@@ -11,7 +12,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
-DEVICE_KINDS = ("cpu", "gpu")
+DEVICE_KINDS = ("cpu", "gpu", "tpu")
+# jax's platform names -> hloforge's device kinds
+_KIND_OF_PLATFORM = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "rocm": "gpu", "tpu": "tpu"}
 # set on a module once it holds partial DFTs (the compiler then picks backend options for them)
 PARTIAL_DFT_ATTR = "hloforge.partial_dft"
 
@@ -62,12 +65,70 @@ CPU = CostModel("cpu", {"FFT": 0.045, "IFFT": 0.048, "RFFT": 0.044, "IRFFT": 0.0
                 byte_ns=0.05)
 # GPUs run small matmuls at tens of TFLOP/s while FFTs stay memory-bound.
 GPU = CostModel("gpu", {"FFT": 4e-4, "IFFT": 4e-4, "RFFT": 3e-4, "IRFFT": 3e-4}, flop_ns=2e-5, byte_ns=3e-4)
+# Measured on one TPU v5e chip (jax 0.10.2, f32, DFT contractions at HIGHEST precision):
+# benchmarks/cost_model.py --device tpu, its table in docs/passes.md ("The TPU cost model").
+TPU = CostModel("tpu", {"FFT": 2.2e-3, "IFFT": 2.2e-3, "RFFT": 2.4e-3, "IRFFT": 2.6e-3}, flop_ns=2.4e-5,
+                byte_ns=2e-3)
 # Never prefers a partial DFT: FFTs stay FFTs (e.g. ``hf.config.cost_model = target.KEEP_FFTS``).
 KEEP_FFTS = CostModel("keep-ffts", dict(CPU.fft_ns), flop_ns=math.inf, byte_ns=0.0)
-COST_MODELS = {"cpu": CPU, "gpu": GPU, "keep-ffts": KEEP_FFTS}
+COST_MODELS = {"cpu": CPU, "gpu": GPU, "tpu": TPU, "keep-ffts": KEEP_FFTS}
 
-# hf.config's device and cost_model (runtime/settings.py keeps them here)
-_defaults = {"device": "cpu", "cost_model": None}
+# hf.config's device (None: jax's default backend) and cost_model (runtime/settings.py keeps them here)
+_defaults = {"device": None, "cost_model": None}
+
+
+def kind_of(platform: str) -> str:
+    """hloforge's device kind ("cpu", "gpu" or "tpu") of a jax platform name ("cuda", "rocm", ...)."""
+    try:
+        return _KIND_OF_PLATFORM[platform]
+    except KeyError:
+        raise ValueError(f"hloforge knows the device kinds {DEVICE_KINDS}; jax's platform {platform!r} is "
+                         f"none of them") from None
+
+
+def default_kind() -> str:
+    """The device kind programs are built for when none is given: ``hf.config.device``, or when that
+    is None the kind of jax's default backend (the TPU or GPU when there is one, else the CPU)."""
+    if _defaults["device"] is not None:
+        return _defaults["device"]
+    import jax  # (here, not at import: ``import hloforge`` starts no backend)
+    return kind_of(jax.default_backend())
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """Where and how one program is compiled, resolved once (``runtime/targets.py``'s
+    ``resolve_target``) from ``device=`` and ``hf.config``, then carried through optimize, compile
+    and the caches.
+
+    Attributes:
+      devices: the jax Devices (one, or the SPMD list in partition order).
+      kind: "cpu", "gpu" or "tpu".
+      cost_model: the CostModel ``fft-truncate`` uses for this program.
+      xla_options: the XLA options hloforge adds on this platform, as sorted (name, value) pairs.
+      partial_dft_options: more options for a module holding fft-truncate's DFT contractions.
+      callback_target: the custom-call target of a Python host callback, or None where hloforge
+        has none (the TPU: jax's send/recv callbacks are not supported yet).
+      environment: what besides the module decides the compiled code (the caches' keys).
+    Example:
+      >>> t = hloforge.runtime.targets.resolve_target("cpu"); t.kind, t.cost_model.name
+      ('cpu', 'cpu')
+    """
+    devices: tuple
+    kind: str
+    cost_model: CostModel
+    xla_options: tuple
+    partial_dft_options: tuple
+    callback_target: str | None
+    environment: tuple
+
+    @property
+    def device(self):
+        return self.devices[0]
+
+    def options(self, partial_dfts: bool = False) -> dict:
+        """The XLA options to compile a module with (``partial_dfts``: it holds DFT contractions)."""
+        return dict(self.xla_options + (self.partial_dft_options if partial_dfts else ()))
 
 
 def check_cost_model(value, what: str = "cost_model"):
@@ -79,21 +140,23 @@ def check_cost_model(value, what: str = "cost_model"):
 
 
 def check_device_kind(value, what: str = "device"):
-    if value not in DEVICE_KINDS:
-        raise ValueError(f"{what} must be one of {DEVICE_KINDS}, got {value!r}")
+    """``value`` if it is None (jax's default backend) or one of ``DEVICE_KINDS``; else a ValueError."""
+    if value is not None and value not in DEVICE_KINDS:
+        raise ValueError(f"{what} must be None (jax's default device) or one of {DEVICE_KINDS}, got {value!r}")
     return value
 
 
-def set_defaults(device: str, cost_model) -> None:
-    """The device kind and cost model (None: the device's) that ``resolve(None)`` uses: hf.config's."""
+def set_defaults(device, cost_model) -> None:
+    """The device kind (None: jax's default backend's) and cost model (None: the device's) that
+    ``resolve(None)`` uses: hf.config's."""
     check_device_kind(device, "config.device")
     _defaults.update(device=device, cost_model=check_cost_model(cost_model, "config.cost_model"))
 
 
-def resolve(model=None) -> CostModel:
+def resolve(model=None, kind: str | None = None) -> CostModel:
     """A CostModel from a CostModel or a name of ``COST_MODELS``; None: ``hf.config.cost_model``,
-    and when that is None too the model of ``hf.config.device``."""
+    and when that is None too the model of device kind ``kind`` (None: ``default_kind()``)."""
     check_cost_model(model)
     if model is None:
-        model = _defaults["cost_model"] or _defaults["device"]
+        model = _defaults["cost_model"] or kind or default_kind()
     return model if isinstance(model, CostModel) else COST_MODELS[model]

@@ -13,9 +13,11 @@ the disk cache, docs/runtime.md). The two programs' results agree to a few ulps,
 """
 from __future__ import annotations
 
+import math
 import threading
 import warnings
 
+from hloforge import target
 from hloforge.frontend.context import ir
 from hloforge.runtime.settings import config
 
@@ -77,7 +79,7 @@ def plan(module, cost_model):
     """(the module to compile now, the traced module to optimize and compile from the second call,
     or None). ``module`` is optimized in place: with ``cost_model``, or in "fast" mode, when it has
     FFTs, with "keep-ffts" (then a copy of the traced module comes second)."""
-    keeps_ffts = (cost_model if cost_model is not None else config.cost_model) == "keep-ffts"
+    keeps_ffts = math.isinf(target.resolve(cost_model).flop_ns)  # ("keep-ffts": partial DFTs never pay)
     later = None
     if config.first_call == "fast" and not keeps_ffts and _has_fft(module):
         later, cost_model = module.clone(), "keep-ffts"

@@ -22,6 +22,7 @@ from hloforge.runtime import dispatch, pjrt, sharding
 from hloforge.runtime.compiler import (
     compile_module, has_partial_dfts, load_optimized, pipeline_key, remember_optimized)
 from hloforge.runtime.settings import config
+from hloforge.runtime.targets import resolve_target
 
 
 def _refuse_recursion(jitted, active=None) -> None:
@@ -49,15 +50,6 @@ def _tracing_guard(jitted):
         yield
     finally:
         active.discard(id(jitted))
-
-
-def _cost_model_for(device):
-    """The fft-truncate cost model for jit's ``device``: None (Module.optimize's default: hf.config)
-    unless a device is given and hf.config.cost_model is unset."""
-    if device is None or config.cost_model is not None:
-        return None
-    kind = device if isinstance(device, str) else getattr(device, "platform", "cpu")
-    return "gpu" if kind in ("gpu", "cuda", "rocm") else "cpu"
 
 
 class Jitted:
@@ -108,7 +100,7 @@ class Jitted:
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         module = self._trace(leaves, in_tree)
         if self.optimize:
-            module.pending_optimize = {"cost_model": _cost_model_for(self.device)}
+            module.pending_optimize = {"device": self.device}  # (compile() resolves it: runtime/targets.py)
         return module
 
     @staticmethod
@@ -127,8 +119,8 @@ class Jitted:
                     if self.optimize and not self._sharded:
                         entry = self._cache[key] = (self._optimize_and_compile(key, module), module.out_tree)
                     else:
-                        if self.optimize:
-                            module.optimize(cost_model=_cost_model_for(self.device))
+                        if self.optimize:  # (sharded: the mesh decides the devices, jax's default their kind)
+                            module.optimize(cost_model=resolve_target(self.device).cost_model)
                         entry = self._cache[key] = (self._compile(module, leaves, in_tree), module.out_tree)
         return entry
 
@@ -136,25 +128,25 @@ class Jitted:
         """The executable of the traced ``module`` after the pass pipeline: straight from the disk
         cache when a pipeline entry names it (a later process skips the passes), else optimized
         (``first_call.plan``) and compiled, the entry written once the final program is known."""
-        cost_model = _cost_model_for(self.device)
+        target = resolve_target(self.device)  # (once: the cost model, the compile and the caches read it)
         try:
             signature = module.signature
         except TypeError:  # (a token argument: jax's ordered callbacks, which compile() refuses)
             signature = None
         pipeline = None
         if config.cache_dir and signature is not None:
-            pipeline = pipeline_key(module, cost_model, self.device)
-            executable = load_optimized(pipeline, module, self.device)
+            pipeline = pipeline_key(module, target)
+            executable = load_optimized(pipeline, module, target)
             if executable is not None:
                 return executable
-        module, later = first_call.plan(module, cost_model)
-        executable = module.compile(self.device)
+        module, later = first_call.plan(module, target.cost_model)
+        executable = module.compile(target)
         if later is not None:
             self._deferred[key] = first_call.Deferred(
-                later, functools.partial(_optimize_later, self.device, cost_model, pipeline, signature, module),
+                later, functools.partial(_optimize_later, target, pipeline, signature, module),
                 _install(weakref.ref(self), key, module.out_tree))
         elif pipeline is not None:
-            remember_optimized(pipeline, module, signature, self.device)
+            remember_optimized(pipeline, module, signature, target)
         return executable
 
     def _deferred_call(self, leaves, in_tree) -> bool:
@@ -421,15 +413,16 @@ def _static_positions(fn, argnums, argnames) -> tuple:
     return tuple(sorted(nums)), frozenset(names)
 
 
-def _optimize_later(device, cost_model, pipeline, signature, first, module):
-    """A ``first_call.Deferred``'s work: the traced ``module`` optimized with ``cost_model`` and, if
-    that truncated FFTs, compiled; None when it did not (then ``first``, the program running already,
-    is the final one). The pipeline entry ``pipeline`` (None: none) is written for the final program."""
-    module.optimize(cost_model=cost_model)
+def _optimize_later(target, pipeline, signature, first, module):
+    """A ``first_call.Deferred``'s work: the traced ``module`` optimized with the Target's cost model
+    and, if that truncated FFTs, compiled; None when it did not (then ``first``, the program running
+    already, is the final one). The pipeline entry ``pipeline`` (None: none) is written for the final
+    program."""
+    module.optimize(cost_model=target.cost_model)
     final = module if has_partial_dfts(module) else first
-    executable = module.compile(device) if final is module else None
+    executable = module.compile(target) if final is module else None
     if pipeline is not None:
-        remember_optimized(pipeline, final, signature, device)
+        remember_optimized(pipeline, final, signature, target)
     return executable
 
 
@@ -464,8 +457,8 @@ def jit(fn=None, *, optimize: bool = True, device=None, name: str = "main",
     Args:
       fn: a Python function over Tensors; arguments and results may be pytrees.
       optimize: run hloforge's default pass pipeline before compiling.
-      device: None (``hf.config.device``: the first CPU unless HLOFORGE_DEVICE=gpu), "cpu",
-        "gpu" or a jax Device.
+      device: None (``hf.config.device``; when that is None, as by default, jax's default device:
+        the TPU or GPU where there is one, else the CPU), "cpu", "gpu", "tpu" or a jax Device.
       name: the entry function's name.
       in_shardings: SPMD over a jax Mesh: a pytree prefix of the positional arguments with a
         ``NamedSharding``, ``PartitionSpec`` or None (replicated) per leaf, like jax.jit's.

@@ -6,8 +6,8 @@ Here, on a copy of the module's text:
 
 1. every such call is replaced by its custom call (so a module compiled without ``optimize()``
    has them where the calls were, and the ordered ones of a block can be chained);
-2. the target becomes jaxlib's FFI callback for the device (``pjrt.python_callback_target``:
-   ``xla_ffi_python_cpu_callback``, or ``xla_ffi_python_gpu_callback`` on a GPU), and its
+2. the target becomes jaxlib's FFI callback for the device (the Target's ``callback_target``:
+   ``xla_ffi_python_cpu_callback``, or ``xla_ffi_python_gpu_callback`` on a GPU; none on a TPU), and its
    ``mhlo.backend_config = {index = i : ui64}`` the position of its Python function in the list
    handed to PJRT with the module (``compile_and_load(..., host_callbacks=...)``, which keeps them
    alive as long as the executable): what jax 0.10.2's ``emit_python_callback`` emits;
@@ -44,12 +44,19 @@ def has_callbacks(code: str) -> bool:
     return CALLBACK_ATTR in code
 
 
-def compile_with_callbacks(code: str, device, name: str, in_specs, out_specs) -> Executable:
-    """Compile ``code`` (module text for XLA, entry @main) whose callbacks are hloforge's, for ``device``."""
+def compile_with_callbacks(code: str, target, name: str, in_specs, out_specs) -> Executable:
+    """Compile ``code`` (module text for XLA, entry @main) whose callbacks are hloforge's, for the
+    Target ``target`` (one device)."""
+    if target.callback_target is None:
+        raise pjrt.CompileError(
+            f"{name}: host callbacks (hloforge.debug.print/callback, hloforge.pure_callback) are not supported on "
+            f"{target.kind.upper()} devices yet (jax calls back from a TPU through send/recv host transfers, which "
+            f"hloforge does not emit); compile this function for the CPU (device='cpu')")
+    device = target.device
     ctx = make_context()
     with ctx:
         module = ir.Module.parse(code)
-        hosts = _prepare(module, device.platform, name)
+        hosts = _prepare(module, target.callback_target, name)
     start = time.perf_counter()
     try:
         loaded = pjrt.compile(module, (device,), host_callbacks=hosts)
@@ -118,11 +125,11 @@ def _inline_wrappers(module) -> None:
         functions[n].erase()
 
 
-def _prepare(module, platform: str, name: str) -> list:
-    """Rewrite ``module``'s callbacks for ``platform`` (see the module docstring); returns the
-    Python functions, in index order."""
+def _prepare(module, callback_target: str, name: str) -> list:
+    """Rewrite ``module``'s callbacks into custom calls of ``callback_target`` (see the module
+    docstring); returns the Python functions, in index order."""
     _inline_wrappers(module)
-    target = ir.StringAttr.get(pjrt.python_callback_target(platform))
+    target = ir.StringAttr.get(callback_target)
     u64 = ir.IntegerType.get_unsigned(64)
     hosts, ordered = [], {}
     for op, block in _ops(module.operation):

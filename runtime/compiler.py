@@ -15,8 +15,9 @@ from hloforge.runtime.executable import Executable
 from hloforge.runtime.fft_sharding import keep_ffts_local
 from hloforge.runtime.settings import config
 from hloforge.runtime.sharded import ShardedExecutable
+from hloforge.runtime.targets import resolve_target
 from hloforge.runtime.unsupported import python_callback
-from hloforge.target import PARTIAL_DFT_ATTR, resolve as resolve_cost_model
+from hloforge.target import PARTIAL_DFT_ATTR
 
 # a dynamic dimension in a tensor type of the module text: tensor<?x4xf32>, tensor<2x?xi32>
 _DYNAMIC_TYPE = re.compile(r"tensor<(?:\d+x)*\?")
@@ -31,21 +32,24 @@ _inflight_lock = threading.Lock()
 
 
 def default_device(device=None):
-    """``device`` resolved to a jax Device; None means ``hf.config.device``."""
+    """``device`` resolved to a jax Device; None means ``hf.config.device`` (None: jax's default)."""
     return pjrt.resolve_device(device, config.device)
 
 
 def compile_module(module, device=None, in_shardings=None, out_shardings=None, mesh=None,
                    *, in_place: bool = False) -> Executable:
-    """Compile ``module`` for one device, or over a mesh when shardings are given.
+    """Compile ``module`` for one device (``device``: as ``resolve_target`` takes it, a Target
+    included), or over a mesh when shardings are given.
 
     ``in_shardings``/``out_shardings`` are pytree prefixes of the flat argument/result lists
     (NamedSharding, PartitionSpec or None = replicated); ``out_shardings=None`` lets XLA choose.
     The annotated copy of the module (``module`` itself when ``in_place``) is what XLA compiles.
     """
     if getattr(module, "pending_optimize", None) is not None:  # (hf.jit(f).lower(x).compile(): f(x)'s pipeline)
-        options, module = module.pending_optimize, module.clone()
-        module.optimize(**options)
+        pending, module = module.pending_optimize, module.clone()
+        if device is None:
+            device = pending["device"]
+        module.optimize(cost_model=resolve_target(device).cost_model)
     module = guard_for_xla(module)  # (integer x / 0 and empty concatenate operands kill XLA:CPU)
     ins, outs = _signature(module)
     in_specs, out_specs = [tuple(s) for s in ins], [tuple(s) for s in outs]
@@ -55,9 +59,9 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
         if sharded:
             raise ValueError(f"{dynamic_args}: sharded compiles need static argument shapes "
                              f"(refine them first: module.refine(shapes))")
-        dev = default_device(device)
-        return DynamicExecutable(in_specs, out_specs, dev, module.entry,
-                                 lambda specs: compile_module(module.refine(specs), dev), dynamic_args)
+        target = resolve_target(device)
+        return DynamicExecutable(in_specs, out_specs, target.device, module.entry,
+                                 lambda specs: compile_module(module.refine(specs), target), dynamic_args)
     code = module._code_for_compile()
     if _DYNAMIC_TYPE.search(code) or has_shape_assertions(code):  # static arguments, dynamic values inside
         # (or jax.export's shape assertions, which refinement checks and removes): refine them
@@ -70,11 +74,11 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
             raise NotImplementedError(f"{module.entry}: host callbacks (hloforge.debug.print/callback, "
                                       f"hloforge.pure_callback) in sharded programs are not supported yet; "
                                       f"compile for one device")
-        return callbacks.compile_with_callbacks(code, default_device(device), module.entry, in_specs, out_specs)
+        return callbacks.compile_with_callbacks(code, resolve_target(device), module.entry, in_specs, out_specs)
     if not sharded:
-        dev = default_device(device)
-        loaded, seconds, source = load_or_compile(code, (dev,), module.entry, module)
-        return Executable(loaded, in_specs, out_specs, dev, module.entry, seconds, source)
+        target = resolve_target(device)
+        loaded, seconds, source = load_or_compile(code, target, module.entry, module)
+        return Executable(loaded, in_specs, out_specs, target.device, module.entry, seconds, source)
 
     if device is not None:
         raise ValueError(f"compile: pass either device or shardings (the mesh decides the devices), "
@@ -84,13 +88,13 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
     out_flat = None if out_shardings is None else sharding.flat(out_shardings, tuple(range(len(outs))),
                                                                 "out_shardings")
     plan = sharding.Plan(mesh, in_flat, out_flat, in_specs, out_specs)
-    target = module if in_place else module.clone()
+    annotated = module if in_place else module.clone()
     shardy = pjrt.use_shardy()
-    sharding.annotate(target, plan, shardy)
+    sharding.annotate(annotated, plan, shardy)
     if config.local_ffts:
-        keep_ffts_local(target, plan, shardy)
-    loaded, seconds, source = load_or_compile(target._code_for_compile(), plan.devices, module.entry,
-                                              target, shardy)
+        keep_ffts_local(annotated, plan, shardy)
+    loaded, seconds, source = load_or_compile(annotated._code_for_compile(), resolve_target(devices=plan.devices),
+                                              module.entry, annotated, shardy)
     return ShardedExecutable(loaded, in_specs, out_specs, mesh, plan.in_shardings, plan.out_shardings,
                              module.entry, seconds, source)
 
@@ -111,13 +115,13 @@ def _refuse_python_callbacks(code, name):
         raise pjrt.CompileError(f"{name}: {refused}")
 
 
-def load_or_compile(code, devs, name="main", module=None, shardy=None):
-    """(loaded executable, compile seconds, source): from the memory cache, the disk cache
-    (``hf.config.cache_dir``) or XLA. One thread compiles a given key at a time."""
+def load_or_compile(code, target, name="main", module=None, shardy=None):
+    """(loaded executable, compile seconds, source) of ``code`` for the Target ``target``: from the
+    memory cache, the disk cache (``hf.config.cache_dir``) or XLA. One thread compiles a given key at
+    a time."""
     _refuse_python_callbacks(code, name)
-    devs = tuple(devs)
-    shardy = pjrt.use_shardy() if shardy is None and len(devs) > 1 else shardy
-    key = _cache_key(code, devs, shardy)
+    shardy = pjrt.use_shardy() if shardy is None and len(target.devices) > 1 else shardy
+    key = _cache_key(code, target, shardy)
     loaded = cache.MEMORY.get(key)
     if loaded is not None:
         cache.count("memory_hits")
@@ -126,18 +130,18 @@ def load_or_compile(code, devs, name="main", module=None, shardy=None):
         lock = _inflight.setdefault(key, threading.Lock())
     try:
         with lock:
-            return _load_or_compile_locked(key, code, devs, name, module, shardy)
+            return _load_or_compile_locked(key, code, target, name, module, shardy)
     finally:
         with _inflight_lock:
             _inflight.pop(key, None)
 
 
-def _cache_key(code, devs, shardy) -> str:
+def _cache_key(code, target, shardy) -> str:
     """The executable caches' key: the module text without its locations (as jax's cache key drops
-    debug info: one program traced from two call sites compiles once), the devices' environment
-    and options (the XLA options hloforge adds for the platform among them)."""
-    options = sorted(pjrt.backend_options(devs[0].platform).items())
-    return cache.fingerprint(without_locations(code), pjrt.environment(devs), shardy, options, cache.KEY_VERSION)
+    debug info: one program traced from two call sites compiles once), the target's environment
+    (platform, devices, versions) and the XLA options hloforge adds for its platform."""
+    return cache.fingerprint(without_locations(code), target.environment, shardy, list(target.xla_options),
+                             cache.KEY_VERSION)
 
 
 def without_locations(code: str) -> str:
@@ -160,16 +164,15 @@ def _plain_code(module) -> str | None:
 # entry, keyed by the traced module, names the optimized program's executable instead, so a later
 # process loads it right after tracing. Only with a cache directory: the entries live there.
 
-def pipeline_key(module, cost_model, device=None) -> str:
-    """The pipeline entry's key of a traced ``module`` (not yet optimized): its text, the cost
-    model the pipeline will use, hloforge's sources (``cache.source_stamp``: a changed pass never
-    reads an old entry) and the device's environment."""
-    dev = default_device(device)
-    return cache.fingerprint(module.to_text(), "pipeline", repr(resolve_cost_model(cost_model)),
-                             cache.source_stamp(), pjrt.environment((dev,)), cache.KEY_VERSION)
+def pipeline_key(module, target) -> str:
+    """The pipeline entry's key of a traced ``module`` (not yet optimized) for the Target ``target``:
+    its text, the target's cost model, hloforge's sources (``cache.source_stamp``: a changed pass
+    never reads an old entry) and the target's environment."""
+    return cache.fingerprint(module.to_text(), "pipeline", repr(target.cost_model), cache.source_stamp(),
+                             target.environment, cache.KEY_VERSION)
 
 
-def load_optimized(key, module, device=None):
+def load_optimized(key, module, target):
     """The Executable of the optimized program that the pipeline entry ``key`` names, or None (no
     cache directory, no entry, or its executable is gone). ``module`` is the traced module: the
     pipeline keeps its signature."""
@@ -182,26 +185,26 @@ def load_optimized(key, module, device=None):
         cache.disk_discard(directory, key)
         return None
     exe_key, partial_dfts, lapack = entry
-    dev = default_device(device)
     if lapack:
         pjrt.load_lapack()
-    found = _cached(exe_key, (dev,), pjrt.compile_options((dev,), None, partial_dfts=partial_dfts))
+    found = _cached(exe_key, target.devices, pjrt.compile_options(target.devices, None, target.options(partial_dfts)))
     if found is None:
         return None
     loaded, source = found
     cache.count("pipeline_hits")
     ins, outs = module.signature
-    return Executable(loaded, [tuple(s) for s in ins], [tuple(s) for s in outs], dev, module.entry, 0.0, source)
+    return Executable(loaded, [tuple(s) for s in ins], [tuple(s) for s in outs], target.device, module.entry, 0.0,
+                      source)
 
 
-def remember_optimized(key, optimized, signature, device=None) -> None:
+def remember_optimized(key, optimized, signature, target) -> None:
     """Write the pipeline entry ``key``: the traced module of ``signature`` optimizes to
     ``optimized``, whose executable the memory cache now holds. Nothing for modules that compile
     through another path (dynamic shapes, host callbacks) or whose signature the passes changed."""
     if not config.cache_dir or optimized.signature != signature:
         return
     code = _plain_code(optimized)
-    exe_key = None if code is None else _cache_key(code, (default_device(device),), None)
+    exe_key = None if code is None else _cache_key(code, target, None)
     if exe_key is None or exe_key not in cache.MEMORY:
         return
     entry = [exe_key, has_partial_dfts(optimized), "lapack_" in code]
@@ -245,8 +248,9 @@ def _cached(key, devs, options):
     return loaded, "disk"
 
 
-def _load_or_compile_locked(key, code, devs, name, module, shardy):
-    options = pjrt.compile_options(devs, shardy, partial_dfts=has_partial_dfts(module))
+def _load_or_compile_locked(key, code, target, name, module, shardy):
+    devs = target.devices
+    options = pjrt.compile_options(devs, shardy, target.options(has_partial_dfts(module)))
     found = _cached(key, devs, options)
     if found is not None:
         return found[0], 0.0, found[1]
@@ -302,8 +306,8 @@ def compile(self, device=None, *, in_shardings=None, out_shardings=None, mesh=No
     """Compile with XLA through hloforge's executable caches; returns an Executable.
 
     Args:
-      device: None (``hf.config.device``, "cpu" unless HLOFORGE_DEVICE says otherwise),
-        "cpu", "gpu" or a jax Device.
+      device: None (``hf.config.device``; when that is None, as by default, jax's default device:
+        the TPU or GPU where there is one, else the CPU), "cpu", "gpu", "tpu" or a jax Device.
       in_shardings, out_shardings: for SPMD over a jax Mesh: a NamedSharding, PartitionSpec
         or None (replicated) per argument/result (a single one applies to all);
         ``out_shardings=None`` lets XLA choose. This module is left unchanged.

@@ -11,6 +11,7 @@ import numpy as np
 
 import jax
 import jaxlib
+from jax._src.xla_bridge import backends as _backends, default_backend as _default_backend
 from jax._src.xla_bridge import get_backend  # (what jax.extend.backend exports; importing jax.extend loads Pallas, 40 ms)
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from jax._src import config as _config
@@ -23,8 +24,11 @@ from jax._src.lib import utils as _absl
 from jax._src.lib import xla_client as xc
 from jax._src.sharding_impls import parse_flatten_op_sharding
 
-_INSTALL_GPU = ("install the CUDA plugin with `pip install 'hloforge[cuda12]'` (jax-cuda12-plugin) "
-                "on a machine with an NVIDIA GPU and driver")
+from hloforge.target import DEVICE_KINDS, kind_of
+
+_INSTALL = {"gpu": "install the CUDA plugin with `pip install 'hloforge[cuda12]'` (jax-cuda12-plugin) on a "
+                   "machine with an NVIDIA GPU and driver",
+            "tpu": "on a TPU VM, install jax's TPU support (`pip install 'jax[tpu]'`)"}
 
 __all__ = ["Mesh", "NamedSharding", "PartitionSpec", "DeviceNotFoundError", "CompileError",
            "ExecutionError"]
@@ -47,18 +51,43 @@ RuntimeFailure = jax.errors.JaxRuntimeError
 # ---------------------------------------------------------------- devices
 
 
-def client(platform: str = "cpu"):
-    """The PJRT client for ``platform`` ("cpu" or "gpu"; GPUs come from JAX's plugin discovery)."""
+# jax's platforms by its own priority (xla_bridge's default): accelerators before the CPU
+_PLATFORM_ORDER = ("tpu", "cuda", "rocm", "gpu", "cpu")
+
+
+def platforms() -> list:
+    """The platforms jax has a backend for ("tpu", "cuda", "cpu", ...), jax's default one first."""
+    default = _default_backend()
+    names = [n for n in _backends() if n in _PLATFORM_ORDER]
+    return sorted(names, key=lambda n: (n != default, _PLATFORM_ORDER.index(n)))
+
+
+def default_platform() -> str:
+    """The platform of jax's default backend: "tpu", "cuda", "rocm" or "cpu"."""
+    return _default_backend()
+
+
+def _present() -> str:
+    counts = [(kind_of(p), len(get_backend(p).devices())) for p in platforms()]
+    return ", ".join(f"{kind} ({n} device{'s' * (n != 1)})" for kind, n in counts) or "no devices"
+
+
+def client(kind: str = "cpu"):
+    """The PJRT client of device kind ``kind`` ("cpu", "gpu" or "tpu"; GPUs and TPUs come from jax's
+    plugin discovery); a DeviceNotFoundError naming the kind and what is present when there is none."""
     try:
-        return get_backend(platform)
-    except RuntimeError as e:
-        if platform in ("gpu", "cuda"):
-            raise DeviceNotFoundError(f"no GPU found: {_INSTALL_GPU} ({e})") from None
-        raise DeviceNotFoundError(f"no {platform!r} devices: {e}") from None
+        return get_backend(kind)
+    except RuntimeError:
+        kind = kind_of(kind) if kind in _PLATFORM_ORDER else kind
+        how = _INSTALL.get(kind, "")
+        label = kind.upper() if how else repr(kind)
+        raise DeviceNotFoundError(f"no {label} found: this process has {_present()}" + (f"; {how}" if how else "")) \
+            from None
 
 
 def devices(kind: str | None = None, *, local: bool = False) -> list:
-    """PJRT devices of ``kind`` ("cpu" or "gpu"); None: every available platform, CPU first.
+    """PJRT devices of ``kind`` ("cpu", "gpu" or "tpu"); None: every platform's, in jax's order (its
+    default backend first: the TPU or GPU where there is one, the CPU last).
 
     In a multi-process run (``jax.distributed``) these are the *global* devices, every
     process's; ``local=True``: only the ones this process addresses (``jax.local_devices``)."""
@@ -67,20 +96,18 @@ def devices(kind: str | None = None, *, local: bool = False) -> list:
 
     if kind is not None:
         return of(client(kind))
-    out = of(client("cpu"))
-    try:
-        out += of(client("gpu"))
-    except DeviceNotFoundError:
-        pass
-    return out
+    return [d for p in platforms() for d in of(get_backend(p))]
 
 
-def resolve_device(device=None, default: str = "cpu"):
-    """None -> the first addressable device of kind ``default``; "cpu"/"gpu" -> that kind's first
-    addressable device; a Device as is (it must be one this process addresses)."""
+def resolve_device(device=None, default: str | None = None):
+    """None -> the first addressable device of kind ``default`` (None: of jax's default backend, as
+    jax.jit places a computation); "cpu"/"gpu"/"tpu" -> that kind's first addressable device; a
+    Device as is (it must be one this process addresses)."""
     if device is None:
-        device = default
+        device = default if default is not None else default_platform()
     if isinstance(device, str):
+        if device not in DEVICE_KINDS and device not in _PLATFORM_ORDER:
+            raise ValueError(f"device must be None or one of {DEVICE_KINDS}, got {device!r}")
         return devices(device, local=True)[0]
     if hasattr(device, "platform") and hasattr(device, "client"):
         if not addressable(device):
@@ -88,7 +115,7 @@ def resolve_device(device=None, default: str = "cpu"):
                              f"({device.client.process_index()}) can only run on its own devices "
                              f"(hf.devices(local=True)); use a mesh over hf.devices() for all of them")
         return device
-    raise TypeError(f"device must be None, 'cpu', 'gpu' or a jax Device, got {device!r}")
+    raise TypeError(f"device must be None, 'cpu', 'gpu', 'tpu' or a jax Device, got {device!r}")
 
 
 def environment(devs) -> tuple:
@@ -134,12 +161,14 @@ def backend_options(platform: str, partial_dfts: bool = False) -> dict:
     return options
 
 
-def compile_options(devs, shardy: bool | None = None, partial_dfts: bool = False):
+def compile_options(devs, shardy: bool | None = None, xla_options: dict | None = None, *,
+                    partial_dfts: bool = False):
     """One device: that device assigned to the one replica. Several: SPMD over ``devs`` (their
-    order = partition ids). ``partial_dfts``: the module holds fft-truncate's DFT contractions
-    (``backend_options``)."""
+    order = partition ids). ``xla_options``: the XLA options (a Target's ``options()``); None:
+    ``backend_options`` of the devices' platform (``partial_dfts``: the module holds fft-truncate's
+    DFT contractions)."""
     options = xc.CompileOptions()
-    overrides = backend_options(devs[0].platform, partial_dfts)
+    overrides = backend_options(devs[0].platform, partial_dfts) if xla_options is None else xla_options
     if overrides:
         options.env_option_overrides = list(overrides.items())
     if len(devs) == 1:
@@ -198,18 +227,16 @@ def compile(code, devs, options=None, host_callbacks=None):
 
 
 # jaxlib's FFI targets of Python callbacks (jax 0.10.2's emit_python_callback): the one place that
-# picks them per platform
+# picks them per platform. (jax's TPU callbacks are send/recv pairs with host channels instead, which
+# hloforge does not emit yet.)
 _PYTHON_CALLBACK_TARGETS = {"cpu": "xla_ffi_python_cpu_callback", "gpu": "xla_ffi_python_gpu_callback",
                             "cuda": "xla_ffi_python_gpu_callback", "rocm": "xla_ffi_python_gpu_callback"}
 
 
-def python_callback_target(platform: str) -> str:
-    """The custom-call target of a Python host callback on ``platform`` (a device's ``platform``)."""
-    try:
-        return _PYTHON_CALLBACK_TARGETS[platform]
-    except KeyError:
-        raise DeviceNotFoundError(f"Python callbacks are not supported on {platform!r} devices "
-                                  f"(only {', '.join(sorted(_PYTHON_CALLBACK_TARGETS))})") from None
+def python_callback_target(platform: str) -> str | None:
+    """The custom-call target of a Python host callback on ``platform`` (a device's ``platform``),
+    or None where hloforge has none (the TPU)."""
+    return _PYTHON_CALLBACK_TARGETS.get(platform)
 
 
 class WithHostCallbacks:

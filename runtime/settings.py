@@ -5,7 +5,9 @@ Each setting starts from an environment variable when it is set:
 ==================  ========================  =========================================
 setting             environment variable      meaning
 ==================  ========================  =========================================
-``device``          ``HLOFORGE_DEVICE``       default device kind: "cpu" (default) or "gpu"
+``device``          ``HLOFORGE_DEVICE``       default device kind: "cpu", "gpu", "tpu" or None (the
+                                              default: jax's default device, the TPU or GPU where
+                                              there is one, else the CPU)
 ``cache_size``      ``HLOFORGE_CACHE_SIZE``   executables kept in memory (LRU; default 256; 0 = none)
 ``cache_dir``       ``HLOFORGE_CACHE_DIR``    persistent executable cache directory (default:
                                               ``$XDG_CACHE_HOME/hloforge``, else ``~/.cache/hloforge``;
@@ -17,8 +19,8 @@ setting             environment variable      meaning
 ``log``             ``HLOFORGE_LOG``          XLA's C++ log lines shown: "error" (default: quiet),
                                               "warning", "info" or "debug"
 ``cost_model``      ``HLOFORGE_COST_MODEL``   what ``fft-truncate`` assumes about the target: "cpu",
-                                              "gpu", "keep-ffts" or a ``hloforge.target.CostModel`` (default
-                                              None: the model of ``device``; docs/passes.md)
+                                              "gpu", "tpu", "keep-ffts" or a ``hloforge.target.CostModel``
+                                              (default None: the model of the device; docs/passes.md)
 ``dtypes``          ``HLOFORGE_DTYPES``       hloforge.numpy's dtype rules: "numpy" (numpy 2, the default)
                                               or "jax" (jax without x64: 32-bit defaults; README "Dtypes")
 ``first_call``      ``HLOFORGE_FIRST_CALL``   what hf.jit compiles first for a program that spectral truncation
@@ -63,11 +65,12 @@ class Config:
 
     def __init__(self, environ=None):
         env = os.environ if environ is None else environ
+        device = (env.get("HLOFORGE_DEVICE") or "").strip().lower() or None
         try:
-            self.device = env.get("HLOFORGE_DEVICE") or "cpu"
+            self.device = device
         except ValueError:
-            raise ValueError(f"HLOFORGE_DEVICE must be one of {_target.DEVICE_KINDS}, got "
-                             f"{env.get('HLOFORGE_DEVICE')!r}") from None
+            raise ValueError(f"HLOFORGE_DEVICE must be unset (jax's default device) or one of "
+                             f"{_target.DEVICE_KINDS}, got {env.get('HLOFORGE_DEVICE')!r}") from None
         size = env.get("HLOFORGE_CACHE_SIZE")
         try:
             self.cache_size = 256 if size in (None, "") else int(size)
@@ -99,8 +102,10 @@ class Config:
         self._first_call = first
 
     @property
-    def device(self) -> str:
-        """The device kind used when none is given: "cpu" or "gpu"."""
+    def device(self):
+        """The device kind used when none is given: "cpu", "gpu", "tpu", or None (the default: jax's
+        default device, as jax.jit picks it: the TPU or GPU where there is one, else the CPU). A kind
+        that is absent raises ``hf.DeviceNotFoundError`` at the first compile, naming what is present."""
         return self._device
 
     @device.setter
@@ -169,8 +174,9 @@ class Config:
 
     @property
     def cost_model(self):
-        """What the ``fft-truncate`` passes assume about the target: None (the model of ``device``),
-        "cpu", "gpu", "keep-ffts" (never truncate) or a ``hloforge.target.CostModel``."""
+        """What the ``fft-truncate`` passes assume about the target: None (the model of the device a
+        program is compiled for), "cpu", "gpu", "tpu", "keep-ffts" (never truncate) or a
+        ``hloforge.target.CostModel``."""
         return self._cost_model
 
     @cost_model.setter

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from hloforge.target import DEVICE_KINDS
+from hloforge.target import DEVICE_KINDS, default_kind
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.context import ir, stablehlo
 from hloforge.frontend.tracing import as_tensor, current_builder
@@ -26,12 +26,18 @@ SUPPORTED = tuple(_LAPACK_PREFIX)
 # ---------------------------------------------------------------- the custom call
 
 def _platform(platform):
+    """The platform the factorization's custom call is for: ``platform`` ("cpu"/"gpu"; None: the
+    device kind programs are built for, ``target.default_kind()``)."""
     if platform is None:
-        from hloforge.runtime.settings import config
-        platform = config.device
-    platform = {"cuda": "gpu"}.get(platform, platform)
+        platform = default_kind()
+    platform = {"cuda": "gpu", "rocm": "gpu"}.get(platform, platform)
+    if platform == "tpu":
+        raise NotImplementedError(
+            "hloforge.lax.linalg: the factorizations (lu, qr, cholesky, eigh, svd, solve, det, ...) have no TPU "
+            "lowering in hloforge yet (jax's are XLA expansions it does not emit); build this program for the CPU "
+            "(platform='cpu', or hf.config.device = 'cpu')")
     if platform not in DEVICE_KINDS:
-        raise ValueError(f"platform must be {' or '.join(map(repr, DEVICE_KINDS))}, got {platform!r}")
+        raise ValueError(f"platform must be {' or '.join(map(repr, DEVICE_KINDS[:2]))}, got {platform!r}")
     return platform
 
 

@@ -7,6 +7,7 @@ from jax import tree_util
 from hloforge.frontend import ops
 from hloforge.frontend.lax._common import lax_operand
 from hloforge.frontend.tracing import Value
+from hloforge.target import default_kind
 
 
 def create_token(_=None):
@@ -132,7 +133,8 @@ _JAX_PLATFORM = {"cpu": "cpu", "gpu": "cuda"}
 
 def platform_dependent(*args, default=None, **per_platform):
     """jax.lax.platform_dependent: the branch for the platform the trace targets
-    (``hloforge.config.device`` at trace time: "cpu", or "cuda" for "gpu"), else ``default``;
+    (``hloforge.config.device`` at trace time, jax's default device when that is None: "cpu",
+    "tpu", or "cuda" for "gpu"), else ``default``;
     only that branch is traced, so a program is built for one platform (jax traces every branch
     and lets the compiler choose).
 
@@ -145,7 +147,6 @@ def platform_dependent(*args, default=None, **per_platform):
     Example:
       >>> y = hf.lax.platform_dependent(x, cpu=cpu_impl, default=generic_impl)
     """
-    from hloforge.runtime.settings import config
     for name, branch in per_platform.items():
         if not callable(branch):
             raise TypeError(f"hloforge.lax.platform_dependent: the '{name}' branch must be a callable.")
@@ -153,7 +154,8 @@ def platform_dependent(*args, default=None, **per_platform):
             raise ValueError("hloforge.lax.platform_dependent: use 'cuda' or 'rocm', not 'gpu'.")
     if default is not None and not callable(default):
         raise TypeError("hloforge.lax.platform_dependent: the 'default' branch must be a callable.")
-    platform = _JAX_PLATFORM.get(config.device, config.device)
+    kind = default_kind()
+    platform = _JAX_PLATFORM.get(kind, kind)
     branch = per_platform.get(platform, default)
     if branch is None:
         raise ValueError(f"hloforge.lax.platform_dependent: no branch for platform '{platform}' and no default "

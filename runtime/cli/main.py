@@ -62,6 +62,9 @@ def describe(error: BaseException) -> str:
     return text or type(error).__name__
 
 
+_DEVICE_HELP = "cpu, gpu or tpu (default: hf.config.device, else jax's default device)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="hloforge",
                                      description="Build, inspect, rewrite and run StableHLO programs.")
@@ -70,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _add(sub, "demo", commands.demo, "trace, print and run an FNO spectral block; check it against numpy",
              "Trace an FNO spectral block with hloforge.ops, print its MLIR, run it and compare with numpy "
              "(exit 1 if the max abs error exceeds 1e-4).")
-    p.add_argument("--device", default="cpu", choices=DEVICE_KINDS, help="cpu (default) or gpu")
+    p.add_argument("--device", default=None, choices=DEVICE_KINDS, help=_DEVICE_HELP)
     p.add_argument("--quiet", action="store_true", help="do not print the MLIR")
 
     p = _add(sub, "opt", commands.opt, "run a pass pipeline over a module")
@@ -92,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--random-inputs", action="store_true", help="random arguments of @main's types")
     p.add_argument("--seed", type=_non_negative_int, default=0, help="seed for --random-inputs (default 0)")
     p.add_argument("--save-dir", help="save output_<i>.npy files here")
-    p.add_argument("--device", default="cpu", choices=DEVICE_KINDS, help="device (default cpu)")
+    p.add_argument("--device", default=None, choices=DEVICE_KINDS, help=_DEVICE_HELP)
     p.add_argument("--optimize", action="store_true", help="run the default pass pipeline first")
 
     p = _add(sub, "inspect", commands.inspect, "summarize a module: signature, op counts, fft and pad details")
@@ -123,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "the optimized values to pass the file's assertions")
     p.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS",
                    help="a file still running after this long fails (default 600)")
-    p.add_argument("--device", default="cpu", choices=DEVICE_KINDS, help="device (default cpu)")
+    p.add_argument("--device", default=None, choices=DEVICE_KINDS, help=_DEVICE_HELP)
 
     p = _add(sub, "cache", cache_command.run, "show or clear the persistent executable cache",
              "Show where the persistent executable cache is (HLOFORGE_CACHE_DIR, default $XDG_CACHE_HOME/hloforge "

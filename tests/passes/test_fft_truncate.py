@@ -104,9 +104,10 @@ def test_cost_model_errors():
         spectral.CostModel("bad", {"FFT": 1.0}, 0.1, 0.1)
     with pytest.raises(ValueError, match="flop_ns must be a number >= 0, got -1"):
         spectral.CostModel("bad", dict(spectral.CPU.fft_ns), -1, 0.1)
-    with pytest.raises(ValueError, match="cost_model must be None, 'cpu', 'gpu', 'keep-ffts' or a .*CostModel, got 'tpu'"):
-        hf.trace(lambda x: x, hf.ShapeDtype((2,), F32)).optimize(cost_model="tpu")
-    with pytest.raises(ValueError, match="config.cost_model must be None, 'cpu', 'gpu', 'keep-ffts' or .*, got 3"):
+    with pytest.raises(ValueError, match="cost_model must be None, 'cpu', 'gpu', 'tpu', 'keep-ffts' or a .*CostModel, "
+                                         "got 'npu'"):
+        hf.trace(lambda x: x, hf.ShapeDtype((2,), F32)).optimize(cost_model="npu")
+    with pytest.raises(ValueError, match="config.cost_model must be None, 'cpu', 'gpu', 'tpu', 'keep-ffts' or .*, got 3"):
         hf.config.cost_model = 3
 
 
@@ -155,10 +156,22 @@ def test_partial_dft_of_fft_says_why_in_words():
 
 
 def test_jit_uses_the_cost_model_of_its_device(monkeypatch):
-    from hloforge.frontend.jit import _cost_model_for
-    assert _cost_model_for(None) is None  # Module.optimize's default: hf.config
-    assert _cost_model_for("gpu") == "gpu" and _cost_model_for("cpu") == "cpu"
-    monkeypatch.setattr(hf.config, "cost_model", "cpu")
-    assert _cost_model_for("gpu") is None  # an explicit hf.config.cost_model wins
+    from hloforge import target
+    from hloforge.runtime.targets import resolve_target
+    monkeypatch.setattr(hf.config, "cost_model", None)
+    assert resolve_target("cpu").cost_model is target.CPU  # (the device's own model)
+    seen = []
+    original = hf.Module.optimize
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("cost_model"))
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(hf.Module, "optimize", spy)
+    monkeypatch.setattr(hf.config, "first_call", "steady")
+    monkeypatch.setattr(hf.config, "cost_model", "keep-ffts")  # an explicit hf.config.cost_model wins
+    assert resolve_target("cpu").cost_model is target.KEEP_FFTS
     x = random((4, 32, 32), F32, seed=7)
+    hf.jit(_fno_like, device="cpu")(x)
+    assert seen and all(model is target.KEEP_FFTS for model in seen)
+    monkeypatch.setattr(hf.config, "cost_model", None)
     assert_close(np.asarray(hf.jit(_fno_like, device="cpu")(x)), np.asarray(hf.jit(_fno_like, optimize=False)(x)))

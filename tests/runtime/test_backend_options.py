@@ -66,10 +66,11 @@ def test_bfloat16_subnormals_move_unchanged():
     assert np.count_nonzero(np.asarray(got[1]).view(np.uint16)) == 48
 
 
-def test_the_cache_key_holds_the_options(monkeypatch):
+def test_the_cache_key_holds_the_options():
+    import dataclasses
     from hloforge.runtime import compiler
-    cpu = jax.devices("cpu")[:1]
+    from hloforge.runtime.targets import resolve_target
+    cpu = resolve_target("cpu")
     code = "module {}"
-    before = compiler._cache_key(code, cpu, None)
-    monkeypatch.setattr(pjrt, "_CPU_OPTIONS", {"xla_backend_optimization_level": 3})
-    assert compiler._cache_key(code, cpu, None) != before
+    level3 = dataclasses.replace(cpu, xla_options=(("xla_backend_optimization_level", 3),))
+    assert compiler._cache_key(code, level3, None) != compiler._cache_key(code, cpu, None)

@@ -199,7 +199,7 @@ def files(tmp_path, module_file):
     (["run", "{t}"], "is a directory, not a module file"),
     (["graph", "{m}", "-o", "/nonexistent/g.dot"], "cannot write output /nonexistent/g.dot"),
     (["convert", "{m}", "-o", "/nonexistent/c.mlirbc"], "cannot write output /nonexistent/c.mlirbc"),
-    (["demo", "--device", "tpu"], "argument --device: invalid choice: 'tpu'"),
+    (["demo", "--device", "npu"], "argument --device: invalid choice: 'npu'"),
     (["inspect", "{t}/garbage.bin"], "is neither MLIR text nor MLIR bytecode"),
 ])
 def test_every_error_is_one_line_and_exit_2(files, capsys, argv, what):

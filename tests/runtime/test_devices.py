@@ -1,4 +1,6 @@
-"""Devices: listing, choosing with device=/hf.config/HLOFORGE_DEVICE, and the no-GPU error."""
+"""Devices: listing, choosing with device=/hf.config/HLOFORGE_DEVICE (default: jax's default device), and
+the one-line error for a kind that is absent."""
+import jax
 import numpy as np
 import pytest
 
@@ -8,15 +10,46 @@ from hloforge.runtime.settings import Config
 from helpers import assert_close
 
 HAS_GPU = any(d.platform != "cpu" for d in hf.devices())
-no_gpu_only = pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU")
+no_gpu_only = pytest.mark.skipif(HAS_GPU, reason="this machine has an accelerator")
 
 
-def test_devices_lists_cpu_first_and_every_platform():
+def test_devices_lists_every_platform_in_jax_order():
     every = hf.devices()
     cpus = hf.devices("cpu")
     assert cpus and all(d.platform == "cpu" for d in cpus)
-    assert every[:len(cpus)] == cpus
-    assert {d.platform for d in every} <= {"cpu", "gpu", "cuda", "rocm"}
+    assert every[-len(cpus):] == cpus  # (the CPU last, as in jax's backend priority)
+    assert every[0] == jax.devices()[0]  # (jax's default device first)
+    assert {d.platform for d in every} <= {"cpu", "gpu", "cuda", "rocm", "tpu"}
+
+
+def test_with_nothing_set_hloforge_runs_where_jax_would(monkeypatch):
+    monkeypatch.setattr(hf.config, "device", None)
+    x = np.arange(3, dtype=np.float32)
+    assert hf.jit(lambda a: a + 1.0)(x).devices() == {jax.devices()[0]}
+    assert hf.trace(lambda a: a + 1.0, x).compile().device == jax.devices()[0]
+    assert Config({}).device is None and Config({"HLOFORGE_DEVICE": " TPU "}).device == "tpu"
+
+
+@no_gpu_only
+def test_jax_default_backend_decides_the_default(monkeypatch):
+    from hloforge.runtime import pjrt
+    monkeypatch.setattr(hf.config, "device", None)
+    monkeypatch.setattr(pjrt, "_default_backend", lambda: "tpu")  # (as on a TPU VM)
+    with pytest.raises(hf.DeviceNotFoundError, match=r"^no TPU found: this process has cpu \(\d+ devices?\); on a "
+                                                     r"TPU VM, install jax's TPU support"):
+        hf.trace(lambda a: a + 1.0, np.ones(2, np.float32)).compile()
+
+
+@no_gpu_only
+@pytest.mark.parametrize("kind", ["gpu", "tpu"])
+def test_an_absent_kind_is_one_line_naming_what_is_present(monkeypatch, kind):
+    monkeypatch.setattr(hf.config, "device", kind)
+    x = np.ones(2, np.float32)
+    for call in (lambda: hf.devices(kind), lambda: hf.jit(lambda a: a + 1.0)(x),
+                 lambda: hf.trace(lambda a: a + 1.0, x).compile(), lambda: hf.device_put(x)):
+        with pytest.raises(hf.DeviceNotFoundError, match=rf"^no {kind.upper()} found: this process has cpu "
+                                                         r"\(\d+ devices?\); [^\n]*$"):
+            call()
 
 
 def test_jit_and_compile_take_a_device(monkeypatch):
@@ -32,7 +65,7 @@ def test_jit_and_compile_take_a_device(monkeypatch):
 
 
 def test_bad_device_argument():
-    with pytest.raises(TypeError, match="device must be None, 'cpu', 'gpu' or a jax Device, got 3"):
+    with pytest.raises(TypeError, match="device must be None, 'cpu', 'gpu', 'tpu' or a jax Device, got 3"):
         hf.trace(lambda a: a, np.ones(2, np.float32)).compile(device=3)
 
 
@@ -43,8 +76,8 @@ def test_missing_gpu_raises_one_clear_error(tmp_path):
              lambda: hf.jit(lambda a: a + 1.0, device="gpu")(x),
              lambda: hf.trace(lambda a: a + 1.0, x).compile(device="gpu")]
     for call in calls:
-        with pytest.raises(hf.DeviceNotFoundError, match=r"no GPU found: install the CUDA plugin with "
-                                                         r"`pip install 'hloforge\[cuda12\]'`"):
+        with pytest.raises(hf.DeviceNotFoundError, match=r"no GPU found: this process has cpu .*; install the CUDA "
+                                                         r"plugin with `pip install 'hloforge\[cuda12\]'`"):
             call()
 
 
@@ -61,7 +94,7 @@ def test_cli_run_device_gpu_without_gpu(tmp_path, capsys):
     hf.trace(lambda a: a * 3.0, hf.ShapeDtype((2,), np.float32)).save(path)
     assert main(["run", str(path), "--random-inputs", "--device", "gpu"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("hloforge run: error: no GPU found: install the CUDA plugin") and err.count("\n") == 1
+    assert err.startswith("hloforge run: error: no GPU found: this process has cpu") and err.count("\n") == 1
 
 
 def test_cli_run_device_cpu(tmp_path, capsys):
@@ -76,11 +109,13 @@ def test_config_reads_the_environment_and_validates():
                 "HLOFORGE_LOCAL_FFTS": "0"})
     assert (c.device, c.cache_size, c.cache_dir, c.local_ffts) == ("gpu", 7, "/tmp/x", False)
     d = Config({"HOME": "/home/u"})
-    assert (d.device, d.cache_dir, d.local_ffts) == ("cpu", "/home/u/.cache/hloforge", True)  # (on by default)
-    with pytest.raises(ValueError, match=r"config.device must be one of \('cpu', 'gpu'\), got 'tpu'"):
-        d.device = "tpu"
-    with pytest.raises(ValueError, match=r"HLOFORGE_DEVICE must be one of \('cpu', 'gpu'\), got 'tpu'"):
-        Config({"HLOFORGE_DEVICE": "tpu"})
+    assert (d.device, d.cache_dir, d.local_ffts) == (None, "/home/u/.cache/hloforge", True)  # (on by default)
+    with pytest.raises(ValueError, match=r"config.device must be None \(jax's default device\) or one of "
+                                         r"\('cpu', 'gpu', 'tpu'\), got 'npu'"):
+        d.device = "npu"
+    with pytest.raises(ValueError, match=r"HLOFORGE_DEVICE must be unset \(jax's default device\) or one of "
+                                         r"\('cpu', 'gpu', 'tpu'\), got 'npu'"):
+        Config({"HLOFORGE_DEVICE": "npu"})
     with pytest.raises(ValueError, match="HLOFORGE_CACHE_SIZE must be an integer >= 0, got 'lots'"):
         Config({"HLOFORGE_CACHE_SIZE": "lots"})
     with pytest.raises(ValueError, match="config.cache_size must be an integer >= 0, got -1"):

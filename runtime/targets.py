@@ -1,0 +1,47 @@
+"""``resolve_target``: the one place a user's ``device=`` (and ``hf.config``) becomes a ``target.Target``.
+
+The path of a device: ``hf.jit(f, device=...)`` (or ``Module.compile(device)``, an eager call, ``to_jax``)
+-> ``resolve_target`` -> a Target (devices, kind, cost model, XLA options, callback target, cache-key
+environment) -> ``first_call.plan``/``Module.optimize`` take its cost model -> ``compiler.compile_module``
+takes the Target -> the caches key on its environment and options -> ``pjrt.compile`` for its devices.
+"""
+from __future__ import annotations
+
+import functools
+
+from hloforge import target as _target
+from hloforge.runtime import pjrt
+from hloforge.runtime.settings import config
+
+
+@functools.lru_cache(maxsize=16)
+def _facts(platform: str) -> tuple:
+    """What a platform decides, asked of the PJRT adapter once per platform."""
+    return (_target.kind_of(platform), tuple(sorted(pjrt.backend_options(platform).items())),
+            tuple(sorted(pjrt.partial_dft_options(platform).items())), pjrt.python_callback_target(platform))
+
+
+def resolve_target(device=None, cost_model=None, *, devices=None) -> _target.Target:
+    """The Target of a program compiled for ``device``.
+
+    Args:
+      device: None (``hf.config.device``; when that is None too, jax's default backend: the TPU or
+        GPU where there is one, else the CPU), "cpu", "gpu", "tpu", a jax Device, or a Target
+        (returned as it is).
+      cost_model: the ``fft-truncate`` cost model: a CostModel or a name of ``target.COST_MODELS``;
+        None: ``hf.config.cost_model``, else the device kind's (``target.TPU`` on a TPU).
+      devices: an SPMD device list (partition order) instead of ``device``.
+    Returns:
+      A ``hloforge.target.Target``.
+    Raises:
+      DeviceNotFoundError: no device of the kind asked for (the message names what is present).
+    Example:
+      >>> resolve_target("cpu").kind
+      'cpu'
+    """
+    if isinstance(device, _target.Target):
+        return device
+    devs = tuple(devices) if devices is not None else (pjrt.resolve_device(device, config.device),)
+    kind, options, dft_options, callback = _facts(devs[0].platform)
+    return _target.Target(devs, kind, _target.resolve(cost_model, kind), options, dft_options, callback,
+                          pjrt.environment(devs))
