@@ -11,7 +11,12 @@ benchmarks/results.png.
 Also times the default pass pipeline on a generated 10,000-op module (``benchmarks/passes.py``;
 absolute target: under 1 s).
 
-Run: python benchmarks/run.py [--quick] [--only CASE,CASE] [--dispatch-only]
+Run: python benchmarks/run.py [--quick] [--only CASE,CASE] [--dispatch-only] [--device tpu]
+
+``--device tpu`` (or gpu): both frameworks on that device (hf.config.device and jax's default device),
+the TPU targets of issue 46 (FNO-2D rows at four sizes, ViT/VGG, first calls, dispatch), fewer repeats
+of the compile rows (a TPU compile takes seconds), and each FNO row's achieved memory bandwidth (XLA's
+"bytes accessed" over the run time) against the chip's measured bandwidth.
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ from hloforge.runtime import cache as hf_cache
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
 import vision  # noqa: E402
+from timing import bandwidth, use_device  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # metric -> the largest acceptable ratio hloforge/jax (None: no target)
@@ -46,6 +52,24 @@ CASE_TARGETS = {("round_trip", "steady"): 0.6,
                 # a 200-step fori_loop of rfft/irfft: the loop is XLA's on both sides
                 ("burgers200", "steady"): 1.05}
 ABSOLUTE_TARGETS = {("passes_10k", "passes"): 1.0}
+# on a TPU (issue 46): the FNO-2D forward rows (batch, grid, width, modes), ViT/VGG, first calls, dispatch
+TPU_FNO = {"fno2d_b8_64": (8, 64, 32, 12, 0.5), "fno2d_b20_85": (20, 85, 32, 12, 0.3),
+           "fno2d_b32_128": (32, 128, 64, 16, 0.2), "fno2d_b16_256": (16, 256, 32, 16, 0.15)}
+TPU_TARGETS = {"trace_emit": None, "first_call": 1.0, "steady": 1.02, "dispatch_jax_array": 1.1,
+               "dispatch_numpy_vector": 1.2, "dispatch_numpy_scalar": 1.2, "dispatch_python_float": 1.2}
+
+
+def tpu_cases(rng):
+    """The accelerator rows: the FNO-2D forwards of TPU_FNO (4 layers, no padding), a ViT block, VGG-11/16
+    and ViT-tiny (benchmarks/vision.py)."""
+    out = []
+    for name, (batch, grid, width, modes, _) in TPU_FNO.items():
+        x = rng.standard_normal((batch, 3, grid, grid)).astype(np.float32)
+        p = models.fno_params(2, (modes, modes), width, 4, 3, rng)
+        out.append((name, functools.partial(models.fno, modes=(modes, modes), padding=0), (x, p)))
+    xv = rng.standard_normal((20, 197, 192)).astype(np.float32)
+    out.append(("vit_block", models.vit_block, (xv, models.vit_params(192, rng))))
+    return out + [case for case in vision_cases(False, rng) if case[0] in ("vgg11", "vgg16", "vit_tiny")]
 
 
 def cases(quick: bool):
@@ -105,7 +129,7 @@ def _median(fn, repeats):
     return statistics.median(times)
 
 
-def measure(name, program, args, repeats):
+def measure(name, program, args, repeats, first_repeats=5):
     hf_fn = functools.partial(program, hnp)
     jax_fn = functools.partial(program, jnp)
     dev_args = jax.device_put(args)
@@ -144,7 +168,7 @@ def measure(name, program, args, repeats):
 
     # A first call is mostly XLA's compile, which varies by +-10% from one call to the next on this
     # machine: take enough samples for the median to mean something, and alternate who goes first.
-    for i in range(max(5, repeats)):
+    for i in range(max(first_repeats, repeats)):
         for first in ((first_hloforge, first_jax) if i % 2 == 0 else (first_jax, first_hloforge)):
             first()
     r["hloforge"]["first_call"] = statistics.median(first_h)
@@ -161,7 +185,17 @@ def measure(name, program, args, repeats):
     r["jax"]["steady"] = statistics.median(steady_j)
     got, want = np.asarray(f_h(*dev_args)), np.asarray(f_j(*dev_args))
     r["max_abs_diff"] = float(np.max(np.abs(got - want)))
+    r["bytes_accessed"] = {"hloforge": _bytes_accessed(f_h.lower(*args).compile()),
+                           "jax": _bytes_accessed(jax.jit(jax_fn).lower(*dev_args).compile())}
     return r
+
+
+def _bytes_accessed(executable) -> float:
+    """XLA's cost analysis of a compiled program: the bytes its run reads and writes (0 if unknown)."""
+    analysis = executable.cost_analysis() if hasattr(executable, "cost_analysis") else None
+    if isinstance(analysis, (list, tuple)):
+        analysis = analysis[0] if analysis else None
+    return float((analysis or {}).get("bytes accessed", 0.0))
 
 
 def measure_dispatch(repeats):
@@ -201,13 +235,13 @@ def measure_passes(repeats, n_ops=10_000):
     return {"hloforge": {"passes": statistics.median(times)}, "jax": {}}
 
 
-def report(results):
+def report(results, targets=TARGETS, case_targets=CASE_TARGETS):
     rows = []
     for case, r in results.items():
         for metric, t_h in r["hloforge"].items():
             t_j = r["jax"].get(metric)
             ratio = t_h / t_j if t_j else None
-            target = CASE_TARGETS.get((case, metric), TARGETS.get(metric))
+            target = case_targets.get((case, metric), targets.get(metric))
             if (case, metric) in ABSOLUTE_TARGETS:
                 target = ABSOLUTE_TARGETS[(case, metric)]
                 ok = t_h <= target
@@ -223,6 +257,21 @@ def report(results):
     misses = [f"{c}/{m} ({r if r is not None else h:.2f} > {t})" for c, m, h, _, r, t, ok in rows if ok is False]
     print("targets missed: " + (", ".join(misses) if misses else "none"))
     return rows
+
+
+def report_bandwidth(results, peak: float) -> None:
+    """Each FNO row's achieved memory bandwidth: XLA's bytes accessed over the steady run time."""
+    print(f"\nmeasured memory bandwidth of the device: {peak / 1e9:.0f} GB/s")
+    print(f"{'case':<14} {'hloforge GB':>11} {'GB/s':>7} {'of peak':>7}   {'jax GB':>7} {'GB/s':>7} {'of peak':>7}")
+    for case, r in results.items():
+        if not case.startswith("fno") or "bytes_accessed" not in r:
+            continue
+        cells = []
+        for who in ("hloforge", "jax"):
+            moved, seconds = r["bytes_accessed"][who], r[who]["steady"]
+            rate = moved / seconds
+            cells.append(f"{moved / 1e9:>7.3f} {rate / 1e9:>7.0f} {rate / peak:>7.0%}")
+        print(f"{case:<14} {cells[0]:>27}   {cells[1]}")
 
 
 def plot(rows, path):
@@ -251,24 +300,36 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller batches, fewer repeats, fewer cases")
     parser.add_argument("--dispatch-only", action="store_true", help="only the dispatch rows")
     parser.add_argument("--only", default=None, help="comma-separated case names (e.g. vgg11,burgers200)")
+    parser.add_argument("--device", default=None, choices=("cpu", "gpu", "tpu"),
+                        help="cpu, gpu or tpu: the accelerator rows and targets off the CPU (default: the CPU rows "
+                             "on jax's default device)")
+    parser.add_argument("--out", default=HERE, help="folder for results.json and results.png")
     args = parser.parse_args(argv)
     hf.config.cache_dir = None  # (compile and first-call rows measure XLA's compiles, not the persistent cache)
-    repeats = 3 if args.quick else 7
+    accelerator = args.device not in (None, "cpu")
+    device = use_device(args.device)
+    repeats = 3 if args.quick or accelerator else 7
     results = {}
     only = None if args.only is None else set(args.only.split(","))
-    for name, program, case_args in [] if args.dispatch_only else cases(args.quick):
+    rng = np.random.default_rng(0)
+    all_cases = tpu_cases(rng) if accelerator else cases(args.quick)
+    for name, program, case_args in [] if args.dispatch_only else all_cases:
         if only is not None and name not in only:
             continue
         print(f"measuring {name} ...", flush=True)
-        results[name] = measure(name, program, case_args, repeats)
-    results["dispatch"] = measure_dispatch(repeats)
-    if not args.dispatch_only and (only is None or "passes_10k" in only):
+        results[name] = measure(name, program, case_args, repeats, 3 if accelerator else 5)
+    results["dispatch"] = measure_dispatch(7 if accelerator else repeats)
+    if not accelerator and not args.dispatch_only and (only is None or "passes_10k" in only):
         results["passes_10k"] = measure_passes(repeats)
-    rows = report(results)
-    with open(os.path.join(HERE, "results.json"), "w") as f:
-        json.dump({"machine": {"cpus": os.cpu_count(), "jax": jax.__version__}, "quick": args.quick,
-                   "results": results}, f, indent=2)
-    plot(rows, os.path.join(HERE, "results.png"))
+    if accelerator:
+        rows = report(results, TPU_TARGETS, {(name, "steady"): spec[-1] for name, spec in TPU_FNO.items()})
+        report_bandwidth(results, bandwidth(device))
+    else:
+        rows = report(results)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"machine": {"cpus": os.cpu_count(), "jax": jax.__version__, "device": device.device_kind},
+                   "quick": args.quick, "results": results}, f, indent=2)
+    plot(rows, os.path.join(args.out, "results.png"))
     return 0
 
 

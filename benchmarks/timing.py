@@ -25,3 +25,26 @@ def steady(fns, args, rounds):
                 samples.append(time.perf_counter() - t)
             ts.append(statistics.median(samples))
     return [statistics.median(ts) for ts in times]
+
+
+def use_device(kind):
+    """Run hloforge and jax on device kind ``kind`` ("cpu", "gpu", "tpu"; None: jax's default device):
+    hf.config.device, and jax's default device, so that both frameworks' programs and arrays go there.
+    Returns the device."""
+    import hloforge as hf
+    device = hf.devices(kind)[0] if kind else jax.devices()[0]
+    hf.config.device = kind
+    jax.config.update("jax_default_device", device)
+    return device
+
+
+def bandwidth(device, megabytes=512) -> float:
+    """The device's measured memory bandwidth in bytes/s: ``x + 1`` over a float32 array (read + write)."""
+    x = jax.device_put(jax.numpy.zeros((megabytes << 18,), jax.numpy.float32), device)
+    f = jax.jit(lambda v: v + 1)
+    jax.block_until_ready(f(x))
+    t = time.perf_counter()
+    for _ in range(10):
+        y = f(x)
+    jax.block_until_ready(y)
+    return 10 * 2 * x.nbytes / (time.perf_counter() - t)

@@ -43,10 +43,12 @@ def fno(x, params, modes, padding=0):
 
 def run_and_check(model, x, params, modes, padding) -> int:
     """Optimize, compile and run ``model`` with hloforge, print the pass report, timing and the error
-    against :func:`fno`; returns the exit code (0 when the relative error is below 1e-4)."""
+    against :func:`fno`; returns the exit code (0 when the relative error is below 1e-4; 2e-2 on a TPU,
+    whose float32 dots at default precision are one bfloat16 pass, in jax as in hloforge)."""
     import time
 
     import hloforge as hf
+    from hloforge import target
 
     f = hf.jit(model)
     print(f.lower(x, params).optimize())
@@ -57,4 +59,4 @@ def run_and_check(model, x, params, modes, padding) -> int:
     error = float(np.max(np.abs(y - ref)))
     relative = error / float(np.max(np.abs(ref)))
     print(f"max abs error vs numpy: {error:.3e} (relative {relative:.3e})")
-    return 0 if relative < 1e-4 else 1
+    return 0 if relative < (2e-2 if target.default_kind() == "tpu" else 1e-4) else 1

@@ -7,6 +7,10 @@ import numpy as np
 
 import hloforge as hf
 from hloforge import numpy as hnp
+from hloforge import target
+
+# float32 agrees with numpy to ~1e-6; a TPU computes float32 dots at default precision in one bfloat16 pass
+TOLERANCE = 2e-2 if target.default_kind() == "tpu" else 1e-4
 
 
 @hf.jit
@@ -33,11 +37,11 @@ def main() -> int:
     spectrum[:, 8:] = 0
     expected = np.tanh(np.fft.irfft(spectrum, n=32, axis=-1) @ w)
     error = float(np.max(np.abs(y - expected)))
-    print(f"max abs error vs numpy: {error:.2e}")
+    print(f"max abs error vs numpy: {error:.2e} (tolerance {TOLERANCE:g})")
 
     executable = module.compile()
     print(f"XLA compiled in {executable.compile_seconds:.3f} s; flops {executable.cost_analysis().get('flops')}")
-    return 0 if error < 1e-4 else 1
+    return 0 if error < TOLERANCE else 1
 
 
 if __name__ == "__main__":

@@ -40,8 +40,12 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(config, items):
-    # the whole files first, in WHOLE_FILES's order (the longest first), so that neither worker
-    # draws a long one last and leaves the other idle
+    _skip_what_a_tpu_cannot_run(items)
+    # under xdist (the README's -n auto), the whole files first, in WHOLE_FILES's order (the longest
+    # first), so that neither worker draws a long one last and leaves the other idle; in one process
+    # (benchmarks/device_check.py) the order given
+    if not getattr(config.option, "numprocesses", None):
+        return
     rank = {name: i for i, name in enumerate(WHOLE_FILES)}
     items.sort(key=lambda item: rank.get(os.path.basename(str(item.path)), len(rank)))
 
@@ -75,3 +79,14 @@ def fresh(monkeypatch):
     cache.reset_stats()
     yield
     cache.clear()
+
+
+def _skip_what_a_tpu_cannot_run(items):
+    """On a TPU (benchmarks/device_check.py), complex128 cases: XLA:TPU aborts the process on them, and
+    hloforge refuses them there (docs/limits.md, "On a TPU"). CI runs on the CPU: nothing is skipped."""
+    if os.environ.get("HLOFORGE_DEVICE", "").strip().lower() != "tpu":
+        return
+    skip = pytest.mark.skip(reason="complex128 on a TPU: XLA:TPU has no complex128 (docs/limits.md)")
+    for item in items:
+        if "complex128" in item.nodeid:
+            item.add_marker(skip)

@@ -1,6 +1,6 @@
 """A small FNO-2D (lift -> Fourier layers -> project) in hloforge.numpy, with a numpy reference.
 
-Used by the sharding tests (data parallel over the batch) and benchmarks/gpu_check.py.
+Used by the sharding tests (data parallel over the batch) and benchmarks/device_check.py.
 """
 from __future__ import annotations
 

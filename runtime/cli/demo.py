@@ -18,7 +18,8 @@ def spectral_block(x, weights):
     bins = GRID // 2 + 1
     xf = ops.fft(x, "RFFT", (GRID,))                                      # (b, i, bins)
     low = ops.slice(xf, (0, 0, 0), (BATCH, IN_CH, MODES))                 # (b, i, modes)
-    mixed = ops.dot_general(low, weights, (2,), (2,), (1,), (0,))          # (modes, b, o)
+    # (HIGHEST: exact float32 products on every device; a TPU's default is one bfloat16 pass)
+    mixed = ops.dot_general(low, weights, (2,), (2,), (1,), (0,), precision="HIGHEST")  # (modes, b, o)
     mixed = ops.transpose(mixed, (1, 2, 0))                               # (b, o, modes)
     padded = ops.pad(mixed, 0, (0, 0, 0), (0, 0, bins - MODES))           # (b, o, bins)
     return ops.fft(padded, "IRFFT", (GRID,))                              # (b, o, grid)
