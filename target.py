@@ -65,10 +65,12 @@ CPU = CostModel("cpu", {"FFT": 0.045, "IFFT": 0.048, "RFFT": 0.044, "IRFFT": 0.0
                 byte_ns=0.05)
 # GPUs run small matmuls at tens of TFLOP/s while FFTs stay memory-bound.
 GPU = CostModel("gpu", {"FFT": 4e-4, "IFFT": 4e-4, "RFFT": 3e-4, "IRFFT": 3e-4}, flop_ns=2e-5, byte_ns=3e-4)
-# Measured on one TPU v5e chip (jax 0.10.2, f32, DFT contractions at HIGHEST precision):
-# benchmarks/cost_model.py --device tpu, its table in docs/passes.md ("The TPU cost model").
-TPU = CostModel("tpu", {"FFT": 2.2e-3, "IFFT": 2.2e-3, "RFFT": 2.4e-3, "IRFFT": 2.6e-3}, flop_ns=2.4e-5,
-                byte_ns=2e-3)
+# Measured on one TPU v5e chip (jax 0.10.2; benchmarks/cost_model.py --device tpu, docs/passes.md "The TPU
+# cost model"): FFTs cost 7.5e-3 to 1e-2 ns per point and log2 of the transform size over 1-D lengths 1024-4096
+# and 2-D 256x256; real dot_generals of partial-DFT shapes at HIGHEST precision (up to 1 GFLOP) and
+# zero-filling 32 MB stay under the ~0.12 ms a call costs, so flop_ns and byte_ns are bounds from above.
+TPU = CostModel("tpu", {"FFT": 9.5e-3, "IFFT": 9.8e-3, "RFFT": 7.5e-3, "IRFFT": 8.0e-3}, flop_ns=1e-4,
+                byte_ns=2.5e-3)
 # Never prefers a partial DFT: FFTs stay FFTs (e.g. ``hf.config.cost_model = target.KEEP_FFTS``).
 KEEP_FFTS = CostModel("keep-ffts", dict(CPU.fft_ns), flop_ns=math.inf, byte_ns=0.0)
 COST_MODELS = {"cpu": CPU, "gpu": GPU, "tpu": TPU, "keep-ffts": KEEP_FFTS}
@@ -110,6 +112,8 @@ class Target:
       callback_target: the custom-call target of a Python host callback, or None where hloforge
         has none (the TPU: jax's send/recv callbacks are not supported yet).
       environment: what besides the module decides the compiled code (the caches' keys).
+      unsupported_types: MLIR element types XLA aborts on for this platform (complex<f64> on a TPU),
+        refused in one line before XLA sees them.
     Example:
       >>> t = hloforge.runtime.targets.resolve_target("cpu"); t.kind, t.cost_model.name
       ('cpu', 'cpu')
@@ -121,6 +125,7 @@ class Target:
     partial_dft_options: tuple
     callback_target: str | None
     environment: tuple
+    unsupported_types: tuple = ()
 
     @property
     def device(self):

@@ -115,11 +115,20 @@ def _refuse_python_callbacks(code, name):
         raise pjrt.CompileError(f"{name}: {refused}")
 
 
+def _refuse_unsupported_types(code, target, name):
+    for element in target.unsupported_types:
+        if element in code:
+            raise pjrt.CompileError(
+                f"{name}: {element} values are not supported on {target.kind.upper()} devices (XLA aborts on them); "
+                f"use 32-bit complex numbers there, or compile this function for the CPU (device='cpu')")
+
+
 def load_or_compile(code, target, name="main", module=None, shardy=None):
     """(loaded executable, compile seconds, source) of ``code`` for the Target ``target``: from the
     memory cache, the disk cache (``hf.config.cache_dir``) or XLA. One thread compiles a given key at
     a time."""
     _refuse_python_callbacks(code, name)
+    _refuse_unsupported_types(code, target, name)
     shardy = pjrt.use_shardy() if shardy is None and len(target.devices) > 1 else shardy
     key = _cache_key(code, target, shardy)
     loaded = cache.MEMORY.get(key)

@@ -233,6 +233,15 @@ _PYTHON_CALLBACK_TARGETS = {"cpu": "xla_ffi_python_cpu_callback", "gpu": "xla_ff
                             "cuda": "xla_ffi_python_gpu_callback", "rocm": "xla_ffi_python_gpu_callback"}
 
 
+# element types XLA aborts the process on (not an error it returns), by platform: XLA:TPU has no complex128
+_UNSUPPORTED_TYPES = {"tpu": ("complex<f64>",)}
+
+
+def unsupported_types(platform: str) -> tuple:
+    """The MLIR element types a program for ``platform`` must not hold (XLA would abort on them)."""
+    return _UNSUPPORTED_TYPES.get(platform, ())
+
+
 def python_callback_target(platform: str) -> str | None:
     """The custom-call target of a Python host callback on ``platform`` (a device's ``platform``),
     or None where hloforge has none (the TPU)."""

@@ -16,9 +16,11 @@ from hloforge.runtime.settings import config
 
 @functools.lru_cache(maxsize=16)
 def _facts(platform: str) -> tuple:
-    """What a platform decides, asked of the PJRT adapter once per platform."""
+    """What a platform decides, asked of the PJRT adapter once per platform: (kind, XLA options,
+    partial-DFT options, callback target, unsupported element types)."""
     return (_target.kind_of(platform), tuple(sorted(pjrt.backend_options(platform).items())),
-            tuple(sorted(pjrt.partial_dft_options(platform).items())), pjrt.python_callback_target(platform))
+            tuple(sorted(pjrt.partial_dft_options(platform).items())), pjrt.python_callback_target(platform),
+            pjrt.unsupported_types(platform))
 
 
 def resolve_target(device=None, cost_model=None, *, devices=None) -> _target.Target:
@@ -42,6 +44,6 @@ def resolve_target(device=None, cost_model=None, *, devices=None) -> _target.Tar
     if isinstance(device, _target.Target):
         return device
     devs = tuple(devices) if devices is not None else (pjrt.resolve_device(device, config.device),)
-    kind, options, dft_options, callback = _facts(devs[0].platform)
+    kind, options, dft_options, callback, unsupported = _facts(devs[0].platform)
     return _target.Target(devs, kind, _target.resolve(cost_model, kind), options, dft_options, callback,
-                          pjrt.environment(devs))
+                          pjrt.environment(devs), unsupported)
