@@ -1,12 +1,15 @@
 """The hloforge command line, run as a user runs it: through subprocess, checking exit codes.
 Error paths after the first run in this process (``in_process``): the same ``main`` with its output
 captured, without paying for another interpreter and jax import each."""
+import functools
+import importlib.metadata
 import json
 import types
 import os
 import subprocess
 import sys
 import threading
+import tomllib
 
 import numpy as np
 import pytest
@@ -14,6 +17,7 @@ import pytest
 import hloforge as hf
 from hloforge import numpy as hnp
 from hloforge.runtime import files as runtime_files
+from hloforge.runtime.cli import commands
 from hloforge.runtime.cli.main import main
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "check")
@@ -386,3 +390,37 @@ def test_a_fifo_is_read_once_written_and_one_nobody_writes_is_one_error(module_f
     monkeypatch.setattr(runtime_files, "FIFO_WAIT_SECONDS", 0.1)
     _assert_one_line_error(in_process("inspect", fifo), f"{fifo} is a FIFO no process wrote to within 0.1 s")
     _assert_one_line_error(in_process("check", fifo), f"{fifo} is a FIFO no process wrote to within 0.1 s")
+
+
+def test_version(in_process, monkeypatch, capsys):
+    with open(os.path.join(os.path.dirname(hf.__file__), "pyproject.toml"), "rb") as f:  # (the checkout's)
+        pyproject = tomllib.load(f)["project"]["version"]
+    for installed, shown in (("9.8.7", "9.8.7"), (None, pyproject)):
+        def version(name, installed=installed):
+            assert name == "hloforge"
+            if installed is None:
+                raise importlib.metadata.PackageNotFoundError(name)
+            return installed
+        monkeypatch.setattr(importlib.metadata, "version", version)
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--version"])
+        assert exit_info.value.code == 0 and capsys.readouterr().out == f"hloforge {shown}\n"
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path, in_process, monkeypatch):
+    path = tmp_path / "big.mlir"  # (its text is larger than a pipe holds: writing it must meet the closed end)
+    hf.trace(lambda x: functools.reduce(lambda y, _: hnp.sin(y), range(3000), x),
+             hf.ShapeDtype((4,), np.float32)).save(path)
+    command = [sys.executable, "-m", "hloforge.runtime.cli", "opt", str(path), "-p", "inline"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout.readline().startswith("module")
+    process.stdout.close()  # (as `| head -1` does)
+    code, err = process.wait(timeout=120), process.stderr.read()
+    process.stderr.close()
+    assert code == 141 and err == "", err  # (no "error: Broken pipe", no "Exception ignored")
+
+    def gone(args):
+        raise BrokenPipeError(32, "Broken pipe")
+    monkeypatch.setattr(commands, "inspect", gone)
+    result = in_process("inspect", path)
+    assert (result.returncode, result.stdout, result.stderr) == (141, "", "")
