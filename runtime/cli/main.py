@@ -167,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
              "hloforge's own .hfx files).")
     p.add_argument("action", nargs="?", default="show", choices=("show", "clear"),
                    help="show (default) or clear")
-    p.add_argument("--list", action="store_true", help="also list the entries, most recently used first")
+    p.add_argument("--list", action="store_true",
+                   help="also list the entries (program, device, size, age, last use), most recently used first")
     return parser
 
 

@@ -19,7 +19,7 @@ import pytest
 
 import hloforge as hf
 from hloforge import numpy as hnp
-from hloforge.runtime import cache
+from hloforge.runtime import cache, cache_entry
 from hloforge.runtime.cli import commands
 from hloforge.runtime.cli.main import main
 
@@ -108,7 +108,7 @@ def test_entries_name_their_key(fresh, tmp_path):
     key = os.path.basename(path)[:-len(".hfx")]
     with open(path, "rb") as f:
         data = f.read()
-    assert data.startswith(cache._MAGIC + key.encode() + b"\n")
+    assert data.startswith(cache_entry.MAGIC + key.encode() + b"\n")
     assert cache.decode_entry(data, key) is not None and cache.decode_entry(data, "0" * 64) is None
     assert cache.decode_entry(data[:-1] + bytes([data[-1] ^ 1]), key) is None  # the checksum covers the payload
 
