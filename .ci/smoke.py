@@ -1,8 +1,9 @@
 """Smoke test of an installed hloforge, as a user's first minutes use it: ``.ci/run`` installs the wheel
 into a fresh environment and runs this from a folder outside the checkout (``python -I``: neither the
 checkout nor PYTHONPATH is on the path). Every module of the installed package imports; hf.jit, hf.grad,
-hf.vmap and hf.to_jax work on tiny functions; the ``hloforge`` command runs its demo. Not a pytest file
-(its name does not start with ``test_``): the suite tests the checkout, this tests the wheel."""
+hf.vmap and hf.to_jax work on tiny functions; the ``hloforge`` command runs its demo, reads a module on
+standard input and lists the cache. Not a pytest file (its name does not start with ``test_``): the
+suite tests the checkout, this tests the wheel."""
 import importlib
 import importlib.metadata
 import os
@@ -66,6 +67,10 @@ def command_line():
     text = hf.trace(lambda v: v * 2.0, hf.ShapeDtype((3,), np.float32)).text
     piped = subprocess.run([command, "inspect", "-"], input=text, capture_output=True, text=True, timeout=120)
     check(piped.returncode == 0 and "stablehlo.multiply" in piped.stdout, "hloforge inspect - (a module on stdin)")
+    if os.environ.get("HLOFORGE_CACHE_DIR"):  # (.ci/wheel's own directory: hf.jit above wrote entries there)
+        listed = subprocess.run([command, "cache", "--list"], capture_output=True, text=True, timeout=120)
+        check(listed.returncode == 0 and "PROGRAM" in listed.stdout and " cpu:0 " in listed.stdout,
+              "hloforge cache --list")
 
 
 if __name__ == "__main__":
