@@ -1,8 +1,9 @@
-"""Source locations: every emitted op carries the user's call site."""
+"""Source locations: every emitted op carries the user's call site; a parsed text's ops name its file."""
 from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 
 from hloforge.frontend.context import ir
@@ -82,3 +83,41 @@ def user_location(loc=None) -> ir.Location:
     if isinstance(loc, str):
         return ir.Location.name(loc, childLoc=site)
     raise TypeError(f"loc must be None, a str or an ir.Location, got {type(loc).__name__}")
+
+
+# ---------------------------------------------------------------- parsed text
+
+# MLIR's parser gives the ops of a text without locations of their own ``loc("-":LINE:COL)``: "-" is the
+# only name its Python binding gives the buffer
+_PARSED = re.compile(r'loc\("-":(\d+):(\d+)\)')
+
+
+def source_prefix(name: str, context) -> str:
+    """How MLIR prints a location in the source ``name``, up to the line: ``loc("m.mlir":``."""
+    text = str(ir.Location.file(name, 0, 0, context=context))
+    return text[:-len("0:0)")]
+
+
+def name_source(module: ir.Module, name: str) -> None:
+    """Give the ops (and block arguments) of a just-parsed text ``module`` that the parser placed in
+    ``"-"`` the source file ``name`` instead (``<stdin>``, a path), as MLIR's tools do with the file they
+    read: locations in messages, ``--debug-info`` and compile errors then point into that file."""
+    context = module.context
+
+    def renamed(location):
+        found = _PARSED.fullmatch(str(location))
+        return found and ir.Location.file(name, int(found[1]), int(found[2]), context=context)
+
+    def visit(op):
+        location = renamed(op.location)
+        if location:
+            op.location = location
+        for region in op.regions:
+            for block in region.blocks:
+                for argument in block.arguments:
+                    location = renamed(argument.location)
+                    if location:
+                        argument.set_location(location)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)

@@ -78,11 +78,14 @@ class Module:
     # ---------------------------------------------------------------- construction
 
     @classmethod
-    def parse(cls, source, entry: str | None = None, allow_unregistered: bool = False) -> "Module":
+    def parse(cls, source, entry: str | None = None, allow_unregistered: bool = False,
+              source_name: str | None = None) -> "Module":
         """Parse MLIR text, MLIR bytecode or a portable artifact into a Module.
 
         Accepts ``jax.jit(f).lower(x).as_text()``, ``Module.to_bytecode()``,
         ``Module.to_portable()`` and ``jax.export``'s ``Exported.mlir_module_serialized``.
+        ``source_name``: the file (a path, ``<stdin>``) that the diagnostics of invalid text and the
+        locations of its ops without one of their own name; MLIR's ``"-"`` if None.
         """
         if not isinstance(source, (str, bytes, bytearray)):
             raise TypeError(f"Module.parse: expected str or bytes, got {type(source).__name__}")
@@ -91,7 +94,9 @@ class Module:
                 source = source.encode("utf-8")
             except UnicodeEncodeError as e:
                 raise ValueError(f"Module.parse: the text is not valid Unicode: {e}") from None
-        module = parse_source(bytes(source), allow_unregistered)
+        if source_name is not None and not isinstance(source_name, str):
+            raise TypeError(f"Module.parse: source_name must be a str or None, got {type(source_name).__name__}")
+        module = parse_source(bytes(source), allow_unregistered, source_name)
         return cls(module, entry or _default_entry(module))
 
     @classmethod
@@ -108,7 +113,7 @@ class Module:
                 data = data.decode("utf-8")
             except UnicodeDecodeError:
                 raise ValueError(f"Module.load: {path} is neither MLIR text nor MLIR bytecode") from None
-        return cls.parse(data)
+        return cls.parse(data, source_name=os.fsdecode(path))
 
     def save(self, path, portable: str | None = None) -> None:
         """Write text for ``.mlir``, bytecode for ``.mlirbc`` (a portable artifact when ``portable``

@@ -22,21 +22,25 @@ import warnings
 import numpy as np
 
 from hloforge.frontend.context import deserialize_portable, diagnostics, ir, make_context
+from hloforge.frontend.location import name_source, source_prefix
 
 BYTECODE_MAGIC = b"ML\xefR"
 MAX_NESTING = 256  # braces: the module, functions, regions and attribute dictionaries nested in one another
 MAX_BRACKETS = 1024  # {, [ and ( together (nested arrays, dense literals, generic-form regions)
 
 
-def parse_source(source: bytes, allow_unregistered: bool) -> ir.Module:
+def parse_source(source: bytes, allow_unregistered: bool, source_name: str | None = None) -> ir.Module:
     """MLIR text, bytecode or a portable artifact -> a verified ir.Module in a new context;
-    ValueError (with MLIR's diagnostics) for anything invalid."""
+    ValueError (with MLIR's diagnostics) for anything invalid. ``source_name`` (a path, ``<stdin>``)
+    is the file that diagnostics and the text's default op locations name, instead of MLIR's ``"-"``
+    (bytecode keeps the locations it holds)."""
     if source.startswith(BYTECODE_MAGIC):
-        source = _bytecode_as_text(source, allow_unregistered)
-    return _parse_mlir(source, allow_unregistered)
+        return _parse_mlir(_bytecode_as_text(source, allow_unregistered), allow_unregistered)
+    return _parse_mlir(source, allow_unregistered, source_name=source_name)
 
 
-def _parse_mlir(source: bytes, allow_unregistered: bool, threads: bool = True) -> ir.Module:
+def _parse_mlir(source: bytes, allow_unregistered: bool, threads: bool = True,
+                source_name: str | None = None) -> ir.Module:
     """MLIR text, bytecode or a portable artifact -> a verified ir.Module in a new context whose
     names and strings are valid UTF-8; ValueError with MLIR's diagnostics otherwise."""
     if not source.startswith(BYTECODE_MAGIC):
@@ -53,7 +57,12 @@ def _parse_mlir(source: bytes, allow_unregistered: bool, threads: bool = True) -
                 module = deserialize_portable(ctx, source)
                 _check_strings(module)
         except (ir.MLIRError, ValueError) as e:
-            raise ValueError(f"Module.parse: invalid MLIR: {'; '.join(errors) or diagnostics(e)}") from None
+            message = '; '.join(errors) or diagnostics(e)
+            if source_name is not None:
+                message = message.replace('loc("-":', source_prefix(source_name, ctx))
+            raise ValueError(f"Module.parse: invalid MLIR: {message}") from None
+    if source_name is not None:
+        name_source(module, source_name)
     return module
 
 

@@ -56,6 +56,9 @@ def _dispatch(named: tuple, fired: collections.Counter, declines=None):
             if declined:
                 continue
             fired[name] += 1
+            if declines is not None:  # (the op is gone: the patterns after this one were not tried on it)
+                for later, _, _ in entries[entries.index((name, fn, needs)) + 1:]:
+                    declines.preempt(later, name)
             return False
         return True
     pattern.__name__ = pattern.__qualname__ = "+".join(name for name, _ in named)

@@ -18,11 +18,13 @@ import textwrap
 
 
 class Declines:
-    """For each pattern of a run: its root ops, and how often each reason made it decline (per op visit)."""
+    """For each pattern of a run: its root ops, how often each reason made it decline (per op visit),
+    and how often another pattern of the same root rewrote the op before it was tried."""
 
     def __init__(self):
         self.reasons: dict = collections.defaultdict(collections.Counter)
         self.roots: dict = {}
+        self.preempted: dict = collections.defaultdict(collections.Counter)
 
     def expect(self, name: str, roots) -> None:
         """``name`` is one of the run's patterns, rooted at ``roots``."""
@@ -32,6 +34,10 @@ class Declines:
 
     def skip(self, name: str, needs) -> None:
         self.reasons[name][f"no operand is made by {' or '.join(sorted(needs))}"] += 1
+
+    def preempt(self, name: str, by: str) -> None:
+        """``by``, tried before ``name`` on an op, rewrote it: ``name`` was not tried there."""
+        self.preempted[name][by] += 1
 
     def unsupported(self, name: str, error: Exception) -> None:
         self.reasons[name][f"unsupported IR: {error}"] += 1
@@ -107,22 +113,37 @@ def _failed_condition(code, line):
     return f"{text if in_body else f'not ({text})'} {where}"
 
 
-def explain(declines: Declines, fired) -> str:
-    """The patterns of a run that never fired, each with why (its most frequent reasons)."""
-    lines, untried = [], []
+def explain(declines: Declines, fired, ops_before=None) -> str:
+    """The patterns of a run that never fired, each with why: its most frequent reasons, the patterns
+    that rewrote its root ops before it was tried, or that no root op of its was there when its pass
+    ran (``ops_before``, the module's op counts before the run, tells an absent op from a removed one)."""
+    lines, absent, gone = [], [], []
     for name in sorted(declines.reasons):
-        reasons = declines.reasons[name]
         if fired.get(name):
             continue
-        if not reasons:
-            untried.append(name)
-            continue
-        total = sum(reasons.values())
-        top = "; ".join(f"{reason} [{n}]" for reason, n in reasons.most_common(3))
-        more = f"; and {len(reasons) - 3} other reasons" if len(reasons) > 3 else ""
-        lines.append(f"  {name}: declined {total} time{'s' if total != 1 else ''}: {top}{more}")
-    if untried:
-        lines.append(f"  never tried (the module has none of their root ops): {', '.join(untried)}")
+        reasons, preempted = declines.reasons[name], declines.preempted.get(name)
+        parts = []
+        if reasons:
+            total = sum(reasons.values())
+            top = "; ".join(f"{reason} [{n}]" for reason, n in reasons.most_common(3))
+            more = f"; and {len(reasons) - 3} other reasons" if len(reasons) > 3 else ""
+            parts.append(f"declined {total} time{'s' if total != 1 else ''}: {top}{more}")
+        if preempted:
+            total = sum(preempted.values())
+            by = ", ".join(f"{other} [{n}]" for other, n in preempted.most_common())
+            parts.append(f"not tried on {total} op{'s' if total != 1 else ''}: patterns tried before it "
+                         f"rewrote {'them' if total != 1 else 'it'} first: {by}")
+        if parts:
+            lines.append(f"  {name}: {'; and '.join(parts)}")
+        elif ops_before and any(ops_before.get(root) for root in declines.roots.get(name, ())):
+            gone.append(name)
+        else:
+            absent.append(name)
+    if gone:
+        lines.append(f"  never tried (the module had their root ops, but earlier passes removed them, or MLIR "
+                     f"folded them, before their pass ran): {', '.join(gone)}")
+    if absent:
+        lines.append(f"  never tried (the module has none of their root ops): {', '.join(absent)}")
     if not lines:
         return "every pattern of the run fired"
     return "patterns that did not fire ([n]: op visits declined for that reason):\n" + "\n".join(lines)

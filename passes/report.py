@@ -31,7 +31,7 @@ class PassReport:
         if self.declines is None:
             raise ValueError("PassReport.explain: this report has no reasons; run Module.optimize(..., debug=True)")
         from hloforge.passes import explain
-        return explain.explain(self.declines, self.fired)
+        return explain.explain(self.declines, self.fired, self.ops_before)
 
     def __str__(self):
         before, after = sum(self.ops_before.values()), sum(self.ops_after.values())

@@ -2,11 +2,11 @@
 
 Keys are sha256 fingerprints of the module text (with locations) plus the devices, compile
 options and jaxlib/platform versions (``pjrt.environment``), so a stale entry is never looked up.
-An entry file is ``_MAGIC``, its key, a sha256 of key and payload, then the payload (jaxlib's
-serialized executable). Anything else found under an entry's name (a bad checksum, another key's
-entry, a symbolic link, a FIFO or device, a file over ``MAX_ENTRY_BYTES``, bytes XLA cannot
-deserialize) is deleted, counted as a ``disk_error`` and rebuilt. Files of other names are left
-alone.
+An entry file holds its key, a line about the program (what ``hloforge cache --list`` shows), a
+sha256 of those and the payload, then the payload, jaxlib's serialized executable (``cache_entry.py``).
+Anything else found under an entry's name (a bad checksum, another key's entry, a symbolic link, a
+FIFO or device, a file over ``MAX_ENTRY_BYTES``, bytes XLA cannot deserialize) is deleted, counted
+as a ``disk_error`` and rebuilt. Files of other names are left alone.
 
 The directory is on by default (``default_directory``: ``$XDG_CACHE_HOME/hloforge``, else
 ``~/.cache/hloforge``) and bounded: after each write the least recently used entries go until the
@@ -36,10 +36,10 @@ import threading
 import time
 import warnings
 
+from hloforge.runtime.cache_entry import SUFFIX as _SUFFIX
+from hloforge.runtime.cache_entry import about, decode_entry, encode_entry, entry_about  # noqa: F401  (cache.about, ...)
 from hloforge.runtime.files import read_regular_file
 
-_MAGIC = b"HLOFORGE-EXECUTABLE-2\n"
-_SUFFIX = ".hfx"
 _TEMP_PREFIX = ".tmp-"
 MAX_ENTRY_BYTES = 4 << 30  # larger executables are neither written nor read
 DEFAULT_MAX_BYTES = 1 << 30  # hf.config.cache_max_bytes unless HLOFORGE_CACHE_MAX_BYTES says otherwise
@@ -171,22 +171,6 @@ def _path(directory: str, key: str) -> str:
     return os.path.join(directory, key + _SUFFIX)
 
 
-def encode_entry(key: str, payload: bytes) -> bytes:
-    """The bytes of the entry file for ``key``."""
-    name = key.encode("ascii") + b"\n"
-    return _MAGIC + name + hashlib.sha256(name + payload).digest() + payload
-
-
-def decode_entry(data: bytes, key: str) -> bytes | None:
-    """The payload of an intact entry for ``key``; None for anything else (another key's entry too)."""
-    name = key.encode("ascii") + b"\n"
-    head = len(_MAGIC) + len(name)
-    if not data.startswith(_MAGIC) or data[len(_MAGIC):head] != name:
-        return None
-    digest, payload = data[head:head + 32], data[head + 32:]
-    return payload if hashlib.sha256(name + payload).digest() == digest else None
-
-
 _warned: set = set()  # directories already warned about (one warning per directory and process)
 _warned_lock = threading.Lock()
 
@@ -268,14 +252,14 @@ def _touch(path: str) -> None:
 
 
 def disk_store(directory: str, key: str, payload: bytes, max_bytes: int = DEFAULT_MAX_BYTES,
-               event: str = "disk_writes") -> bool:
+               event: str = "disk_writes", about: dict | None = None) -> bool:
     """Write atomically (temp file + rename), then evict the least recently used entries until the
     directory's entries add up to at most ``max_bytes``. Returns False, writing nothing, if the
     directory cannot be created or written (one warning), is not trusted, or the entry is larger
-    than ``max_bytes`` or ``MAX_ENTRY_BYTES``."""
+    than ``max_bytes`` or ``MAX_ENTRY_BYTES``. ``about``: what its header says (``about(...)``)."""
     if len(payload) > MAX_ENTRY_BYTES:
         return False
-    data = encode_entry(key, payload)
+    data = encode_entry(key, payload, about)
     if len(data) > max_bytes:
         return False
     try:

@@ -218,7 +218,8 @@ def remember_optimized(key, optimized, signature, target) -> None:
         return
     entry = [exe_key, has_partial_dfts(optimized), "lapack_" in code]
     cache.disk_store(config.cache_dir, key, json.dumps(entry).encode(), config.cache_max_bytes,
-                     event="pipeline_writes")
+                     event="pipeline_writes",
+                     about=cache.about(optimized.entry, (default_device(device),), "pipeline", optimized))
 
 
 def _decode_pipeline_entry(payload: bytes):
@@ -273,7 +274,8 @@ def _load_or_compile_locked(key, code, target, name, module, shardy):
     cache.count("compiles")
     cache.MEMORY.put(key, loaded)
     if directory:
-        cache.disk_store(directory, key, pjrt.serialize(loaded), config.cache_max_bytes)
+        cache.disk_store(directory, key, pjrt.serialize(loaded), config.cache_max_bytes,
+                         about=cache.about(name, devs, module=module))
     return loaded, seconds, "compiled"
 
 

@@ -23,6 +23,38 @@ def _when(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
 
 
+def human_age(seconds) -> str:
+    """45 -> "45 s", 5400 -> "1.5 h"; "?" for None (an entry that does not say when it was written)."""
+    if not isinstance(seconds, (int, float)):
+        return "?"
+    seconds = max(seconds, 0)
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}" if seconds < 10 * size else f"{seconds // size:.0f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def _entry_row(path: str, size: int, used: float, now: float) -> tuple:
+    about = cache.entry_about(path)
+    written = about.get("written")
+    age = human_age(now - written if isinstance(written, (int, float)) else None)
+    return (str(about.get("name", "?"))[:60], str(about.get("device", "?")), str(about.get("kind", "?")),
+            human_bytes(size), age, _when(used), os.path.basename(path))
+
+
+def list_entries_of(directory: str) -> None:
+    """One line per entry, most recently used first: the program's name, its device, its kind (an
+    ``executable``, or the ``pipeline`` result that names one), size, age (since it was written), last
+    use and file name; ``?`` where an entry an older hloforge wrote does not say."""
+    now = time.time()
+    rows = [("PROGRAM", "DEVICE", "KIND", "SIZE", "AGE", "LAST USE", "FILE")]
+    rows += [_entry_row(path, size, used, now) for path, size, used in reversed(cache.entries(directory))]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        cells = [cell.rjust(w) if i in (3, 4) else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))]
+        print("  " + "  ".join(cells).rstrip())
+
+
 def _state(directory: str) -> str:
     if not os.path.exists(directory):
         return "not created yet; the first compile creates it"
@@ -44,9 +76,8 @@ def show(directory: str, list_entries: bool) -> None:
           f"(HLOFORGE_CACHE_MAX_BYTES; least recently used entries go first)")
     if usage["entries"]:
         print(f"last use: {_when(usage['newest'])} (newest), {_when(usage['oldest'])} (oldest)")
-    if list_entries:
-        for path, size, used in reversed(cache.entries(directory)):
-            print(f"  {os.path.basename(path)}  {human_bytes(size):>10}  {_when(used)}")
+    if list_entries and usage["entries"]:
+        list_entries_of(directory)
 
 
 def run(args) -> int:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import stat
+import tempfile
 
 import numpy as np
 
@@ -13,7 +15,7 @@ from hloforge.frontend.inspection import details
 from hloforge.frontend.module import BYTECODE_MAGIC, Module
 from hloforge.runtime.cli import demo as demo_module
 from hloforge.runtime.cli.check_batch import run_isolated
-from hloforge.runtime.files import read_regular_file
+from hloforge.runtime import files
 from hloforge.runtime.unsupported import quantized_use
 
 MAX_INPUT_BYTES = 2 << 30  # a module or --arg file (protobuf and flatbuffer artifacts stop at 2 GiB too)
@@ -24,32 +26,45 @@ class UsageError(Exception):
 
 
 def read_input(path, what: str = "module file") -> bytes:
-    """The bytes of an input file: a regular file (or a link to one) of at most MAX_INPUT_BYTES;
-    a FIFO, a device or a directory is one error line, never a hang or an endless read."""
-    if not os.path.exists(path):
-        raise UsageError(f"no such file: {path}")
-    if os.path.isdir(path):
-        raise UsageError(f"{path} is a directory, not a {what}")
+    """The bytes of an input file: a regular file (or a link to one), a pipe or FIFO, or ``-`` (standard
+    input), of at most MAX_INPUT_BYTES; a device or a directory is one error line, and so is a FIFO
+    nobody writes to (it reads as empty), never a hang or an endless read."""
+    if path != files.STDIN:
+        if not os.path.exists(path):
+            raise UsageError(f"no such file: {path}")
+        if os.path.isdir(path):
+            raise UsageError(f"{path} is a directory, not a {what}")
     try:
-        return read_regular_file(path, MAX_INPUT_BYTES)
+        return files.read_input(path, MAX_INPUT_BYTES)
     except ValueError as e:
-        raise UsageError(str(e)) from None  # ("... is not a regular file (a FIFO)", "... is larger than 2 GiB")
+        raise UsageError(str(e)) from None  # ("... is not a regular file (a character device)", "... is larger than 2 GiB")
     except OSError as e:
-        raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+        raise UsageError(f"cannot read {files.input_name(path)}: {e.strerror or e}") from None
 
 
 def load_module(path) -> Module:
+    """The module in the file ``path`` (``-``: standard input); diagnostics and the locations of its ops
+    name that file (``<stdin>``)."""
+    name = files.input_name(path)
     data = read_input(path)
+    if not data:
+        raise UsageError(f"{name} is empty")
     text = None
     if not data.startswith(BYTECODE_MAGIC):
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            raise UsageError(f"{path} is neither MLIR text nor MLIR bytecode") from None
+            raise UsageError(f"{name} is neither MLIR text nor MLIR bytecode") from None
     try:
-        return Module.parse(data)
+        return Module.parse(data, source_name=name)
     except ValueError as e:
         raise UsageError((text is not None and quantized_use(text)) or str(e).splitlines()[0]) from None
+
+
+def one_stdin(*paths) -> None:
+    """UsageError if more than one of ``paths`` is ``-``: standard input is read once."""
+    if sum(p == files.STDIN for p in paths if p is not None) > 1:
+        raise UsageError("standard input ('-') can be only one of the inputs")
 
 
 def writable_file(path, what: str = "output") -> str:
@@ -115,10 +130,12 @@ def _inputs(args, module, specs):
         arrays = []
         for path in args.arg:
             data = read_input(path, "--arg file")
+            if not data:
+                raise UsageError(f"--arg {files.input_name(path)} is empty")
             try:
                 arrays.append(np.load(io.BytesIO(data)))
             except (OSError, ValueError) as e:
-                raise UsageError(f"cannot load {path}: {e}") from None
+                raise UsageError(f"cannot load {files.input_name(path)}: {e}") from None
         return arrays
     if specs and not args.random_inputs:
         raise UsageError(f"@main takes {len(specs)} argument(s): pass --arg FILE.npy for each, or --random-inputs")
@@ -130,6 +147,7 @@ def _inputs(args, module, specs):
 
 
 def run(args) -> int:
+    one_stdin(args.input, *(args.arg or ()))
     if args.save_dir:
         directory(args.save_dir, "--save-dir")
     module = load_module(args.input)
@@ -198,11 +216,38 @@ def convert(args) -> int:
 def check(args) -> int:
     """One line per test function (``PASS file::function``, ``FAIL file::function: reason``; a file or
     piece that cannot be read is ``FAIL file: reason`` or ``FAIL file:LINE: reason``), then the counts."""
+    one_stdin(*args.inputs)
     passed = failed = 0
-    for result in run_isolated(args.inputs, optimize=args.optimize, device=args.device,
-                               finite_math=args.finite_math, timeout=args.timeout):
-        print(result, flush=True)
-        passed += result.ok
-        failed += not result.ok
+    with tempfile.TemporaryDirectory(prefix="hloforge-check-") as scratch:
+        paths, shown = _check_inputs(args.inputs, scratch)
+        for result in run_isolated(paths, optimize=args.optimize, device=args.device,
+                                   finite_math=args.finite_math, timeout=args.timeout):
+            result.path = shown.get(result.path, result.path)
+            print(result, flush=True)
+            passed += result.ok
+            failed += not result.ok
     print(f"{passed} passed, {failed} failed", flush=True)
     return 1 if failed else 0
+
+
+def _check_inputs(inputs, scratch: str):
+    """(the paths the workers read, {such a path: the name to print}): standard input and FIFOs are read
+    here, into files of ``scratch`` (a worker process cannot read this one's pipes)."""
+    paths, shown = [], {}
+    for i, path in enumerate(inputs):
+        if path == files.STDIN or stat.S_ISFIFO(_mode(path)):
+            copy = os.path.join(scratch, f"input_{i}.mlir")
+            with open(copy, "wb") as f:
+                f.write(read_input(path, "test file"))
+            paths.append(copy)
+            shown[copy] = files.input_name(path)
+        else:
+            paths.append(path)
+    return paths, shown
+
+
+def _mode(path) -> int:
+    try:
+        return os.stat(path).st_mode
+    except OSError:  # (the worker reports it)
+        return 0

@@ -1,17 +1,25 @@
 """Argument parsing and dispatch for the ``hloforge`` command.
 
 Exit codes: 0 ok, 1 a check failed, 2 any error: one line on stderr, no traceback (``--verbose``
-adds the traceback and XLA's INFO log lines).
+adds the traceback and XLA's INFO log lines), 141 (128 + SIGPIPE, as a tool the signal ends) when
+the reader of the output went away (``hloforge inspect m.mlir | head -1``): quietly.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import os
 import sys
+import tomllib
 import traceback
 
 from hloforge.target import DEVICE_KINDS
 from hloforge.runtime.cli import cache_command, commands
 from hloforge.runtime.settings import config
+
+BROKEN_PIPE = 141  # (128 + SIGPIPE: what a shell reports for `cat big | head -1`'s cat)
+_PYPROJECT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "pyproject.toml")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,6 +50,33 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def version() -> str:
+    """hloforge's version: the installed distribution's, else (a checkout used without installing it)
+    pyproject.toml's."""
+    try:
+        return importlib.metadata.version("hloforge")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    try:
+        with open(_PYPROJECT, "rb") as f:
+            return tomllib.load(f)["project"]["version"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        import hloforge
+        return hloforge.__version__
+
+
+class _Version(argparse.Action):
+    """``--version``: ``hloforge <version>``, exit 0 (looked up only when asked)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print hloforge's version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"hloforge {version()}")
+        parser.exit(0)
+
+
 def _add(sub, name, fn, help, description=None):
     p = sub.add_parser(name, help=help, description=description or help)
     p.set_defaults(run=fn)
@@ -68,6 +103,7 @@ _DEVICE_HELP = "cpu, gpu or tpu (default: hf.config.device, else jax's default d
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="hloforge",
                                      description="Build, inspect, rewrite and run StableHLO programs.")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = _add(sub, "demo", commands.demo, "trace, print and run an FNO spectral block; check it against numpy",
@@ -134,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
              "hloforge's own .hfx files).")
     p.add_argument("action", nargs="?", default="show", choices=("show", "clear"),
                    help="show (default) or clear")
-    p.add_argument("--list", action="store_true", help="also list the entries, most recently used first")
+    p.add_argument("--list", action="store_true",
+                   help="also list the entries (program, device, size, age, last use), most recently used first")
     return parser
 
 
@@ -143,12 +180,28 @@ def main(argv=None) -> int:
     if args.verbose:
         config.log = "info"
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()  # (here, so that a reader gone away is seen below, not at exit)
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except Exception as e:  # (the one error path of every command: MemoryError included)
         if args.verbose:
             traceback.print_exc()
         print(f"hloforge {args.command}: error: {describe(e)}", file=sys.stderr)
         return 2
+
+
+def _reader_gone() -> int:
+    """The output's reader closed it (``| head``): what is left unwritten goes nowhere, no message,
+    exit 141, as for a tool that SIGPIPE ends."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # (Python flushes stdout again at exit)
+        os.close(devnull)
+    except (OSError, ValueError):  # (stdout is not a file: a test's capture)
+        pass
+    return BROKEN_PIPE
 
 
 if __name__ == "__main__":

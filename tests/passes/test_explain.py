@@ -200,3 +200,26 @@ def test_plans_are_pure_and_give_a_plan_or_words():
             assert m.text == before
     planned = sorted(name for name, reason in answered if not reason)
     assert tried > 200 and len(planned) >= 3, planned
+
+
+def test_a_pattern_whose_ops_another_rewrote_first_is_not_called_absent():
+    # (`opt --explain` said pad_of_pad was "never tried (the module has none of their root ops)" of a
+    # module with two pads: noop_pad, tried before it on each pad, had removed them)
+    m = hf.trace(lambda x: ops.pad(ops.pad(x, 0.0, [0], [0]), 0.0, [0], [0]), F32)
+    assert m.op_counts()["stablehlo.pad"] == 2
+    text = m.clone().optimize("pad-canonicalize", debug=True).explain()
+    assert "pad_of_pad: not tried on 2 ops: patterns tried before it rewrote them first: noop_pad [2]" in text
+    assert "pad_of_pad" not in text.split("never tried")[-1]
+    text = m.optimize("pattern:noop_pad,pattern:pad_of_pad,pattern:noop_transpose", debug=True).explain()
+    assert ("never tried (the module had their root ops, but earlier passes removed them, or MLIR folded them, "
+            "before their pass ran): pad_of_pad") in text
+    assert "never tried (the module has none of their root ops): noop_transpose" in text
+
+
+def test_a_pattern_both_declined_and_preempted_says_both():
+    def program(x):  # (the inner pad pads nothing: noop_pad takes it; pad_of_pad declines the outer one)
+        return ops.pad(ops.pad(x, 0.0, [0], [0]), 1.0, [1], [0])
+    text = hf.trace(program, F32).optimize("pad-canonicalize", debug=True).explain()
+    line = next(line for line in text.splitlines() if line.startswith("  pad_of_pad:"))
+    assert line.startswith("  pad_of_pad: declined ") and "the pads pad with different values" in line and line.endswith(
+        "; and not tried on 1 op: patterns tried before it rewrote it first: noop_pad [1]"), line

@@ -4,6 +4,7 @@ entries, compile errors with source locations, execution errors, and no leaks.""
 import errno
 import glob
 import gc
+import hashlib
 import json
 import os
 import subprocess
@@ -16,7 +17,8 @@ import numpy as np
 import pytest
 
 import hloforge as hf
-from hloforge.runtime import cache, pjrt
+from hloforge.runtime import cache, cache_entry, pjrt
+from hloforge.runtime.cli import cache_command
 from hloforge.runtime.cli.main import main
 from hloforge.runtime.settings import Config
 from helpers import assert_close
@@ -433,6 +435,56 @@ def test_cli_cache_shows_and_clears(fresh, tmp_path, capsys):
     hf.config.cache_dir = str(tmp_path / "new")
     assert main(["cache"]) == 0
     assert "(not created yet; the first compile creates it)" in capsys.readouterr().out
+
+
+def _older_entry(directory, key, payload):
+    """An entry file as hloforge wrote them before entries said what they hold."""
+    name = key.encode() + b"\n"
+    path = os.path.join(str(directory), key + ".hfx")
+    with open(path, "wb") as f:
+        f.write(cache_entry.MAGIC_V2 + name + hashlib.sha256(name + payload).digest() + payload)
+    return path
+
+
+def test_cli_cache_list_says_each_programs_name_device_kind_size_and_age(fresh, tmp_path, capsys):
+    hf.config.cache_dir = str(tmp_path)
+    _module(0).compile()
+
+    def scaled(x):
+        return x * 3.0
+    hf.jit(scaled)(np.ones(3, np.float32))  # (an executable, and the pipeline entry that names it)
+    older = _older_entry(tmp_path, "ab" * 32, b"payload")
+    _age(older, 60)
+    assert main(["cache", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = lines[[i for i, line in enumerate(lines) if line.split()[:1] == ["PROGRAM"]][0]:]
+    assert rows[0].split() == ["PROGRAM", "DEVICE", "KIND", "SIZE", "AGE", "LAST", "USE", "FILE"]
+    assert len(rows) == 5 and rows[-1].split()[:5] == ["?", "?", "?", str(os.path.getsize(older)), "bytes"]  # (oldest: last)
+    assert rows[-1].split()[5] == "?" and rows[-1].endswith("ab" * 32 + ".hfx")
+    where = f"({os.path.basename(__file__)}:"
+    made = [row.split() for row in rows[1:-1]]
+    assert sorted((r[0], r[1], r[2], r[3]) for r in made) == sorted([
+        ("main", where + str(scaled.__code__.co_firstlineno) + ")", "cpu:0", "executable"),
+        ("main", where + str(scaled.__code__.co_firstlineno) + ")", "cpu:0", "pipeline"),
+        ("main", where + str(_module.__code__.co_firstlineno + 1) + ")", "cpu:0", "executable")])
+    assert all(r[7] == "s" and 0 <= int(r[6]) < 600 for r in made), rows  # (age: seconds since written)
+
+
+def test_entries_of_the_format_before_still_load_and_say_nothing(tmp_path):
+    path = _older_entry(tmp_path, "cd" * 32, b"payload")
+    with open(path, "rb") as f:
+        assert cache.decode_entry(f.read(), "cd" * 32) == b"payload"
+    assert cache.entry_about(path) == {}
+    data = cache.encode_entry("ef" * 32, b"payload", {"name": "f", "device": "cpu:0", "kind": "executable"})
+    assert cache.decode_entry(data, "ef" * 32) == b"payload" and cache.decode_entry(data[:-1] + b"P", "ef" * 32) is None
+    line = data.split(b"\n")[2]  # (magic, key, then the line about the program, inside the checksum)
+    assert cache.decode_entry(data.replace(line, line.replace(b'"f"', b'"g"')), "ef" * 32) is None
+    assert json.loads(line)["name"] == "f" and abs(json.loads(line)["written"] - time.time()) < 600
+
+
+def test_ages_read_as_people_say_them():
+    assert [cache_command.human_age(s) for s in (None, 45, 700, 5400, 90000, 30 * 86400)] == [
+        "?", "45 s", "11 min", "1.5 h", "1.0 d", "30 d"]
 
 
 def test_the_key_drops_location_references_and_definitions_only():

@@ -1,27 +1,33 @@
 """The hloforge command line, run as a user runs it: through subprocess, checking exit codes.
 Error paths after the first run in this process (``in_process``): the same ``main`` with its output
 captured, without paying for another interpreter and jax import each."""
+import functools
+import importlib.metadata
 import json
 import types
 import os
 import subprocess
 import sys
+import threading
+import tomllib
 
 import numpy as np
 import pytest
 
 import hloforge as hf
 from hloforge import numpy as hnp
+from hloforge.runtime import files as runtime_files
+from hloforge.runtime.cli import commands
 from hloforge.runtime.cli.main import main
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "check")
 COMMANDS = ["demo", "opt", "run", "inspect", "graph", "convert", "check"]
 
 
-def cli(*args):
+def cli(*args, input=None):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="1")
     return subprocess.run([sys.executable, "-m", "hloforge.runtime.cli.main", *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, text=True, env=env, timeout=120, input=input)
 
 
 @pytest.fixture
@@ -201,6 +207,9 @@ def files(tmp_path, module_file):
     (["convert", "{m}", "-o", "/nonexistent/c.mlirbc"], "cannot write output /nonexistent/c.mlirbc"),
     (["demo", "--device", "npu"], "argument --device: invalid choice: 'npu'"),
     (["inspect", "{t}/garbage.bin"], "is neither MLIR text nor MLIR bytecode"),
+    (["inspect", "{t}/a_file"], "{t}/a_file is empty"),
+    (["run", "-", "--arg", "-"], "standard input ('-') can be only one of the inputs"),
+    (["check", "-", "{m}", "-"], "standard input ('-') can be only one of the inputs"),
 ])
 def test_every_error_is_one_line_and_exit_2(files, capsys, argv, what):
     tmp, module = files
@@ -292,3 +301,126 @@ def test_check_runs_each_file_in_isolation(monkeypatch, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines == [f"PASS {good}::main", "FAIL /tmp/crash.mlir: the process running this file was killed by SIGKILL",
                      f"PASS {good}::main", "2 passed, 1 failed"]
+
+
+# ---------------------------------------------------------------- as MLIR's tools do (issue 50)
+
+@pytest.fixture
+def stdin(monkeypatch, tmp_path):
+    """``stdin(data)``: standard input is a file holding ``data`` (in-process runs)."""
+    opened = []
+
+    def set_stdin(data):
+        path = tmp_path / f"stdin_{len(opened)}"
+        path.write_bytes(data)
+        opened.append(open(path, "rb"))
+        monkeypatch.setattr(sys, "stdin", opened[-1])
+    yield set_stdin
+    for f in opened:
+        f.close()
+
+
+def test_every_command_reads_its_module_from_stdin(module_file, tmp_path, in_process, stdin):
+    text = module_file.read_bytes()
+    runs = {("inspect", "-"): "@main(float32[4, 8], float32[8, 3])",
+            ("opt", "-", "-p", "inline"): "stablehlo.tanh",
+            ("run", "-", "--random-inputs"): "output 0: float32[4, 3]",
+            ("graph", "-", "-o", tmp_path / "g.dot"): "",
+            ("convert", "-", "-o", tmp_path / "m.mlirbc"): ""}
+    for argv, shown in runs.items():
+        stdin(text)
+        result = in_process(*argv)
+        assert result.returncode == 0 and shown in result.stdout, (argv, result.stderr)
+    assert (tmp_path / "g.dot").read_text().startswith("digraph")
+    assert hf.Module.load(tmp_path / "m.mlirbc").op_counts()["stablehlo.tanh"] == 1
+    np.save(tmp_path / "x.npy", np.ones((4, 8), np.float32))
+    with open(tmp_path / "x.npy", "rb") as f:
+        stdin(f.read())
+    result = in_process("run", module_file, "--arg", "-", "--arg", tmp_path / "x.npy")
+    assert result.returncode == 2 and "argument 1: expected float32[8, 3], got float32[4, 8]" in result.stderr
+    stdin(b"")
+    _assert_one_line_error(in_process("inspect", "-"), "<stdin> is empty")
+
+
+def test_check_reads_a_test_file_from_stdin(in_process, stdin):
+    good = os.path.join(DATA, "add_expect_close.mlir")
+    with open(good, "rb") as f:
+        stdin(f.read())
+    result = in_process("check", "-", good)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines() == ["PASS <stdin>::main", f"PASS {good}::main", "2 passed, 0 failed"]
+
+
+_UNDECLARED = "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.add %x, %y : tensor<2xf32>\n" \
+              "  return %0 : tensor<2xf32>\n}\n"
+
+
+def test_diagnostics_and_locations_name_the_input(tmp_path, in_process, stdin):
+    stdin(_UNDECLARED.encode())
+    _assert_one_line_error(in_process("inspect", "-"), 'loc("<stdin>":2:26): use of undeclared SSA value name')
+    path = tmp_path / "bad.mlir"
+    path.write_text(_UNDECLARED)
+    _assert_one_line_error(in_process("opt", path), f'loc("{path}":2:26): use of undeclared SSA value name')
+    stdin(_UNDECLARED.replace("%y", "%x").encode())
+    shown = in_process("opt", "-", "-p", "inline", "--debug-info")
+    assert shown.returncode == 0 and 'loc("<stdin>":2:8)' in shown.stdout and '"-"' not in shown.stdout
+
+
+def test_pipes_and_dev_stdin_are_inputs(module_file):
+    text = module_file.read_text()
+    piped = cli("inspect", "-", input=text)
+    assert piped.returncode == 0 and "@main(float32[4, 8], float32[8, 3])" in piped.stdout, piped.stderr
+    named = cli("opt", "/dev/stdin", input=_UNDECLARED)  # (a FIFO: it was refused as one)
+    _assert_one_line_error(named, 'loc("/dev/stdin":2:26): use of undeclared SSA value name')
+
+
+def test_a_fifo_is_read_once_written_and_one_nobody_writes_is_one_error(module_file, tmp_path, in_process,
+                                                                        monkeypatch):
+    fifo = tmp_path / "m.fifo"
+    os.mkfifo(fifo)
+
+    def write():
+        with open(fifo, "wb") as f:  # (blocks until the command opens it to read)
+            f.write(module_file.read_bytes())
+    writer = threading.Thread(target=write)
+    writer.start()
+    result = in_process("inspect", fifo)
+    writer.join()
+    assert result.returncode == 0 and "@main(float32[4, 8], float32[8, 3])" in result.stdout, result.stderr
+    monkeypatch.setattr(runtime_files, "FIFO_WAIT_SECONDS", 0.1)
+    _assert_one_line_error(in_process("inspect", fifo), f"{fifo} is a FIFO no process wrote to within 0.1 s")
+    _assert_one_line_error(in_process("check", fifo), f"{fifo} is a FIFO no process wrote to within 0.1 s")
+
+
+def test_version(in_process, monkeypatch, capsys):
+    with open(os.path.join(os.path.dirname(hf.__file__), "pyproject.toml"), "rb") as f:  # (the checkout's)
+        pyproject = tomllib.load(f)["project"]["version"]
+    for installed, shown in (("9.8.7", "9.8.7"), (None, pyproject)):
+        def version(name, installed=installed):
+            assert name == "hloforge"
+            if installed is None:
+                raise importlib.metadata.PackageNotFoundError(name)
+            return installed
+        monkeypatch.setattr(importlib.metadata, "version", version)
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--version"])
+        assert exit_info.value.code == 0 and capsys.readouterr().out == f"hloforge {shown}\n"
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path, in_process, monkeypatch):
+    path = tmp_path / "big.mlir"  # (its text is larger than a pipe holds: writing it must meet the closed end)
+    hf.trace(lambda x: functools.reduce(lambda y, _: hnp.sin(y), range(3000), x),
+             hf.ShapeDtype((4,), np.float32)).save(path)
+    command = [sys.executable, "-m", "hloforge.runtime.cli", "opt", str(path), "-p", "inline"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout.readline().startswith("module")
+    process.stdout.close()  # (as `| head -1` does)
+    code, err = process.wait(timeout=120), process.stderr.read()
+    process.stderr.close()
+    assert code == 141 and err == "", err  # (no "error: Broken pipe", no "Exception ignored")
+
+    def gone(args):
+        raise BrokenPipeError(32, "Broken pipe")
+    monkeypatch.setattr(commands, "inspect", gone)
+    result = in_process("inspect", path)
+    assert (result.returncode, result.stdout, result.stderr) == (141, "", "")

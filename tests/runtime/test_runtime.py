@@ -91,6 +91,31 @@ def test_parse_errors():
         hf.Module.parse("module {}")
 
 
+_UNDECLARED = """func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.add %x, %y : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}"""
+
+
+def test_parsed_text_names_its_source_in_diagnostics_and_locations(tmp_path):
+    with pytest.raises(ValueError, match=r'loc\("-":2:26\): use of undeclared SSA value name'):
+        hf.Module.parse(_UNDECLARED)  # (MLIR's name for a buffer)
+    with pytest.raises(ValueError, match=r'loc\("<stdin>":2:26\): use of undeclared SSA value name'):
+        hf.Module.parse(_UNDECLARED, source_name="<stdin>")
+    good = _UNDECLARED.replace("%y", "%x")
+    text = hf.Module.parse(good, source_name="in/m.mlir").to_text(debug_info=True)
+    assert 'loc("in/m.mlir":2:8)' in text and '%arg0: tensor<2xf32> loc("in/m.mlir":1:17)' in text
+    assert '"-"' not in text
+    (tmp_path / "m.mlir").write_text(good)
+    assert f'loc("{tmp_path / "m.mlir"}":2:8)' in hf.Module.load(tmp_path / "m.mlir").to_text(debug_info=True)
+    traced = 'loc("elsewhere.py":7:3)'
+    kept = hf.Module.parse(good.replace(" : tensor<2xf32>\n  return", f" : tensor<2xf32> {traced}\n  return"),
+                           source_name="m.mlir")
+    assert traced in kept.to_text(debug_info=True)  # (a location the text gives is kept)
+    with pytest.raises(TypeError, match="Module.parse: source_name must be a str or None, got int"):
+        hf.Module.parse(good, source_name=3)
+
+
 def test_module_repr_and_counts():
     m = hf.trace(lambda x: hnp.exp(x) + 1.0, hf.ShapeDtype((2,), np.float32))
     counts = m.op_counts()
