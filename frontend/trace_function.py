@@ -8,7 +8,7 @@ from jax import tree_util
 from hloforge.frontend import dtypes
 from hloforge.frontend.context import func, ir
 from hloforge.frontend.module import Module, ShapeDtype
-from hloforge.frontend.tracing import Builder, Tensor, active, as_tensor
+from hloforge.frontend.tracing import Builder, Tensor, active, as_tensor, refuse_masked
 from hloforge.runtime import dispatch
 
 
@@ -20,6 +20,7 @@ def spec_of(leaf, index: int) -> tuple:
         return leaf.shape, leaf.dtype
     if isinstance(leaf, Tensor):
         raise TypeError(f"trace: argument leaf {index} is a traced Tensor; pass ShapeDtype or arrays")
+    refuse_masked(leaf, f"trace: argument leaf {index}")
     w = dtypes.weak_type(leaf)
     if w is not None:
         return (), dtypes.result_type(leaf)

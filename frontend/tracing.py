@@ -447,6 +447,13 @@ def splat(value, dtype, shape, *, reuse: bool = False, what: str = "splat", loc=
     return t
 
 
+def refuse_masked(x, what: str) -> None:
+    """ValueError for a numpy masked array (``np.asarray`` would drop its mask silently), as jax refuses one."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise ValueError(f"{what}: numpy masked arrays are not supported (their mask would be ignored); use "
+                         f"x.filled(value) for a plain array, or pass the mask as an array of its own")
+
+
 def as_tensor(x, dtype=None, *, what="operand", loc=None) -> Tensor:
     """``x`` if it is a Tensor of this trace; array-likes become constants (of ``dtype`` if given)."""
     if isinstance(x, Tensor):
@@ -457,15 +464,25 @@ def as_tensor(x, dtype=None, *, what="operand", loc=None) -> Tensor:
     if isinstance(x, Value):
         raise TypeError(f"{what}: expected a tensor, got a {x!r} (tokens and tuples go only to ops that "
                         "take them: ops.after_all, ops.get_tuple_element, ...)")
+    refuse_masked(x, what)
     w = dtypes.weak_type(x)
-    if w is not None and dtype is not None:
-        dtypes.check_scalar_fits(x, np.dtype(dtype), what)
+    if w is not None:
+        if dtype is not None:
+            dtypes.check_scalar_fits(x, np.dtype(dtype), what)
+        elif w is int:
+            dtype = dtypes.python_int_dtype(x, what)
     try:
         array = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtype)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{what}: cannot convert {type(x).__name__} to a tensor ({e})") from None
     if array.dtype == object:
+        big = next((v for v in array.reshape(-1) if type(v) is int and not -2**63 <= v < 2**64), None)
+        if big is not None:
+            raise OverflowError(f"{what}: Python int {big} too large to convert to int64 or uint64")
         raise TypeError(f"{what}: cannot convert {type(x).__name__} to a tensor")
+    if dtype is None and dtypes.mode() == "jax" and type(x) in (list, tuple) and array.dtype.itemsize == 8 \
+            and array.dtype.kind in "iu" and array.size:
+        dtypes.check_ints_fit(array, what)  # (jax makes int32 of Python ints, and refuses what does not fit)
     if dtype is None and w is not None:
         array = array.astype(dtypes.result_type(x))
     return constant(array, loc=loc)
