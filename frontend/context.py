@@ -27,7 +27,7 @@ __all__ = [
     "ir", "func", "stablehlo", "chlo", "rewrite", "passmanager",
     "make_context", "inline_call", "dense_elements", "i64_array", "parse_attr",
     "tensor_type", "element_type", "diagnostics", "refine_shapes", "token_type", "tuple_type",
-    "is_token_type", "tuple_element_types",
+    "is_token_type", "tuple_element_types", "check_tensor_size", "tensor_size_error",
 ]
 
 _registry_lock = threading.Lock()
@@ -112,7 +112,44 @@ def element_type(dtype: np.dtype) -> ir.Type:
     return getter() if getter is not None else _ELEMENT_GETTERS[np.dtype(dtype).name]()
 
 
+# The largest tensor XLA takes: it counts a shape's elements and bytes in int64 and aborts the process
+# beyond (``overflow in static extent product``; measured on XLA:CPU in jaxlib 0.10.2, where one more
+# element of a 1-byte type past 2**62 aborts with ``std::bad_alloc``).
+MAX_ELEMENTS = 2**62
+MAX_BYTES = 2**63 - 1
+
+
+def tensor_size_error(shape, itemsize: int) -> str | None:
+    """Why XLA cannot take a static ``shape`` of ``itemsize``-byte elements (its element or byte count
+    is beyond what it counts in int64: ``MAX_ELEMENTS``, ``MAX_BYTES``), or None. Dynamic dimensions
+    (None or negative) count as 1, and a shape with a zero dimension is empty whatever its other
+    dimensions (XLA takes those)."""
+    count = 1
+    for d in shape:
+        if d is not None and d > 1:
+            count *= d
+        elif d == 0:
+            return None
+    if count <= MAX_ELEMENTS // 16:  # (every element type is at most 16 bytes)
+        return None
+    size = count * itemsize
+    if count <= MAX_ELEMENTS and size <= MAX_BYTES:
+        return None
+    return (f"has {count} elements ({size} bytes); XLA counts both in int64 and takes at most 2**62 "
+            f"elements and 2**63 - 1 bytes")
+
+
+def check_tensor_size(shape, dtype) -> None:
+    """ValueError for a shape XLA cannot take (``tensor_size_error``), before MLIR or XLA sees it."""
+    dtype = np.dtype(dtype)
+    error = tensor_size_error(shape, dtype.itemsize)
+    if error:
+        raise ValueError(f"hloforge: a tensor of shape {tuple(shape)} and dtype {dtype.name} {error}")
+
+
 def tensor_type(shape, dtype) -> ir.RankedTensorType:
+    """``tensor<shape x dtype>``; ValueError for shapes beyond XLA's int64 counts (``check_tensor_size``)."""
+    check_tensor_size(shape, dtype)
     return ir.RankedTensorType.get(list(shape), element_type(dtype))
 
 

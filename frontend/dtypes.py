@@ -274,6 +274,32 @@ def _promotion(operands) -> np.dtype:
     return strong
 
 
+def python_int_dtype(value: int, where: str) -> np.dtype:
+    """The dtype of a constant made of the Python int ``value`` when none is asked for: the default
+    integer, or uint64 for one in [2**63, 2**64) in "numpy" mode (as ``np.asarray(2**63)``). Beyond, an
+    OverflowError naming the value (numpy would make an object array; jax, in "jax" mode, refuses
+    what int32 does not hold)."""
+    d = _DEFAULT_FOR_WEAK[int]
+    info = np.iinfo(d)
+    if info.min <= value <= info.max:
+        return d
+    if MODE[0] == "numpy":
+        if 0 <= value < 2**64:
+            return np.dtype(np.uint64)
+        raise OverflowError(f"{where}: Python int {value} too large to convert to int64 or uint64")
+    raise OverflowError(f"{where}: Python int {value} too large to convert to {d} (hf.config.dtypes is \"jax\")")
+
+
+def check_ints_fit(array: np.ndarray, where: str) -> None:
+    """In "jax" mode, an OverflowError for a 64-bit integer array made of Python ints (a list) holding a
+    value int32 does not, as jax refuses it (instead of narrowing it with a wrap)."""
+    info = np.iinfo(np.int32)
+    bad = array[(array < info.min) | (array > info.max)] if array.dtype.kind == "i" else array[array > info.max]
+    if bad.size:
+        raise OverflowError(f"{where}: Python integer {int(bad.reshape(-1)[0])} out of bounds for int32 "
+                            f"(hf.config.dtypes is \"jax\")")
+
+
 def check_scalar_fits(value, dtype: np.dtype, where: str) -> None:
     """NEP 50: a Python int that does not fit the integer dtype is an OverflowError."""
     if is_integer(dtype) and type(value) is int:

@@ -117,6 +117,24 @@ def default_platform() -> str:
     return export.default_export_platform()
 
 
+def refuse_type(cls, error_of) -> None:
+    """Make jax raise ``error_of(x)`` (an exception) wherever it asks a value ``x`` of type ``cls`` for
+    its abstract value or canonical value (jax.jit's and jax.numpy's arguments, jax.vmap, device_put),
+    instead of "is not a valid JAX type". (jax 0.10 consults these two tables before ``__jax_array__``,
+    which a Tensor must not have: a jax.Array's operators would then call it instead of deferring to
+    the Tensor's reflected operator.)"""
+    try:
+        from jax._src import core, dtypes as jax_dtypes
+        tables = (core.pytype_aval_mappings, jax_dtypes.canonicalize_value_handlers)
+    except (ImportError, AttributeError):  # (another jax: its own "not a valid JAX type" then)
+        return
+
+    def refuse(x):
+        raise error_of(x)
+    for table in tables:
+        table[cls] = refuse
+
+
 def aval_of(leaf):
     """jax's abstract value of an argument leaf (arrays, tracers, numpy arrays, Python scalars),
     with jax's dtype canonicalization; TypeError for a leaf jax does not take."""

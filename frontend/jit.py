@@ -499,15 +499,22 @@ def jit(fn=None, *, optimize: bool = True, device=None, name: str = "main",
 
 
 def _donated_positions(fn, argnums, argnames) -> tuple:
+    """The donated positional indices, from ``argnums`` and ``argnames`` through ``fn``'s signature;
+    ValueError (jax's) for a position ``fn`` does not take, where its signature has no ``*args``."""
     argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums or ())
     argnames = (argnames,) if isinstance(argnames, str) else tuple(argnames or ())
+    try:
+        every = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        every = None
+    params = [p for p in every or () if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if every is not None and not any(p.kind == p.VAR_POSITIONAL for p in every):
+        beyond = [i for i in argnums if i >= len(params)]
+        if beyond:
+            raise ValueError(f"Jitted function has donate_argnums={argnums}, but only accepts {len(params)} "
+                             f"positional arguments.")
     if not argnames:
         return argnums
-    try:
-        params = [p for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        params = []
     names = {p.name: i for i, p in enumerate(params)}
     bad = set(argnames) - set(names)
     if bad:

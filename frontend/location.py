@@ -13,8 +13,10 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.
 _USER_SUBDIRS = tuple(_PACKAGE_DIR + d + os.sep for d in ("tests", "examples", "benchmarks"))
 
 
-def _is_internal(filename: str) -> bool:
+def is_internal(filename: str) -> bool:
+    """Whether ``filename`` is one of hloforge's own files (not its tests, examples or benchmarks)."""
     return filename.startswith(_PACKAGE_DIR) and not filename.startswith(_USER_SUBDIRS)
+
 
 
 _INTERNAL: dict = {}  # code object -> whether its file is inside hloforge (looked up per frame per op)
@@ -29,7 +31,7 @@ def user_frame():
         if internal is None:
             if len(_INTERNAL) > 1 << 16:
                 _INTERNAL.clear()
-            internal = _INTERNAL[code] = _is_internal(code.co_filename)
+            internal = _INTERNAL[code] = is_internal(code.co_filename)
         if not internal:
             break
         frame = frame.f_back

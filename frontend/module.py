@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 
 from hloforge.frontend import dtypes, shape_assertions
 from hloforge.frontend.calls import (
@@ -10,7 +11,7 @@ from hloforge.frontend.calls import (
     is_public)
 from hloforge.frontend.context import (
     func, ir, portable_target, refine_polymorphic, refine_shapes, serialize_portable, shape_dtype_of, stablehlo,
-    tensor_type, write_bytecode)
+    tensor_size_error, tensor_type, write_bytecode)
 from hloforge.frontend.inspection import graph, save_graph, summary
 from hloforge.frontend.parsing import BYTECODE_MAGIC, diagnostics, nesting_depth, parse_source
 
@@ -361,8 +362,9 @@ class Module:
     def _for_xla(self, code: str) -> "Module":
         """This module (printed: ``code``), or a copy whose calls are inlined where calls and regions
         nest deeper than XLA takes (``XLA_MAX_DEPTH``); ValueError for a private entry function,
-        recursion, or regions nested too deep even without calls."""
+        recursion, regions nested too deep even without calls, or a tensor type too large for XLA."""
         _check_public_entry(self)
+        _check_tensor_sizes(code)
         if not any(reference in code for reference in _REFERENCES):
             # no function refers to another: the braces bound the nesting (module, function, a
             # brace or more per region), at a fraction of a walk's cost
@@ -437,6 +439,26 @@ def _default_entry(module: ir.Module) -> str:
 
 
 # how the printed text refers to functions: calls, composites' decompositions, custom calls' computations
+# A ranked tensor type's dimensions ("4x?x" of ``tensor<4x?xcomplex<f32>>``), then its element type.
+_TENSOR_DIMS = re.compile(r"tensor<([0-9?x]+x)")
+
+
+def _check_tensor_sizes(code: str) -> None:
+    """ValueError for a tensor type in ``code`` (a module's text) beyond XLA's int64 element or byte
+    counts (``context.tensor_size_error``): XLA aborts the process on one, so parsed modules are read
+    here (traced ones are refused as they are built). About 3 ms per MB of text."""
+    for dims in set(_TENSOR_DIMS.findall(code)):
+        shape = [int(d) if d.isdigit() else None for d in dims[:-1].split("x")]
+        if tensor_size_error(shape, 1) is None and tensor_size_error(shape, 16) is None:
+            continue  # (the common case: fits whatever the element type)
+        for element in set(re.findall(re.escape(f"tensor<{dims}") + r"(complex<\w+>|\w+)", code)):
+            bits = re.search(r"[0-9]+", element)  # (f32, ui8, bf16, f8E4M3FN; index has none: 64 bits)
+            itemsize = max(1, (int(bits.group()) if bits else 64) // 8) * (2 if element.startswith("complex") else 1)
+            error = tensor_size_error(shape, itemsize)
+            if error:
+                raise ValueError(f"compile: the type tensor<{dims}{element}> {error}")
+
+
 _REFERENCES = ("call @", "decomposition = @", "called_computations = [")
 
 

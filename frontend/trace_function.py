@@ -8,7 +8,7 @@ from jax import tree_util
 from hloforge.frontend import dtypes
 from hloforge.frontend.context import func, ir
 from hloforge.frontend.module import Module, ShapeDtype
-from hloforge.frontend.tracing import Builder, Tensor, active, as_tensor
+from hloforge.frontend.tracing import Builder, Tensor, active, as_tensor, jax_error_of_tensor, refuse_masked
 from hloforge.runtime import dispatch
 
 
@@ -20,6 +20,7 @@ def spec_of(leaf, index: int) -> tuple:
         return leaf.shape, leaf.dtype
     if isinstance(leaf, Tensor):
         raise TypeError(f"trace: argument leaf {index} is a traced Tensor; pass ShapeDtype or arrays")
+    refuse_masked(leaf, f"trace: argument leaf {index}")
     w = dtypes.weak_type(leaf)
     if w is not None:
         return (), dtypes.result_type(leaf)
@@ -97,11 +98,17 @@ def trace_flat(fn, in_tree, in_specs, name="main", kwargs_tree=False, spmd=False
             for i in weak:
                 args[i].weak = True
             tree_args = tree_util.tree_unflatten(in_tree, args)
-            if kwargs_tree:
-                pos, kw = tree_args
-                out = fn(*pos, **kw)
-            else:
-                out = fn(*tree_args)
+            try:
+                if kwargs_tree:
+                    pos, kw = tree_args
+                    out = fn(*pos, **kw)
+                else:
+                    out = fn(*tree_args)
+            except TypeError as e:  # (jax's own words for a Tensor it was given: ours instead)
+                error = jax_error_of_tensor(e)
+                if error is None:
+                    raise
+                raise error from e
             out_leaves, out_tree = tree_util.tree_flatten(out)
             if dtypes.MODE[0] == "jax":  # (constants returned as they are: narrowed, as jax does)
                 out_leaves = [o if isinstance(o, Tensor) else jax_mode_leaves([o])[0][0] for o in out_leaves]

@@ -2,18 +2,23 @@
 from __future__ import annotations
 
 import contextlib
+import linecache
+import os
+import sys
 import threading
 from typing import NamedTuple
 
+import jax
+import jaxlib
 import numpy as np
 
-from hloforge.frontend import dtypes
+from hloforge.frontend import dtypes, jax_api
 from jax import tree_util
 
 from hloforge.frontend.attributes import dense
 from hloforge.frontend.context import (
     ir, is_token_type, make_context, shape_dtype_of, tensor_type, token_type, tuple_element_types, tuple_type)
-from hloforge.frontend.location import call_site, user_location
+from hloforge.frontend.location import call_site, is_internal, user_location
 
 _state = threading.local()
 
@@ -338,6 +343,70 @@ class Tensor:
     __hash__ = object.__hash__
 
 
+class JaxGotTensorError(TypeError):
+    """A jax function was given a traced Tensor (``jax_got_tensor``)."""
+
+
+_JAX_DIRS = tuple(os.path.dirname(m.__file__) + os.sep for m in (jax, jaxlib))
+_STDLIB = os.path.dirname(os.__file__) + os.sep
+_TENSOR_TYPE_TEXT = str(Tensor)  # ("<class 'hloforge.frontend.tracing.Tensor'>", as jax's messages show it)
+
+
+def _user_code(filename: str) -> bool:
+    return not (is_internal(filename) or filename.startswith(_JAX_DIRS) or filename.startswith(_STDLIB))
+
+
+def _site(frames) -> str:
+    """" at FILE:LINE: `source`" for the innermost of ``frames`` (outermost first) in user code, or ""."""
+    found = None
+    for code, line in frames:
+        if _user_code(code.co_filename):
+            found = (code.co_filename, line)
+    if found is None:
+        return ""
+    text = linecache.getline(*found).strip()
+    return f" at {found[0]}:{found[1]}" + (f": `{text}`" if text else "")
+
+
+def jax_got_tensor(x=None, site: str | None = None) -> JaxGotTensorError:
+    """The error for a traced Tensor ``x`` passed to a jax function (``site``: where, else the innermost
+    user frame on the stack)."""
+    if site is None:
+        frames, frame = [], sys._getframe(1)
+        while frame is not None:
+            frames.append((frame.f_code, frame.f_lineno))
+            frame = frame.f_back
+        site = _site(reversed(frames))
+    what = "a traced Tensor" if x is None else f"the traced {x!r}"
+    return JaxGotTensorError(
+        f"hloforge: {what} was passed to a jax function{site}; jax cannot compute on hloforge Tensors. Inside "
+        f"hf.jit and hf.trace use hloforge.numpy, hloforge.lax or hloforge.nn (hnp.sin for jnp.sin), or wrap the "
+        f"jax code in a function and call hf.from_jax(that function) on the Tensors")
+
+
+def jax_error_of_tensor(error: TypeError) -> "JaxGotTensorError | None":
+    """``jax_got_tensor``'s error when ``error`` is jax's about a traced Tensor (jax wraps the one its
+    tables raise, ``jax_api.refuse_type``, or says "got <class ...Tensor>"), else None."""
+    if isinstance(error, JaxGotTensorError):
+        return None  # (already said)
+    seen, e = set(), error
+    while e is not None and id(e) not in seen:
+        if isinstance(e, JaxGotTensorError):
+            return JaxGotTensorError(*e.args)
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    if _TENSOR_TYPE_TEXT not in str(error):
+        return None
+    tb, frames = error.__traceback__, []
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code, tb.tb_lineno))
+        tb = tb.tb_next
+    return jax_got_tensor(site=_site(frames))
+
+
+jax_api.refuse_type(Tensor, jax_got_tensor)
+
+
 class _TokenSpec:
     """The abstract value of a ``!stablehlo.token`` (the one instance is TOKEN)."""
     __slots__ = ()
@@ -447,6 +516,13 @@ def splat(value, dtype, shape, *, reuse: bool = False, what: str = "splat", loc=
     return t
 
 
+def refuse_masked(x, what: str) -> None:
+    """ValueError for a numpy masked array (``np.asarray`` would drop its mask silently), as jax refuses one."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise ValueError(f"{what}: numpy masked arrays are not supported (their mask would be ignored); use "
+                         f"x.filled(value) for a plain array, or pass the mask as an array of its own")
+
+
 def as_tensor(x, dtype=None, *, what="operand", loc=None) -> Tensor:
     """``x`` if it is a Tensor of this trace; array-likes become constants (of ``dtype`` if given)."""
     if isinstance(x, Tensor):
@@ -457,15 +533,25 @@ def as_tensor(x, dtype=None, *, what="operand", loc=None) -> Tensor:
     if isinstance(x, Value):
         raise TypeError(f"{what}: expected a tensor, got a {x!r} (tokens and tuples go only to ops that "
                         "take them: ops.after_all, ops.get_tuple_element, ...)")
+    refuse_masked(x, what)
     w = dtypes.weak_type(x)
-    if w is not None and dtype is not None:
-        dtypes.check_scalar_fits(x, np.dtype(dtype), what)
+    if w is not None:
+        if dtype is not None:
+            dtypes.check_scalar_fits(x, np.dtype(dtype), what)
+        elif w is int:
+            dtype = dtypes.python_int_dtype(x, what)
     try:
         array = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtype)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{what}: cannot convert {type(x).__name__} to a tensor ({e})") from None
     if array.dtype == object:
+        big = next((v for v in array.reshape(-1) if type(v) is int and not -2**63 <= v < 2**64), None)
+        if big is not None:
+            raise OverflowError(f"{what}: Python int {big} too large to convert to int64 or uint64")
         raise TypeError(f"{what}: cannot convert {type(x).__name__} to a tensor")
+    if dtype is None and dtypes.mode() == "jax" and type(x) in (list, tuple) and array.dtype.itemsize == 8 \
+            and array.dtype.kind in "iu" and array.size:
+        dtypes.check_ints_fit(array, what)  # (jax makes int32 of Python ints, and refuses what does not fit)
     if dtype is None and w is not None:
         array = array.astype(dtypes.result_type(x))
     return constant(array, loc=loc)

@@ -14,7 +14,7 @@ import numpy as np
 from hloforge.frontend import attributes as attr
 from hloforge.frontend.context import ir
 from hloforge.passes._ir import (
-    MAX_FOLD, build, constant, constant_value, dtype_of, element_type, evaluate, ints, producer,
+    MAX_FOLD, build, constant, constant_value, dtype_of, element_type, evaluate, finite_math, ints, producer,
     shape_of, splat_value, tensor)
 
 FFT = "stablehlo.fft"
@@ -39,13 +39,27 @@ def plan_fft_of_zero(op):
         return "the operand is not a splat constant"
     if c != 0:
         return "the operand is a splat of a nonzero value"
-    return _Folded(np.zeros((), dtype_of(op.result)))
+    dtype = dtype_of(op.result)
+    if all(n == 1 for n in ints(op, "fft_length")):  # (a copy: each part keeps its sign)
+        kind, c = fft_type(op), np.asarray(c)
+        if kind == "RFFT":
+            return _Folded(np.array(complex(c.real, 0.0), dtype))  # (complex(-0.0, 0.0) keeps the -0.0)
+        if kind == "IRFFT":
+            return _Folded(np.array(c.real, dtype))
+        return _Folded(np.array(c, dtype))
+    if not finite_math():
+        return ("XLA's FFT gives zeros of either sign by a pattern of the length (+0.0 in, -0.0 out: rfft of "
+                "length 8, fft of length 127), so a longer transform of zeros folds under finite math only")
+    return _Folded(np.zeros((), dtype))
 
 
 def fft_of_zero(op, rewriter):
     """fft(splat 0) -> splat 0
 
-    Preconditions: the operand is a splat constant equal to 0 (any FFT type).
+    Preconditions: the operand is a splat constant equal to 0 (any FFT type); every fft_length is 1
+    (the result is the zero itself, each part's sign kept: rfft's imaginary part is +0.0), or finite
+    math (the result is +0.0: XLA's FFT library turns zeros of either sign into zeros of both, in a
+    pattern that depends on the length, as rfft of 8 zeros or fft of 127).
     """
     plan = plan_fft_of_zero(op)
     if isinstance(plan, str):

@@ -10,13 +10,19 @@ import math
 
 import numpy as np
 
-from hloforge.frontend.context import stablehlo
+from hloforge.frontend.calls import is_public
+from hloforge.frontend.context import ir, stablehlo
 from hloforge.passes._ir import (
     build, constant_value, dtype_of, evaluate, ints, params_of, producer, shape_of, update_at)
+from hloforge.passes.fold import OPAQUE
 from hloforge.passes.pad import PAD, SLICE, edge_paddings, same_value, scalar_constant, single_use_pad, splat_of
 
 
 MAX_MASK_DEPTH = 6
+RUN_TIME_LOOKS = 256  # ops _computed_at_run_time reads before it answers no
+# ops whose results XLA computes at run time: what the import folders do not see (OPAQUE), but not
+# calls, which XLA inlines before it simplifies (a constant behind one is a literal to it then)
+_RUN_TIME_OPS = OPAQUE - {"func.call"}
 
 
 def _box_of_array(mask):
@@ -165,10 +171,43 @@ def plan_select_of_box(op):
     on_true, on_false = op.operands[1], op.operands[2]
     inner, outer = (on_true, on_false) if inside else (on_false, on_true)
     if _empty(box):
-        return start, limit, None, outer
-    if start == [0] * len(shape) and limit == list(shape):
-        return start, limit, inner, None
+        inner = None
+    elif start == [0] * len(shape) and limit == list(shape):
+        outer = None
+    kept = [v for v in (inner, outer) if v is not None]
+    if not any(_computed_at_run_time(v) for v in kept) and not _takes_literals(op.result):
+        return ("the result would be computed from constants only: XLA simplifies its users with a literal "
+                "where it computes the select at run time, with other bits (x / (0+0j) gives nan+nanj for inf+nanj)")
     return start, limit, inner, outer
+
+
+def _computed_at_run_time(value) -> bool:
+    """Whether ``value`` depends on a block argument or an op XLA runs (``_RUN_TIME_OPS``); False too when
+    that takes more than ``RUN_TIME_LOOKS`` ops to tell (pure)."""
+    stack, seen = [value], set()
+    while stack:
+        owner = stack.pop().owner
+        if isinstance(owner, ir.Block) or owner.name in _RUN_TIME_OPS:
+            return True
+        if owner.operation in seen:
+            continue
+        seen.add(owner.operation)
+        if len(seen) > RUN_TIME_LOOKS:
+            return False
+        stack.extend(owner.operands)
+    return False
+
+
+def _takes_literals(value) -> bool:
+    """Whether every user of ``value`` keeps its bits whether XLA sees it as a literal or computes it: the
+    return of a public function, or an optimization barrier (pure)."""
+    for use in value.uses:
+        user = use.owner
+        if user.name == "stablehlo.optimization_barrier":
+            continue
+        if user.name != "func.return" or not is_public(user.parent.opview):
+            return False
+    return True
 
 
 def select_of_box(op, rewriter):
@@ -182,7 +221,11 @@ def select_of_box(op, rewriter):
     a mask, its not, an and or an or of boxes (each of the value the op keeps, or of the other where
     its complement is a box: a box reaching one end of its one cut dim), also behind inline's call boundary (an
     identity call: the mask is read, not computed, so how XLA would compute it does not matter). A mask true or false everywhere picks one
-    operand. The offsets are constants (i64), so the update never clamps. (t[box] of a pad padded
+    operand. The result is not computed from constants only (no block argument or op XLA runs below it),
+    unless its users are the return of a public function or optimization barriers: XLA computes a
+    select of such a mask at run time where it does not fold the mask (an and of iota compares), but
+    simplifies the users of a literal with other bits (``x / (0+0j)``: nan+nanj for inf+nanj; ``x + 0.0``: x).
+    The offsets are constants (i64), so the update never clamps. (t[box] of a pad padded
     exactly to the box is the pad's operand: slice_of_pad.)
     """
     plan = plan_select_of_box(op)

@@ -7,6 +7,7 @@ import numpy as np
 from jax import tree_util
 
 from hloforge.frontend import dtypes
+from hloforge.frontend.tracing import refuse_masked
 from hloforge.runtime import dispatch, pjrt
 
 
@@ -105,6 +106,7 @@ class Executable:
                                 f"got Python {weak.__name__} {arg!r}")
             dtypes.check_scalar_fits(arg, dtype, f"{self.name}: argument {index}")
             return np.asarray(arg, dtype)
+        refuse_masked(arg, f"{self.name}: argument {index}")
         array = native(np.asarray(arg))
         self._check(index, array.shape, array.dtype, shape, dtype)
         return array

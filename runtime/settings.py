@@ -57,6 +57,23 @@ def _count(name: str, value) -> int:
     return value
 
 
+def _cache_path(value) -> str | None:
+    """``config.cache_dir``'s path: ``~`` and ``~user`` expanded (a directory named ``~`` is never
+    meant); None for ""; ValueError for a path no file system takes (a null byte) or a ``~`` that
+    does not expand (no home directory, no such user)."""
+    path = os.fspath(value)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not path:
+        return None
+    if "\x00" in path:
+        raise ValueError(f"config.cache_dir must be a path without null bytes, got {path!r}")
+    expanded = os.path.expanduser(path)
+    if expanded.startswith("~"):
+        raise ValueError(f"config.cache_dir: cannot expand {path!r} (no such user, or no home directory)")
+    return expanded
+
+
 class Config:
     """hloforge's runtime settings; change them as attributes: ``hf.config.cache_size = 64``."""
 
@@ -77,7 +94,10 @@ class Config:
         except ValueError:
             raise ValueError(f"HLOFORGE_CACHE_SIZE must be an integer >= 0, got {size!r}") from None
         directory = env.get("HLOFORGE_CACHE_DIR")
-        self.cache_dir = cache.default_directory(env) if directory is None else directory
+        try:
+            self.cache_dir = cache.default_directory(env) if directory is None else directory
+        except ValueError as e:
+            raise ValueError(f"HLOFORGE_CACHE_DIR: {e}") from None
         limit = env.get("HLOFORGE_CACHE_MAX_BYTES")
         try:
             self.cache_max_bytes = cache.DEFAULT_MAX_BYTES if limit in (None, "") else parse_size(limit)
@@ -135,7 +155,7 @@ class Config:
     def cache_dir(self, value):
         if value is not None and not isinstance(value, (str, os.PathLike)):
             raise TypeError(f"config.cache_dir must be a path or None, got {type(value).__name__} {value!r}")
-        self._cache_dir = None if value is None else (os.fspath(value) or None)
+        self._cache_dir = None if value is None else _cache_path(value)
 
     @property
     def cache_max_bytes(self) -> int:

@@ -342,3 +342,42 @@ def test_the_environment_variable_sets_the_mode():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["jax", "jax", "float32"]
+
+
+def test_python_ints_that_do_not_fit_are_refused_or_take_numpys_type(mode):
+    """Issue 49: a Python int beyond the default integer never wraps. numpy mode: uint64 for [2**63, 2**64)
+    as numpy gives, an OverflowError beyond; jax mode: the OverflowError jax raises beyond int32."""
+    if mode == "numpy":
+        for make in (hnp.asarray, hnp.array, lambda v: hnp.full((2,), v)):
+            got = np.asarray(make(2**63))
+            assert got.dtype == np.uint64 and (got == np.asarray(2**63)).all()
+        assert np.asarray(hf.jit(lambda: hnp.asarray(2**64 - 1) - 1)()) == np.uint64(2**64 - 2)
+        assert np.asarray(hnp.asarray(-2**63)).dtype == np.int64
+        for v in (2**64, -2**63 - 1):
+            with pytest.raises(OverflowError, match=rf"hloforge.numpy.asarray: Python int {v} too large to "
+                                                    r"convert to int64 or uint64"):
+                hnp.asarray(v)
+        with pytest.raises(OverflowError, match=r"hloforge.numpy.asarray: Python int 18446744073709551616 too large"):
+            hnp.asarray([1, 2**64])
+        with pytest.raises(OverflowError, match=r"hloforge.numpy.full: Python integer 9223372036854775808 out of "
+                                                r"bounds for int64"):
+            hnp.full((2,), 2**63, np.int64)  # (numpy 2 raises too)
+        with pytest.raises(OverflowError, match=r"add: Python integer 1099511627776 out of bounds for int32"):
+            hf.jit(lambda x: x + 2**40)(np.int32([1]))  # (NEP 50, as numpy)
+    else:
+        assert np.asarray(hnp.asarray(2**31 - 1)).dtype == np.int32
+        with pytest.raises(OverflowError, match=r"hloforge.numpy.asarray: Python int 2147483648 too large to "
+                                                r"convert to int32 \(hf.config.dtypes is \"jax\"\)"):
+            hnp.asarray(2**31)
+        with pytest.raises(OverflowError, match=r"Python int -2147483649 too large to convert to int32"):
+            hf.jit(lambda: hnp.asarray(-2**31 - 1))()
+        with pytest.raises(OverflowError, match=r"hloforge.numpy.asarray: Python integer 2147483648 out of "
+                                                r"bounds for int32 \(hf.config.dtypes is \"jax\"\)"):
+            hnp.asarray([1, 2**31])
+        with pytest.raises(OverflowError, match=r"hloforge.numpy.full: Python int 2147483648 too large"):
+            hnp.full((2,), 2**31)
+        with pytest.raises(OverflowError, match=r"add: Python integer 2147483648 out of bounds for int32"):
+            hf.jit(lambda x: x + 2**31)(np.int32([1]))
+        for v in (2**31, [2**31]):
+            with pytest.raises(OverflowError):
+                jnp.asarray(v)  # (what jax does)

@@ -1,6 +1,7 @@
 """hf.jit's static_argnums/static_argnames, donate_argnums/donate_argnames, and lower().compile()
 running the call's pipeline (frontend/jit.py), against jax.jit's behaviour."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -45,6 +46,18 @@ def test_static_errors_are_jax_errors():
         hf.jit(scaled, donate_argnames="z")
     with pytest.raises(ValueError, match=r"static arguments \[1\] cannot be donated"):
         hf.jit(scaled, static_argnums=1, donate_argnums=1)
+
+
+def test_donated_positions_a_function_does_not_take_are_refused_as_jax_refuses_them():
+    """Issue 49: hf.jit(f, donate_argnums=4) of a one-argument f was silently accepted."""
+    for make in (lambda f, **k: hf.jit(f, **k), lambda f, **k: hf.jit(**k)(f), jax.jit):
+        with pytest.raises(ValueError, match=r"Jitted function has donate_argnums=\(4,\), but only accepts 1 "
+                                             r"positional arguments\."):
+            make(lambda x: x, donate_argnums=4)
+    with pytest.raises(ValueError, match=r"donate_argnums=\(0, 3\), but only accepts 2 positional arguments"):
+        hf.jit(scaled, static_argnames="mode", donate_argnums=(0, 3))
+    varargs = hf.jit(lambda *a: a[0] + 1.0, donate_argnums=4)  # (*args: any position may come, as in jax)
+    np.testing.assert_array_equal(np.asarray(varargs(X)), X + 1.0)
 
 
 def test_donated_jax_arrays_are_deleted_and_the_results_right():

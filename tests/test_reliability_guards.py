@@ -2,6 +2,7 @@
 divisor XLA simplifies to 0 (SIGFPE in XLA:CPU's constant folder), jax's Python callbacks in a
 parsed module (SIGSEGV when run), and concatenates with an empty operand (SIGABRT)."""
 import json
+import re
 import os
 import subprocess
 import sys
@@ -35,6 +36,7 @@ def _cli(*args):
 
 _DIVISION_CRASHES = r"""
 import json
+import re
 import jax, jax.numpy as jnp, numpy as np
 from jax import lax
 import hloforge as hf
@@ -351,3 +353,64 @@ def test_empty_concatenate_of_empty_operands_becomes_an_empty_value():
     same = _concatenate_module("e", "e")
     same.optimize("pattern:empty_concatenate_operands")
     assert "stablehlo.concatenate" not in same.text and "stablehlo.constant" not in same.text
+
+
+# ---------------------------------------------------------------- shapes beyond XLA's int64 counts (issue 49)
+
+_SHAPE_CRASHES = r"""
+import json
+import re
+import numpy as np
+import hloforge as hf
+from hloforge import numpy as hnp
+out = {}
+def outcome(name, thunk):
+    try:
+        thunk()
+        out[name] = "ok"
+    except ValueError as e:
+        out[name] = str(e)
+outcome("zeros", lambda: hnp.zeros((2**62,), np.float32))
+outcome("trace", lambda: hf.trace(lambda x: x, hf.ShapeDtype((2**62, 8), np.float32)).compile())
+outcome("broadcast", lambda: hf.jit(lambda x: hnp.broadcast_to(x, (2**31, 2**31)))(np.float32(1)))
+t = "tensor<2305843009213693952xf32>"
+outcome("parsed", lambda: hf.Module.parse(
+    f"func.func @main(%a: {t}) -> {t} {{\n %0 = stablehlo.add %a, %a : {t}\n return %0 : {t}\n}}").compile())
+print(json.dumps(out))
+"""
+
+
+def test_shapes_beyond_int64_counts_are_refused_before_xla():
+    out = _subprocess(_SHAPE_CRASHES)
+    bytes64 = "XLA counts both in int64 and takes at most 2\\*\\*62 elements and 2\\*\\*63 - 1 bytes"
+    assert out["zeros"].startswith("hloforge: a tensor of shape (4611686018427387904,) and dtype float32 has "
+                                   "4611686018427387904 elements (18446744073709551616 bytes)")
+    assert out["trace"].startswith("hloforge: a tensor of shape (4611686018427387904, 8) and dtype float32 has "
+                                   "36893488147419103232 elements")
+    assert out["broadcast"].startswith("hloforge: a tensor of shape (2147483648, 2147483648) and dtype float32")
+    assert out["parsed"].startswith("compile: the type tensor<2305843009213693952xf32> has 2305843009213693952 "
+                                    "elements (9223372036854775808 bytes)")
+    assert all(re.search(bytes64, message) for message in out.values())
+
+
+@pytest.mark.parametrize("shape, dtype, fits", [
+    ((2**61 - 1,), np.float32, True), ((2**61,), np.float32, False),  # (bytes: 2**63 - 4, 2**63)
+    ((2**62,), np.int8, True), ((2**62 + 1,), np.int8, False),  # (elements: XLA:CPU aborts past 2**62)
+    ((2**59 - 1,), np.complex128, True), ((2**59,), np.complex128, False),
+    ((2**31, 2**31), np.int8, True), ((2**31, 2**31), np.float32, False),
+    ((0, 2**62, 2**62), np.float32, True),  # (empty: XLA takes it)
+])
+def test_tensor_types_stop_at_int64_counts(shape, dtype, fits):
+    trace = lambda: hf.trace(lambda x: x, F(shape, dtype))  # noqa: E731
+    element = {np.float32: "f32", np.int8: "i8", np.complex128: "complex<f64>"}[dtype]
+    text = f"tensor<{'x'.join(map(str, shape))}x{element}>"
+    module = hf.Module.parse(f"func.func @main(%a: {text}) -> {text} {{\n return %a : {text}\n}}")
+    if fits:
+        assert trace().signature[0][0].shape == shape
+        assert module._code_for_compile()
+    else:
+        with pytest.raises(ValueError, match=rf"hloforge: a tensor of shape {re.escape(str(shape))} and dtype "
+                                             rf"{np.dtype(dtype).name} has {np.prod(shape, dtype=object)} elements"):
+            trace()
+        with pytest.raises(ValueError, match=rf"compile: the type {re.escape(text)} has"):
+            module._code_for_compile()

@@ -174,3 +174,41 @@ def test_splat_is_one_constant_reused_only_when_asked():
     assert "dense<1.500000e+00> : tensor<2xf32>" in m.text
     with pytest.raises(NoTraceError, match="splat builds IR and needs an active trace"):
         splat(0, np.float32, ())
+
+
+def _sin_of_a_tensor_in_jax(x):
+    import jax.numpy as jnp
+    return jnp.sin(x)  # the line the error names
+
+
+@pytest.mark.parametrize("call", [
+    _sin_of_a_tensor_in_jax,
+    lambda x: __import__("jax").numpy.add(x, 1),  # (jax's "requires ndarray or scalar arguments")
+    lambda x: __import__("jax").lax.sin(x),
+    lambda x: __import__("jax").jit(lambda y: y * 2)(x),
+    lambda x: __import__("jax").vmap(__import__("jax").numpy.sin)(x),
+    lambda x: hf.lax.cond(True, lambda: __import__("jax").numpy.sin(x), lambda: x),  # (inside a region body)
+], ids=["jnp.sin", "jnp.add", "lax.sin", "jax.jit", "jax.vmap", "in a cond"])
+def test_jax_functions_refuse_tensors_and_point_at_from_jax(call):
+    """Issue 49: jax code inside an hloforge trace said "Tensor(...) is not a valid JAX type"."""
+    from hloforge.frontend.tracing import JaxGotTensorError
+    with pytest.raises(TypeError, match=r"hloforge: (the traced Tensor\(shape=\(3,\), dtype=float32\)|a traced Tensor) "
+                                        r"was passed to a jax function at .*test_tracing\.py:\d+.*; jax cannot compute "
+                                        r"on hloforge Tensors\. Inside hf\.jit and hf\.trace use hloforge\.numpy.*"
+                                        r"hf\.from_jax") as info:
+        hf.jit(call)(np.ones(3, np.float32))
+    assert isinstance(info.value, JaxGotTensorError)
+    if call is _sin_of_a_tensor_in_jax:
+        assert "`return jnp.sin(x)  # the line the error names`" in str(info.value)
+    with pytest.raises(TypeError, match="was passed to a jax function"):
+        hf.trace(call, hf.ShapeDtype((3,), np.float32))
+
+
+def test_jax_arrays_still_combine_with_tensors():
+    import jax.numpy as jnp
+    f = hf.jit(lambda x: (jnp.ones(3, jnp.float32) + x, x * jnp.full(3, 2.0, jnp.float32),
+                          hf.from_jax(jnp.sin)(x)))
+    a, b, c = f(np.ones(3, np.float32))
+    np.testing.assert_array_equal(np.asarray(a), [2, 2, 2])
+    np.testing.assert_array_equal(np.asarray(b), [2, 2, 2])
+    np.testing.assert_allclose(np.asarray(c), np.sin(np.ones(3, np.float32)), rtol=1e-6)

@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from hloforge.frontend import dtypes, ops
-from hloforge.frontend.tracing import Tensor, as_tensor, splat
+from hloforge.frontend.tracing import Tensor, as_tensor, refuse_masked, splat
 
 
 def asarray(x, dtype=None, *, device=None, copy=None) -> Tensor:
@@ -22,14 +22,18 @@ def asarray(x, dtype=None, *, device=None, copy=None) -> Tensor:
     if isinstance(x, Tensor):
         t = as_tensor(x)
         return t if dtype is None else astype(t, dtype)
+    what = "hloforge.numpy.asarray"
     if dtype is not None:
         dtype = dtypes.canonical(dtype)
         if dtypes.weak_type(x) is not None:
-            dtypes.check_scalar_fits(x, dtype, "asarray")
-        return as_tensor(np.asarray(x).astype(dtype))
-    t = as_tensor(x)
-    if dtypes.weak_type(x) in (int, float, complex):
-        t.weak = True  # (a Python scalar's Tensor stays weak, as jax.numpy.asarray(0.5) is)
+            dtypes.check_scalar_fits(x, dtype, what)
+        if isinstance(x, np.ma.MaskedArray):
+            return as_tensor(x, what=what)  # (which refuses it)
+        return as_tensor(np.asarray(x).astype(dtype), what=what)
+    t = as_tensor(x, what=what)
+    w = dtypes.weak_type(x)
+    if w in (float, complex) or (w is int and t.dtype == dtypes.default_int()):
+        t.weak = True  # (a Python scalar's Tensor stays weak, as jax.numpy.asarray(0.5) is; not 2**63's uint64)
     return t
 
 
@@ -133,6 +137,7 @@ def operands(what, *xs, dtype=None):
             dtypes.check_scalar_fits(x, common, what)
             out.append(splat(x, common, shape))
             continue
+        refuse_masked(x, what)
         array = np.asarray(x)
         if array.size == 1 or (array.size and (array == array.reshape(-1)[0]).all()):
             out.append(splat(array.reshape(-1)[0] if array.size else 0, common, shape))

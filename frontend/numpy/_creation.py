@@ -40,9 +40,14 @@ def full(shape, fill_value, dtype=None, *, device=None):
     if isinstance(fill_value, Tensor):
         v = fill_value if dtype is None else astype(fill_value, dtype)
         return broadcast_to(v, shape)
+    python_int = type(fill_value) is int
     if dtype is None:
-        dtype = dtypes.result_type(fill_value)  # (Python scalars: the default dtype of their kind)
+        # (Python scalars: the default dtype of their kind; 2**63 is uint64, as numpy makes it)
+        dtype = dtypes.python_int_dtype(fill_value, "hloforge.numpy.full") if python_int else \
+            dtypes.result_type(fill_value)
     dtype = dtypes.canonical(dtype)
+    if python_int:
+        dtypes.check_scalar_fits(fill_value, dtype, "hloforge.numpy.full")
     if np.ndim(fill_value) != 0:
         return asarray(np.broadcast_to(np.asarray(fill_value, dtype), shape).copy())
     return splat(fill_value, dtype, shape)

@@ -60,6 +60,8 @@ def sum_is_exact(terms: np.ndarray, axis, dtype) -> bool:
     grouping, is exact and normal in the float ``dtype``: then a sum whose order the backend
     chooses has one result (the exact sum; which zero a zero sum is stays open)."""
     bits, largest = FLOAT_FORMATS[dtype.name]
+    if not terms.size:
+        return True  # (empty sums: no partial sum to round)
     low = np.full(terms.shape, np.inf)
     nonzero = terms != 0
     low[nonzero] = significands(terms[nonzero])[0]

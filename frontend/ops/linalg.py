@@ -333,14 +333,14 @@ def _reduce_evaluate(*operands, dimensions, body):
         return None
     x, init, k = named
     axes = tuple(dimensions)
+    shape = [n for d, n in enumerate(x.shape) if d not in dimensions]
+    if math.prod(x.shape[d] for d in axes) == 0:  # (nothing to combine: the init, an identity, as it is)
+        return [np.broadcast_to(init, shape).copy()]
     inexact = k in "fc" and body in ("add", "mul")
     if inexact and not order_free(x, axes, body):
         return None
     if body in ("max", "min") and k == "f" and (x == 0).any():
         return None  # which zero max(-0, +0) keeps is not pinned down
-    shape = [n for d, n in enumerate(x.shape) if d not in dimensions]
-    if math.prod(x.shape[d] for d in axes) == 0:
-        return [np.broadcast_to(init, shape).copy()]
     ufunc = _UFUNCS[body][1 if x.dtype == np.bool_ else 0]
     if ufunc is None:
         return None  # bool add: logical or in the spec, xor in XLA:CPU

@@ -12,7 +12,7 @@ from hloforge.frontend import dtypes
 from hloforge.frontend.context import shape_dtype_of
 from hloforge.frontend.ops._common import check_axes, int_tuple, operand
 from hloforge.frontend.registry import bind, register
-from hloforge.frontend.tracing import Tensor
+from hloforge.frontend.tracing import Tensor, refuse_masked
 from hloforge.frontend.tracing import constant as _constant
 
 
@@ -46,7 +46,14 @@ def constant(value, dtype=None, *, loc=None) -> Tensor:
     """
     if isinstance(value, Tensor):
         raise TypeError("constant: value is already a traced Tensor; use ops.convert to change its dtype")
-    if dtype is None and dtypes.weak_type(value) is not None:
+    refuse_masked(value, "hloforge.ops.constant")
+    weak = dtypes.weak_type(value)
+    if weak is int and type(value) is int:
+        if dtype is None:
+            dtype = dtypes.python_int_dtype(value, "hloforge.ops.constant")
+        else:
+            dtypes.check_scalar_fits(value, dtypes.canonical(dtype), "hloforge.ops.constant")
+    elif dtype is None and weak is not None:
         dtype = dtypes.result_type(value)
     return _constant(value, dtype, loc=loc)
 

@@ -127,16 +127,7 @@ def _inputs(args, module, specs):
     if args.arg:
         if len(args.arg) != len(specs):
             raise UsageError(f"@main takes {len(specs)} argument(s), got {len(args.arg)} --arg file(s)")
-        arrays = []
-        for path in args.arg:
-            data = read_input(path, "--arg file")
-            if not data:
-                raise UsageError(f"--arg {files.input_name(path)} is empty")
-            try:
-                arrays.append(np.load(io.BytesIO(data)))
-            except (OSError, ValueError) as e:
-                raise UsageError(f"cannot load {files.input_name(path)}: {e}") from None
-        return arrays
+        return [_load_arg(i, path, spec) for i, (path, spec) in enumerate(zip(args.arg, specs))]
     if specs and not args.random_inputs:
         raise UsageError(f"@main takes {len(specs)} argument(s): pass --arg FILE.npy for each, or --random-inputs")
     dynamic = module.dynamic_dims_message("argument", specs)
@@ -144,6 +135,38 @@ def _inputs(args, module, specs):
         raise UsageError(f"{dynamic}: --random-inputs needs static shapes; pass --arg FILE.npy for each argument")
     rng = np.random.default_rng(args.seed)
     return [_random(rng, spec.shape, spec.dtype) for spec in specs]
+
+
+# array kinds no StableHLO tensor holds, in words
+_NOT_NUMERIC = {"U": "string", "S": "bytes", "V": "structured (void)", "O": "object", "M": "datetime",
+                "m": "timedelta"}
+
+
+def _load_arg(i, path, spec):
+    """The array of ``--arg path`` for @main's argument ``i`` (``spec``): an .npy file, or an .npz
+    archive of one array; UsageError naming the file, the argument and the dtype for anything else."""
+    data = read_input(path, "--arg file")
+    if not data:
+        raise UsageError(f"--arg {files.input_name(path)} is empty")
+    path = files.input_name(path)
+    where = f"--arg {path} (argument {i}, {spec})"
+    try:
+        loaded = np.load(io.BytesIO(data))
+        if isinstance(loaded, np.lib.npyio.NpzFile):
+            if len(loaded.files) != 1:
+                raise UsageError(f"{where}: an .npz archive of {len(loaded.files)} arrays "
+                                 f"({', '.join(loaded.files) or 'none'}); pass one .npy file, or an .npz of one "
+                                 f"array, per argument")
+            name = loaded.files[0]
+            where = f"--arg {path} (array {name!r}, argument {i}, {spec})"
+            loaded = loaded[name]
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot load {path}: {e}") from None
+    kind = _NOT_NUMERIC.get(loaded.dtype.kind)
+    if kind is not None:
+        raise UsageError(f"{where}: {kind} arrays are not supported (dtype {loaded.dtype}); arguments are "
+                         f"numeric or bool arrays")
+    return loaded
 
 
 def run(args) -> int:

@@ -345,3 +345,23 @@ def test_einsum_for_spmd_batches_over_the_leading_dim():
     assert "stablehlo.transpose" not in spmd.text  # the result is already (b, o, h, w)
     for m in (plain, spmd):
         assert_close(m.compile()(x, w), np.einsum("bihw,io->bohw", x, w), rtol=1e-5)
+
+
+def test_masked_arrays_are_refused():
+    """Issue 49: hnp.sum of a masked array summed the masked element too (np.asarray drops the mask);
+    masked arrays are refused wherever array-likes become constants or arguments, as jax refuses them."""
+    masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    message = r"numpy masked arrays are not supported \(their mask would be ignored\); use x.filled\(value\)"
+    with pytest.raises(ValueError, match=message):  # (hloforge.numpy.asarray's, or once the eager call has
+        hnp.sum(masked)                               # compiled for float64[3], its argument's)
+    with pytest.raises(ValueError, match="hloforge.numpy.asarray: " + message):
+        hf.jit(lambda: hnp.asarray(masked, np.float32))()
+    with pytest.raises(ValueError, match="add: " + message):
+        hf.jit(lambda x: x + masked)(np.ones(3))
+    twice = hf.jit(lambda x: x * 2)
+    with pytest.raises(ValueError, match="trace: argument leaf 0: " + message):
+        twice(masked)
+    assert np.asarray(twice(np.ones(3))).tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(ValueError, match="main: argument 0: " + message):
+        twice(masked)  # (a signature already compiled)
+    assert float(hnp.sum(masked.filled(0.0))) == 4.0

@@ -74,3 +74,18 @@ def test_shape_ops():
 def test_validation_messages(fn, exc, match):
     with pytest.raises(exc, match=match):
         hf.trace(fn, F32)
+
+
+def test_constant_of_python_ints_beyond_int64_and_of_masked_arrays():
+    """Issue 49: ops.constant(2**63) is uint64 (as np.asarray), never a wrapped int64; beyond uint64 and
+    outside an asked dtype an OverflowError; a masked array (whose mask np.asarray drops) a ValueError."""
+    got = np.asarray(hf.jit(lambda: ops.constant(2**63))())
+    assert got.dtype == np.uint64 and got == np.uint64(2**63)
+    with pytest.raises(OverflowError, match=r"hloforge.ops.constant: Python int 18446744073709551616 too large "
+                                            r"to convert to int64 or uint64"):
+        hf.trace(lambda: ops.constant(2**64))
+    with pytest.raises(OverflowError, match=r"hloforge.ops.constant: Python integer 300 out of bounds for int8"):
+        hf.trace(lambda: ops.constant(300, np.int8))
+    with pytest.raises(ValueError, match=r"hloforge.ops.constant: numpy masked arrays are not supported \(their "
+                                         r"mask would be ignored\); use x.filled\(value\)"):
+        hf.trace(lambda: ops.constant(np.ma.masked_array([1.0, 2.0], mask=[0, 1])))

@@ -375,3 +375,23 @@ def test_the_same_concatenate_of_data_becomes_a_pad():
     m = hf.Module.parse(_STATIC)
     assert m.optimize().fired["concatenate_of_pads"] == 1
     np.testing.assert_array_equal(np.asarray(m.compile()(np.int32([7]))), [14, 8, 8])
+
+
+@pytest.mark.parametrize("init", [0.0, -0.0])
+def test_a_reduction_over_an_empty_dim_of_an_inexact_constant_folds_to_its_init(init):
+    """Issue 49: the default pipeline raised numpy's "zero-size array to reduction operation minimum" on
+    hnp.sum(c[:, 4:], axis=1) for an inexact c (the folder asked whether the empty sums were exact)."""
+    from hloforge import numpy as hnp
+    c = np.float32([[0.1, 0.2, 0.3, 0.7]] * 3)
+    np.testing.assert_array_equal(np.asarray(hf.jit(lambda x: hnp.sum(hnp.asarray(c)[:, 4:], axis=1) + x)(
+        np.ones(3, np.float32))), [1, 1, 1])  # (as jax gives)
+    m = hf.trace(lambda: ops.reduce(ops.slice(_c(c), (0, 4), (3, 4)), np.float32(init), (1,)))
+    want = np.asarray(m.compile()())
+    assert np.signbit(want).all() == (str(init) == "-0.0")
+    m.optimize(finite_math=False)  # (the slice folds to an empty constant; XLA folds the reduce of it to init)
+    assert np.asarray(m.compile()()).tobytes() == want.tobytes()
+    empty = np.zeros((3, 0), np.float32)
+    for body in ("add", "mul"):  # (evaluate: no partial sum or product to round, the init as it is)
+        identity = np.float32(init if body == "add" else 1.0)
+        got = OPS["stablehlo.reduce"].evaluate(empty, identity, dimensions=(1,), body=body)
+        assert np.asarray(got[0]).tobytes() == np.full(3, identity).tobytes()

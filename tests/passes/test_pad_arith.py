@@ -129,6 +129,17 @@ CASES = [
     Case("select_of_box", True, "a box-shaped constant, false on the box",
          lambda x, y: ops.select(ops.constant(np.pad(np.zeros((2, 2), B), ((1, 0), (0, 1)), constant_values=True)),
                                  x, y), [sd((3, 3)), sd((3, 3))], present=["stablehlo.dynamic_update_slice"]),
+    Case("select_of_box", True, "an all-false mask picks a constant that main returns",
+         lambda x: (ops.select(iota_box((2, 3), 1, 1, 1), x, ops.constant(np.zeros((2, 3), np.complex64))), x),
+         [sd((2, 3), np.complex64)], absent=["stablehlo.select"]),
+    Case("select_of_box", True, "an all-false mask picks the run-time operand under a divide",
+         lambda x: x / ops.select(iota_box((2, 3), 1, 1, 1), ops.constant(np.zeros((2, 3), np.complex64)), x),
+         [sd((2, 3), np.complex64)], absent=["stablehlo.select"]),
+    Case("select_of_box", False, "an all-false mask would make a complex divisor a literal zero (XLA: nan+nanj)",
+         lambda x: x / ops.select(iota_box((2, 3), 1, 1, 1), x, ops.constant(np.zeros((2, 3), np.complex64))),
+         [sd((2, 3), np.complex64)]),
+    Case("select_of_box", False, "an all-true mask would add a literal 0.0 (XLA folds x + 0.0 into x)",
+         lambda x: x + ops.select(iota_box((4,), 0, 4), ops.constant(np.zeros(4, F32)), x), [sd((4,))]),
     Case("select_of_box", False, "the mask is two boxes apart",
          lambda x, y: ops.select(ops.constant(np.array([1, 0, 1, 0], B)), x, y), [sd((4,)), sd((4,))]),
     Case("select_of_box", False, "a mask read at run time", lambda m, x, y: ops.select(m, x, y),
@@ -242,6 +253,27 @@ def test_finite_math_identities():
         assert m.op_counts().get("stablehlo.pad", 0) == (2 if not finite else 0), m
         assert m.op_counts()["stablehlo.multiply"] == 1, m
     assert_same_bits(hf.trace(fn, sd((4,)), sd((4,))), "pattern:binary_of_shifted_pads")
+
+
+def _complex_divide_by_empty_mask(x):
+    return x / ops.select(iota_box((2, 3), 1, 1, 1), x, ops.constant(np.zeros((2, 3), np.complex64)))
+
+
+@pytest.mark.parametrize("pipeline", ["pad-push", "default"])
+def test_select_of_box_keeps_a_masked_complex_divisor_computed(pipeline):
+    """n / select(empty mask, n, 0) is n / 0 computed at run time, +-inf+nanj as numpy and jax give (issue 49);
+    XLA gives nan+nanj for a literal zero divisor, so the select is not replaced by the constant."""
+    x = np.array([[1, -2, 3], [0.5, -0.0, 7]], np.complex64)
+    m = hf.trace(_complex_divide_by_empty_mask, sd((2, 3), np.complex64))
+    want = np.asarray(m.compile()(x))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(want, x / np.zeros_like(x))
+    assert np.isinf(want.real[0]).all()
+    m.optimize(pipeline, finite_math=False)
+    assert np.asarray(m.compile()(x)).tobytes() == want.tobytes(), m
+    assert "stablehlo.select" in m.op_counts()
+    text = _explain(_complex_divide_by_empty_mask, [sd((2, 3), np.complex64)], "select_of_box")
+    assert "select_of_box: declined 1 time: the result would be computed from constants only" in text
 
 
 def test_mask_box_reads_the_box():

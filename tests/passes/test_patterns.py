@@ -253,6 +253,12 @@ def _rfft_const(kind, shape, lengths, dtype):
 FFT_CASES = [
     Case("fft_of_zero", True, "rfft of zeros", lambda x: x + ops.fft(const(np.zeros((4, 8))), "RFFT", (8,)),
          [sd((4, 5), C64)], absent=["stablehlo.fft"]),
+    Case("fft_of_zero", True, "length-1 rfft of -0.0 without finite math: the zero itself, -0.0+0.0j",
+         lambda: ops.fft(const(np.full((3, 1), -0.0)), "RFFT", (1,)), [], False, absent=["stablehlo.fft"]),
+    Case("fft_of_zero", False, "rfft of +0.0 of length 8 without finite math: XLA gives -0.0 imaginary parts",
+         lambda x: x + ops.fft(const(np.zeros((4, 8))), "RFFT", (8,)), [sd((4, 5), C64)], False),
+    Case("fft_of_zero", False, "fft of +0.0 of length 127 without finite math: XLA gives -0.0 parts",
+         lambda x: x + ops.fft(const(np.zeros((2, 127)), C64), "FFT", (127,)), [sd((2, 127), C64)], False),
     Case("fft_of_zero", False, "splat 1 is not 0",
          lambda x: x + ops.fft(ops.constant(np.ones((64, 64), C64)), "FFT", (64,)), [sd((64, 64), C64)]),
     Case("fft_of_constant", True, "a length-1 fft (a copy)", _rfft_const("FFT", (3, 1), (1,), C64), [sd((3, 1), C64)],
@@ -744,6 +750,42 @@ def test_pattern(case):
     for name in case.present:
         name, n = name if isinstance(name, tuple) else (name, None)
         assert counts.get(name, 0) == n if n is not None else name in counts, f"{name}:\n{m}"
+
+
+@pytest.mark.parametrize("kind, dtype, shape, lengths", [
+    ("RFFT", F32, (3, 1), (1,)), ("RFFT", F64, (2, 1, 1), (1, 1)), ("IRFFT", C64, (3, 1), (1,)),
+    ("FFT", C64, (3, 1), (1,)), ("IFFT", np.complex128, (2, 1), (1,)),
+    ("RFFT", F32, (2, 8), (8,)), ("RFFT", F32, (1, 3), (3,)), ("FFT", C64, (3, 127), (127,)),
+    ("IRFFT", C64, (2, 5), (8,)), ("IFFT", C64, (4, 4), (4, 4)),
+])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_fft_of_zero_keeps_xla_bits_without_finite_math(kind, dtype, shape, lengths, sign):
+    """rfft(pad(x, -0.0)) is -0.0 in XLA, jax and numpy (issue 49): fft_of_zero folds length-1 transforms
+    to the zero itself, and longer ones (whose zeros XLA signs by a pattern of the length) only under finite math."""
+    zero = np.zeros(shape, dtype) * sign
+    if np.dtype(dtype).kind == "c":
+        zero = zero + 1j * zero * -1  # (parts of both signs)
+    m = hf.trace(lambda: ops.fft(ops.constant(zero), kind, lengths))
+    want = np.asarray(m.compile()())
+    report = m.optimize("pattern:fft_of_zero", finite_math=False)
+    assert report.fired["fft_of_zero"] == (1 if all(n == 1 for n in lengths) else 0)
+    assert np.asarray(m.compile()()).tobytes() == want.tobytes()
+    m = hf.trace(lambda: ops.fft(ops.constant(zero), kind, lengths))
+    assert m.optimize("pattern:fft_of_zero", finite_math=True).fired["fft_of_zero"] == 1
+    np.testing.assert_array_equal(np.asarray(m.compile()()), want)  # (zeros, of either sign)
+
+
+def test_fft_of_zero_of_a_negative_zero_pad_is_negative_zero():
+    """The issue's reproducer: rfft of a pad of -0.0 (the operand cropped away) keeps XLA's -0.0."""
+    m = hf.trace(lambda x: hnp.fft.rfft(ops.pad(x, np.float32(-0.0), [-1], [1], [0])), sd((1,)))
+    x = np.ones(1, F32)
+    want = np.asarray(m.compile()(x))
+    assert np.signbit(want.real).all()
+    m.optimize(finite_math=False)
+    assert np.asarray(m.compile()(x)).tobytes() == want.tobytes()
+    text = hf.trace(lambda: ops.fft(const(np.zeros(8)), "RFFT", (8,))).optimize(
+        "pattern:fft_of_zero", finite_math=False, debug=True).explain()
+    assert "fft_of_zero: declined 1 time: XLA's FFT gives zeros of either sign" in text
 
 
 def test_integer_division_by_constant_zero_is_not_folded():

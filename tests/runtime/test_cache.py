@@ -218,6 +218,26 @@ def test_the_default_directory_is_the_users_cache_directory():
     assert c.cache_dir is None
 
 
+def test_the_directory_expands_home_and_refuses_what_no_file_system_takes(monkeypatch, tmp_path):
+    """Issue 49: "\\x00bad" failed only at the first compile (embedded null byte), and "~/x" made a
+    directory named "~" in the working directory."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    c = Config({"HOME": str(tmp_path)})
+    c.cache_dir = "~/x"
+    assert c.cache_dir == str(tmp_path / "x")
+    c.cache_dir = "~"
+    assert c.cache_dir == str(tmp_path)
+    assert Config({"HLOFORGE_CACHE_DIR": "~/cache"}).cache_dir == str(tmp_path / "cache")
+    with pytest.raises(ValueError, match=r"config.cache_dir must be a path without null bytes, got '\\x00bad'"):
+        c.cache_dir = "\x00bad"
+    with pytest.raises(ValueError, match=r"config.cache_dir: cannot expand '~no-such-user-49/x' \(no such user, "
+                                         r"or no home directory\)"):
+        c.cache_dir = "~no-such-user-49/x"
+    assert c.cache_dir == str(tmp_path)  # (a refused value changes nothing)
+    with pytest.raises(ValueError, match=r"HLOFORGE_CACHE_DIR: config.cache_dir must be a path without null bytes"):
+        Config({"HLOFORGE_CACHE_DIR": "a\x00b"})
+
+
 def test_the_size_bound_reads_the_environment_and_validates():
     assert Config({}).cache_max_bytes == cache.DEFAULT_MAX_BYTES == 1 << 30
     for text, expected in (("4096", 4096), ("512M", 512 << 20), ("2g", 2 << 30), ("1GiB", 1 << 30), ("64 KB", 64 << 10),

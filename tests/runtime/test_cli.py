@@ -110,6 +110,27 @@ def test_run_bad_inputs(module_file, tmp_path, in_process):
     _assert_one_line_error(in_process("inspect", tmp_path / "broken.mlir"), "invalid MLIR")
 
 
+def test_run_args_of_strings_and_npz_archives(module_file, tmp_path, in_process):
+    """Issue 49: a string array (and any .npz, read as the array of its names) said "got str32[1]"."""
+    x, w = np.ones((4, 8), np.float32), np.full((8, 3), 0.1, np.float32)
+    np.save(tmp_path / "s.npy", np.array(["x"]))
+    np.savez(tmp_path / "s.npz", names=np.array(["x"]))
+    np.save(tmp_path / "b.npy", np.array([b"x"]))
+    np.savez(tmp_path / "two.npz", x=x, w=w)
+    np.savez(tmp_path / "x.npz", x=x)
+    np.save(tmp_path / "w.npy", w)
+    run = lambda first: in_process("run", module_file, "--arg", tmp_path / first, "--arg", tmp_path / "w.npy")  # noqa: E731
+    _assert_one_line_error(run("s.npy"), f"--arg {tmp_path / 's.npy'} (argument 0, float32[4, 8]): string arrays "
+                                         f"are not supported (dtype <U1); arguments are numeric or bool arrays")
+    _assert_one_line_error(run("s.npz"), f"--arg {tmp_path / 's.npz'} (array 'names', argument 0, float32[4, 8]): "
+                                         f"string arrays are not supported (dtype <U1)")
+    _assert_one_line_error(run("b.npy"), "(argument 0, float32[4, 8]): bytes arrays are not supported (dtype |S1)")
+    _assert_one_line_error(run("two.npz"), "(argument 0, float32[4, 8]): an .npz archive of 2 arrays (x, w); pass "
+                                           "one .npy file, or an .npz of one array, per argument")
+    result = run("x.npz")
+    assert result.returncode == 0 and "output 0: float32[4, 3]" in result.stdout, result.stderr
+
+
 def test_inspect_graph_convert(module_file, tmp_path, in_process):
     result = cli("inspect", module_file, "--json")
     assert result.returncode == 0, result.stderr
