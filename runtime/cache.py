@@ -183,8 +183,9 @@ def decode_entry(data: bytes, key: str) -> bytes | None:
     head = len(_MAGIC) + len(name)
     if not data.startswith(_MAGIC) or data[len(_MAGIC):head] != name:
         return None
-    digest, payload = data[head:head + 32], data[head + 32:]
-    return payload if hashlib.sha256(name + payload).digest() == digest else None
+    check = hashlib.sha256(name)
+    check.update(memoryview(data)[head + 32:])  # (no copy of a large payload to check it)
+    return data[head + 32:] if check.digest() == data[head:head + 32] else None
 
 
 _warned: set = set()  # directories already warned about (one warning per directory and process)
