@@ -9,7 +9,7 @@ import time
 from hloforge.frontend.module import Module
 from hloforge.frontend.shape_assertions import has_shape_assertions
 from hloforge.passes.guards import guard_for_xla
-from hloforge.runtime import cache, callbacks, pjrt, sharding
+from hloforge.runtime import cache, callbacks, module_key, pjrt, sharding
 from hloforge.runtime.dynamic import DynamicExecutable
 from hloforge.runtime.executable import Executable
 from hloforge.runtime.fft_sharding import keep_ffts_local
@@ -58,6 +58,9 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
         dev = default_device(device)
         return DynamicExecutable(in_specs, out_specs, dev, module.entry,
                                  lambda specs: compile_module(module.refine(specs), dev), dynamic_args)
+    found = None if sharded else _cached_module(module, default_device(device))
+    if found is not None:  # (found from the IR: the module's text is neither printed nor scanned)
+        return Executable(found[0], in_specs, out_specs, default_device(device), module.entry, 0.0, found[1])
     code = module._code_for_compile()
     if _DYNAMIC_TYPE.search(code) or has_shape_assertions(code):  # static arguments, dynamic values inside
         # (or jax.export's shape assertions, which refinement checks and removes): refine them
@@ -117,7 +120,7 @@ def load_or_compile(code, devs, name="main", module=None, shardy=None):
     _refuse_python_callbacks(code, name)
     devs = tuple(devs)
     shardy = pjrt.use_shardy() if shardy is None and len(devs) > 1 else shardy
-    key = _cache_key(code, devs, shardy)
+    key = _cache_key(module_key.key_text(module, code), devs, shardy)
     loaded = cache.MEMORY.get(key)
     if loaded is not None:
         cache.count("memory_hits")
@@ -133,11 +136,23 @@ def load_or_compile(code, devs, name="main", module=None, shardy=None):
 
 
 def _cache_key(code, devs, shardy) -> str:
-    """The executable caches' key: the module text without its locations (as jax's cache key drops
-    debug info: one program traced from two call sites compiles once), the devices' environment
-    and options (the XLA options hloforge adds for the platform among them)."""
+    """The executable caches' key: the module without its locations (as jax's cache key drops debug
+    info: one program traced from two call sites compiles once; ``module_key.key_text``), the devices'
+    environment and options (the XLA options hloforge adds for the platform among them)."""
     options = sorted(pjrt.backend_options(devs[0].platform).items())
     return cache.fingerprint(without_locations(code), pjrt.environment(devs), shardy, options, cache.KEY_VERSION)
+
+
+def _cached_module(module, dev):
+    """(loaded executable, "memory" or "disk") of ``module`` compiled before for ``dev``, by its IR
+    key, or None."""
+    text = module_key.ir_text(module)
+    if text is None:
+        return None
+    key = _cache_key(text, (dev,), None)
+    if key not in cache.MEMORY and config.cache_dir:  # (deserializing needs what its custom calls need)
+        pjrt.prepare_custom_calls(module_key.outline(module))
+    return _cached(key, (dev,), pjrt.compile_options((dev,), None, partial_dfts=has_partial_dfts(module)))
 
 
 def without_locations(code: str) -> str:
@@ -201,7 +216,8 @@ def remember_optimized(key, optimized, signature, device=None) -> None:
     if not config.cache_dir or optimized.signature != signature:
         return
     code = _plain_code(optimized)
-    exe_key = None if code is None else _cache_key(code, (default_device(device),), None)
+    text = None if code is None else module_key.key_text(guard_for_xla(optimized), code)
+    exe_key = None if text is None else _cache_key(text, (default_device(device),), None)
     if exe_key is None or exe_key not in cache.MEMORY:
         return
     entry = [exe_key, has_partial_dfts(optimized), "lapack_" in code]
