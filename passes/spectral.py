@@ -26,6 +26,7 @@ from hloforge.passes.fft import fft_type
 from hloforge.passes.spectral_dft import (
     MAX_MATRIX, Chain, fft_axes, flops, forward_matrix, inverse_matrix, mark_partial_dfts)
 from hloforge.passes.spectral_fold import partial_dft_of_fft, partial_dft_of_fft_across
+from hloforge.passes.spectral_positions import Positions
 from hloforge.passes.spectral_support import ZERO, find_support
 from hloforge.target import COST_MODELS, CPU, GPU, KEEP_FFTS, PARTIAL_DFT_ATTR, CostModel  # noqa: F401  (re-exported)
 
@@ -33,30 +34,24 @@ from hloforge.target import COST_MODELS, CPU, GPU, KEEP_FFTS, PARTIAL_DFT_ATTR, 
 # ---------------------------------------------------------------- forward: slices of an FFT
 
 def _kept_by_slices(op, axes):
-    """Per FFT axis the sorted indices some slice user reads, and the users; None if some user is
-    not a slice."""
+    """Per FFT axis the ``Positions`` some slice user reads, and the users; None if some user is not a
+    slice or the modes read take too many intervals."""
     users = [u.owner for u in op.result.uses]
     if not users or any(u.name != "stablehlo.slice" or u.operands[0] != op.result for u in users):
         return None
-    kept = {a: set() for a in axes}
-    for u in users:
-        start, limit, strides = slice_params(u)
-        for a in axes:
-            kept[a].update(range(start[a], limit[a], strides[a]))
-    return {a: sorted(kept[a]) for a in axes}, users
+    read = [slice_params(u) for u in users]
+    kept = {a: Positions.of(range(start[a], limit[a], strides[a]) for start, limit, strides in read) for a in axes}
+    return None if None in kept.values() else (kept, users)
 
 
 def _remapped_slice(u, axes, kept):
     """(start, limit, strides) of user slice ``u`` on the compact spectrum, or None."""
     start, limit, strides = slice_params(u)
     for a in axes:
-        where = [kept[a].index(i) for i in range(start[a], limit[a], strides[a])]
-        if not where:
+        where = kept[a].ranks_of(range(start[a], limit[a], strides[a]))
+        if where is None:
             return None
-        step = where[1] - where[0] if len(where) > 1 else 1
-        if step < 1 or where != list(range(where[0], where[-1] + 1, step)):
-            return None
-        start[a], limit[a], strides[a] = where[0], where[-1] + 1, step
+        start[a], limit[a], strides[a] = where.start, where.stop, where.step
     return start, limit, strides
 
 
@@ -65,7 +60,7 @@ class _ForwardPlan(NamedTuple):
     steps: list      # (axis, n_in, n_out, paired) per contraction, in order
     lengths: list    # the FFT length of each transformed axis
     axes: list
-    kept: dict       # axis -> the modes read
+    kept: dict       # axis -> the modes read (Positions)
     users: list      # the slices that read the spectrum, or None (it is read whole)
     remapped: list   # each user's (start, limit, strides) on the compact spectrum
 
@@ -79,7 +74,7 @@ def plan_truncated_forward_fft(op):
     out_shape = list(shape_of(op.result))
     found = _kept_by_slices(op, axes)
     if found is None:
-        kept, users, remapped = {a: list(range(out_shape[a])) for a in axes}, None, None
+        kept, users, remapped = {a: Positions.full(out_shape[a]) for a in axes}, None, None
     else:
         kept, users = found
         remapped = [_remapped_slice(u, axes, kept) for u in users]
@@ -121,7 +116,7 @@ def truncated_forward_fft(op, rewriter):
         chain = Chain(plan.support.build(op.location), fft_type(op) == "FFT", op.location)
         for i, (a, _, _, _) in enumerate(plan.steps):
             n = plan.lengths[plan.axes.index(a)]
-            matrix = forward_matrix(chain.paired, tuple(plan.support.positions[a]), tuple(plan.kept[a]), n, chain.dtype)
+            matrix = forward_matrix(chain.paired, plan.support.positions[a], plan.kept[a], n, chain.dtype)
             chain.contract(a, matrix, True, i == len(plan.steps) - 1)
         spectrum = chain.finish()
         if plan.users is None:
@@ -194,7 +189,7 @@ def truncated_inverse_fft(op, rewriter):
     with rewriter.ip:
         chain = Chain(plan.support.build(op.location), True, op.location)
         for i, (a, _, n, out_pair) in enumerate(plan.steps):
-            matrix = inverse_matrix(out_pair, tuple(plan.support.positions[a]), n, chain.dtype)
+            matrix = inverse_matrix(out_pair, plan.support.positions[a], n, chain.dtype)
             chain.contract(a, matrix, out_pair, i == len(plan.steps) - 1)
         out = chain.finish()
     rewriter.replace_op(op, [out])

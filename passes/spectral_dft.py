@@ -64,20 +64,21 @@ def _cached(key, compute):
     return matrix
 
 
-def forward_matrix(paired: bool, rows: tuple, cols: tuple, n: int, dtype) -> np.ndarray:
-    """The forward partial DFT over one axis, from positions ``rows`` onto modes ``cols``."""
+def forward_matrix(paired: bool, rows, cols, n: int, dtype) -> np.ndarray:
+    """The forward partial DFT over one axis, from positions ``rows`` onto modes ``cols`` (``Positions``)."""
     return _cached(("forward", paired, rows, cols, n, dtype), lambda: (pair_to_pair if paired else real_to_pair)(
-        angles(rows, cols, n, -1), 1.0).astype(dtype))
+        angles(rows.array(), cols.array(), n, -1), 1.0).astype(dtype))
 
 
-def inverse_matrix(out_pair: bool, modes: tuple, n: int, dtype) -> np.ndarray:
-    """The inverse partial DFT over one axis, from ``modes`` onto all n positions; ``out_pair``
+def inverse_matrix(out_pair: bool, modes, n: int, dtype) -> np.ndarray:
+    """The inverse partial DFT over one axis, from ``modes`` (``Positions``) onto all n positions; ``out_pair``
     False is IRFFT's last axis, where bins 1 .. ceil(n/2)-1 stand for two conjugate bins."""
     def compute():
-        theta = angles(modes, range(n), n, 1)
+        bins = modes.array()
+        theta = angles(bins, range(n), n, 1)
         if out_pair:
             return pair_to_pair(theta, 1.0 / n).astype(dtype)
-        w = np.where((np.asarray(modes) == 0) | (2 * np.asarray(modes) == n), 1.0, 2.0)
+        w = np.where((bins == 0) | (2 * bins == n), 1.0, 2.0)
         return pair_to_real(theta, w[:, None] / n).astype(dtype)
     return _cached(("inverse", out_pair, modes, n, dtype), compute)
 

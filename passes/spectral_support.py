@@ -10,11 +10,12 @@ from hloforge.frontend.ops.slicing import scatter_body_name
 from hloforge.passes._ir import (
     build, constant, constant_value, dtype_of, element_type, is_zero, params_of, producer, shape_of, tensor)
 from hloforge.passes.pad import paddings, scalar_constant
+from hloforge.passes.spectral_positions import Positions
 
 
 class Support:
-    """A value that is zero outside ``positions[axis]`` on the transformed axes, and the op tree
-    building its nonzero part (``build(loc)``: the compact value, len(positions[axis]) long)."""
+    """A value that is zero outside ``positions[axis]`` (a ``Positions``) on the transformed axes, and the op
+    tree building its nonzero part (``build(loc)``: the compact value, len(positions[axis]) long)."""
 
     def __init__(self, positions, builder):
         self.positions, self.build = positions, builder
@@ -33,7 +34,7 @@ def _support_of(value, axes):
     if is_zero(value):
         return ZERO
     shape = shape_of(value)
-    leaf = Support({a: list(range(shape[a])) for a in axes}, lambda loc: value)
+    leaf = Support({a: Positions.full(shape[a]) for a in axes}, lambda loc: value)
     owner = producer(value)
     if owner is None:
         return leaf
@@ -59,15 +60,15 @@ def _pad_support(pad, axes):
     inner = find_support(pad.operands[0], axes)
     if inner is ZERO:
         return ZERO
-    positions = {a: [low[a] + p * (interior[a] + 1) for p in inner.positions[a]] for a in axes}
-    return Support(positions, inner.build)
+    positions = {a: inner.positions[a].spread(low[a], interior[a] + 1) for a in axes}
+    return None if None in positions.values() else Support(positions, inner.build)
 
 
 def _concat_support(cat, axes):
     d = params_of(cat)["dimension"]
     if d not in axes:
         return None
-    parts, offset, positions = [], 0, []
+    parts, offset, positions = [], 0, []  # (positions: the ranges along d)
     others = None
     for operand in cat.operands:
         s = find_support(operand, axes)
@@ -76,7 +77,7 @@ def _concat_support(cat, axes):
             if others is not None and rest != others:
                 return None
             others = rest
-            positions += [offset + p for p in s.positions[d]]
+            positions += [range(a + offset, b + offset) for a, b in s.positions[d].spans]
             parts.append(s)
         offset += shape_of(operand)[d]
     if not parts:
@@ -86,7 +87,8 @@ def _concat_support(cat, axes):
     else:
         def join(loc, parts=parts):
             return build("stablehlo.concatenate", [p.build(loc) for p in parts], dimension=d, loc=loc)
-    return Support({**others, d: positions}, join)
+    along = Positions.of(positions)
+    return None if along is None else Support({**others, d: along}, join)
 
 
 def _set_window(op):
@@ -127,14 +129,15 @@ def _scatter_support(op, axes):
         value = found[0]
     chain.reverse()
     shape, element = shape_of(op.result), element_type(op.result)
-    positions = {a: sorted(set().union(*(range(b[a], b[a] + shape_of(s.operands[2])[a]) for s, b in chain)))
-                 for a in axes}
+    positions = {a: Positions.of(range(b[a], b[a] + shape_of(s.operands[2])[a]) for s, b in chain) for a in axes}
+    if None in positions.values():
+        return None
     compact = tensor([len(positions[a]) if a in axes else n for a, n in enumerate(shape)], element)
 
     def scatter_into_zeros(loc):
         out = constant(np.zeros((), dtype_of(op.result)), compact, loc)
         for s, start in chain:
-            moved = [positions[a].index(b) if a in axes else b for a, b in enumerate(start)]
+            moved = [positions[a].rank(b) if a in axes else b for a, b in enumerate(start)]
             to_operand = stablehlo.ScatterDimensionNumbers(s.attributes["scatter_dimension_numbers"])
             index = [moved[o] for o in to_operand.scattered_dims_to_operand_dims]
             copy = s.operation.clone()

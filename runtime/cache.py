@@ -1,7 +1,8 @@
 """Executable caches: a bounded in-memory LRU and a directory of serialized executables.
 
-Keys are sha256 fingerprints of the module text (with locations) plus the devices, compile
-options and jaxlib/platform versions (``pjrt.environment``), so a stale entry is never looked up.
+Keys are sha256 fingerprints of the module without its locations (``module_key``: its bytecode, or
+its text where there is no module) plus the devices, compile options and jaxlib/platform versions
+(``pjrt.environment``), so a stale entry is never looked up.
 An entry file holds its key, a line about the program (what ``hloforge cache --list`` shows), a
 sha256 of those and the payload, then the payload, jaxlib's serialized executable (``cache_entry.py``).
 Anything else found under an entry's name (a bad checksum, another key's entry, a symbolic link, a

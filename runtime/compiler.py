@@ -9,7 +9,7 @@ import time
 from hloforge.frontend.module import Module
 from hloforge.frontend.shape_assertions import has_shape_assertions
 from hloforge.passes.guards import guard_for_xla
-from hloforge.runtime import cache, callbacks, pjrt, sharding
+from hloforge.runtime import cache, callbacks, module_key, pjrt, sharding
 from hloforge.runtime.dynamic import DynamicExecutable
 from hloforge.runtime.executable import Executable
 from hloforge.runtime.fft_sharding import keep_ffts_local
@@ -62,6 +62,10 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
         target = resolve_target(device)
         return DynamicExecutable(in_specs, out_specs, target.device, module.entry,
                                  lambda specs: compile_module(module.refine(specs), target), dynamic_args)
+    target = None if sharded else resolve_target(device)
+    found = None if target is None else _cached_module(module, target)
+    if found is not None:  # (found from the IR: the module's text is neither printed nor scanned)
+        return Executable(found[0], in_specs, out_specs, target.device, module.entry, 0.0, found[1])
     code = module._code_for_compile()
     if _DYNAMIC_TYPE.search(code) or has_shape_assertions(code):  # static arguments, dynamic values inside
         # (or jax.export's shape assertions, which refinement checks and removes): refine them
@@ -74,9 +78,8 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
             raise NotImplementedError(f"{module.entry}: host callbacks (hloforge.debug.print/callback, "
                                       f"hloforge.pure_callback) in sharded programs are not supported yet; "
                                       f"compile for one device")
-        return callbacks.compile_with_callbacks(code, resolve_target(device), module.entry, in_specs, out_specs)
+        return callbacks.compile_with_callbacks(code, target, module.entry, in_specs, out_specs)
     if not sharded:
-        target = resolve_target(device)
         loaded, seconds, source = load_or_compile(code, target, module.entry, module)
         return Executable(loaded, in_specs, out_specs, target.device, module.entry, seconds, source)
 
@@ -130,7 +133,7 @@ def load_or_compile(code, target, name="main", module=None, shardy=None):
     _refuse_python_callbacks(code, name)
     _refuse_unsupported_types(code, target, name)
     shardy = pjrt.use_shardy() if shardy is None and len(target.devices) > 1 else shardy
-    key = _cache_key(code, target, shardy)
+    key = _cache_key(module_key.key_text(module, code), target, shardy)
     loaded = cache.MEMORY.get(key)
     if loaded is not None:
         cache.count("memory_hits")
@@ -146,11 +149,24 @@ def load_or_compile(code, target, name="main", module=None, shardy=None):
 
 
 def _cache_key(code, target, shardy) -> str:
-    """The executable caches' key: the module text without its locations (as jax's cache key drops
-    debug info: one program traced from two call sites compiles once), the target's environment
-    (platform, devices, versions) and the XLA options hloforge adds for its platform."""
+    """The executable caches' key: the module without its locations (as jax's cache key drops debug
+    info: one program traced from two call sites compiles once; ``module_key.key_text``), the target's
+    environment (platform, devices, versions) and the XLA options hloforge adds for its platform."""
     return cache.fingerprint(without_locations(code), target.environment, shardy, list(target.xla_options),
                              cache.KEY_VERSION)
+
+
+def _cached_module(module, target):
+    """(loaded executable, "memory" or "disk") of ``module`` compiled before for the Target ``target``,
+    by its IR key, or None."""
+    text = module_key.ir_text(module)
+    if text is None:
+        return None
+    key = _cache_key(text, target, None)
+    if key not in cache.MEMORY and config.cache_dir:  # (deserializing needs what its custom calls need)
+        pjrt.prepare_custom_calls(module_key.outline(module))
+    return _cached(key, target.devices, pjrt.compile_options(target.devices, None,
+                                                             target.options(has_partial_dfts(module))))
 
 
 def without_locations(code: str) -> str:
@@ -213,13 +229,14 @@ def remember_optimized(key, optimized, signature, target) -> None:
     if not config.cache_dir or optimized.signature != signature:
         return
     code = _plain_code(optimized)
-    exe_key = None if code is None else _cache_key(code, target, None)
+    text = None if code is None else module_key.key_text(guard_for_xla(optimized), code)
+    exe_key = None if text is None else _cache_key(text, target, None)
     if exe_key is None or exe_key not in cache.MEMORY:
         return
     entry = [exe_key, has_partial_dfts(optimized), "lapack_" in code]
     cache.disk_store(config.cache_dir, key, json.dumps(entry).encode(), config.cache_max_bytes,
                      event="pipeline_writes",
-                     about=cache.about(optimized.entry, (default_device(device),), "pipeline", optimized))
+                     about=cache.about(optimized.entry, target.devices, "pipeline", optimized))
 
 
 def _decode_pipeline_entry(payload: bytes):
