@@ -129,7 +129,9 @@ def _median(fn, repeats):
     return statistics.median(times)
 
 
-def measure(name, program, args, repeats, first_repeats=5):
+def measure(name, program, args, repeats, first_repeats=5, compile_repeats=None):
+    """One case's rows; ``compile_repeats`` (default ``repeats``) and ``first_repeats`` bound the rows that
+    compile (on a TPU each compile takes seconds)."""
     hf_fn = functools.partial(program, hnp)
     jax_fn = functools.partial(program, jnp)
     dev_args = jax.device_put(args)
@@ -143,10 +145,10 @@ def measure(name, program, args, repeats, first_repeats=5):
         jax.clear_caches()
         return jax.jit(jax_fn).lower(*args)
 
-    for _ in range(2):  # warm-up of both frameworks' Python paths
+    for _ in range(2 if compile_repeats is None else 1):  # warm-up of both frameworks' Python paths
         hf_trace(), jax_trace()
     trace_h, trace_j, passes, comp_h, comp_j = [], [], [], [], []
-    for _ in range(repeats):  # interleaved
+    for _ in range(repeats if compile_repeats is None else compile_repeats):  # interleaved
         t = time.perf_counter(); m = hf_trace(); trace_h.append(time.perf_counter() - t)
         t = time.perf_counter(); lowered = jax_trace(); trace_j.append(time.perf_counter() - t)
         t = time.perf_counter(); m.optimize(); passes.append(time.perf_counter() - t)
@@ -168,7 +170,7 @@ def measure(name, program, args, repeats, first_repeats=5):
 
     # A first call is mostly XLA's compile, which varies by +-10% from one call to the next on this
     # machine: take enough samples for the median to mean something, and alternate who goes first.
-    for i in range(max(first_repeats, repeats)):
+    for i in range(max(first_repeats, repeats) if compile_repeats is None else first_repeats):
         for first in ((first_hloforge, first_jax) if i % 2 == 0 else (first_jax, first_hloforge)):
             first()
     r["hloforge"]["first_call"] = statistics.median(first_h)
@@ -317,7 +319,8 @@ def main(argv=None) -> int:
         if only is not None and name not in only:
             continue
         print(f"measuring {name} ...", flush=True)
-        results[name] = measure(name, program, case_args, repeats, 3 if accelerator else 5)
+        results[name] = (measure(name, program, case_args, repeats, 2, 1) if accelerator
+                         else measure(name, program, case_args, repeats))
     results["dispatch"] = measure_dispatch(7 if accelerator else repeats)
     if not accelerator and not args.dispatch_only and (only is None or "passes_10k" in only):
         results["passes_10k"] = measure_passes(repeats)

@@ -349,7 +349,7 @@ def _boundary_group(first):
             continue
         if user.name in _NOT_BESIDE_VALUES:
             return f"the constants reach {user.name} beside a computed operand (XLA may fold it later)"
-        if not any(_computed_at_run_time(v, budget) for v in user.operands if _known_or_constant(v, known) is None):
+        if not any(computed_at_run_time(v, budget) for v in user.operands if _known_or_constant(v, known) is None):
             return (f"XLA folds {user.name}, computed from constants only, where evaluate declines or cannot "
                     "tell its bits")
     return tuple(group)
@@ -414,13 +414,13 @@ def _known_or_constant(v, known):
     return _UNREADABLE if found is None else found
 
 
-def _computed_at_run_time(value, budget) -> bool:
-    """Whether ``value`` depends on a block argument or an op XLA runs (OPAQUE), so that XLA cannot
-    fold what it feeds; False too when that takes more than ``budget`` looks."""
+def computed_at_run_time(value, budget, opaque=OPAQUE) -> bool:
+    """Whether ``value`` depends on a block argument or an op XLA runs (``opaque``), so that XLA cannot
+    fold what it feeds; False too when that takes more than ``budget[0]`` looks (``budget`` is spent)."""
     stack, seen = [value], set()
     while stack:
         owner = stack.pop().owner
-        if isinstance(owner, ir.Block) or owner.name in OPAQUE:
+        if isinstance(owner, ir.Block) or owner.name in opaque:
             return True
         if owner.operation in seen:
             continue

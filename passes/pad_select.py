@@ -11,15 +11,15 @@ import math
 import numpy as np
 
 from hloforge.frontend.calls import is_public
-from hloforge.frontend.context import ir, stablehlo
+from hloforge.frontend.context import stablehlo
 from hloforge.passes._ir import (
     build, constant_value, dtype_of, evaluate, ints, params_of, producer, shape_of, update_at)
-from hloforge.passes.fold import OPAQUE
+from hloforge.passes.fold import OPAQUE, computed_at_run_time
 from hloforge.passes.pad import PAD, SLICE, edge_paddings, same_value, scalar_constant, single_use_pad, splat_of
 
 
 MAX_MASK_DEPTH = 6
-RUN_TIME_LOOKS = 256  # ops _computed_at_run_time reads before it answers no
+RUN_TIME_LOOKS = 256  # ops computed_at_run_time reads before it answers no
 # ops whose results XLA computes at run time: what the import folders do not see (OPAQUE), but not
 # calls, which XLA inlines before it simplifies (a constant behind one is a literal to it then)
 _RUN_TIME_OPS = OPAQUE - {"func.call"}
@@ -175,27 +175,11 @@ def plan_select_of_box(op):
     elif start == [0] * len(shape) and limit == list(shape):
         outer = None
     kept = [v for v in (inner, outer) if v is not None]
-    if not any(_computed_at_run_time(v) for v in kept) and not _takes_literals(op.result):
+    run_time = any(computed_at_run_time(v, [RUN_TIME_LOOKS], _RUN_TIME_OPS) for v in kept)
+    if not run_time and not _takes_literals(op.result):
         return ("the result would be computed from constants only: XLA simplifies its users with a literal "
                 "where it computes the select at run time, with other bits (x / (0+0j) gives nan+nanj for inf+nanj)")
     return start, limit, inner, outer
-
-
-def _computed_at_run_time(value) -> bool:
-    """Whether ``value`` depends on a block argument or an op XLA runs (``_RUN_TIME_OPS``); False too when
-    that takes more than ``RUN_TIME_LOOKS`` ops to tell (pure)."""
-    stack, seen = [value], set()
-    while stack:
-        owner = stack.pop().owner
-        if isinstance(owner, ir.Block) or owner.name in _RUN_TIME_OPS:
-            return True
-        if owner.operation in seen:
-            continue
-        seen.add(owner.operation)
-        if len(seen) > RUN_TIME_LOOKS:
-            return False
-        stack.extend(owner.operands)
-    return False
 
 
 def _takes_literals(value) -> bool:

@@ -82,11 +82,16 @@ def fresh(monkeypatch):
 
 
 def _skip_what_a_tpu_cannot_run(items):
-    """On a TPU (benchmarks/device_check.py), complex128 cases: XLA:TPU aborts the process on them, and
-    hloforge refuses them there (docs/limits.md, "On a TPU"). CI runs on the CPU: nothing is skipped."""
+    """On a TPU (benchmarks/device_check.py): complex128 cases (XLA:TPU aborts the process on them, and
+    hloforge refuses them there; docs/limits.md, "On a TPU"), and tests whose child processes would need
+    the chip this process holds. CI runs on the CPU: nothing is skipped."""
     if os.environ.get("HLOFORGE_DEVICE", "").strip().lower() != "tpu":
         return
     skip = pytest.mark.skip(reason="complex128 on a TPU: XLA:TPU has no complex128 (docs/limits.md)")
+    children = pytest.mark.skip(reason="starts child processes that need the TPU this process holds "
+                                       "(device_check runs the examples itself)")
     for item in items:
         if "complex128" in item.nodeid:
             item.add_marker(skip)
+        elif "test_examples_run_and_check_themselves" in item.nodeid:
+            item.add_marker(children)

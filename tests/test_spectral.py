@@ -8,7 +8,7 @@ import pytest
 
 import hloforge as hf
 from hloforge import nn
-from helpers import assert_close
+from helpers import PLATFORM, assert_close
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 sys.path.insert(0, EXAMPLES)
@@ -22,7 +22,7 @@ def test_spectral_conv_matches_numpy(grid, modes):
     w = layer.init(seed=0)
     x = np.random.default_rng(1).standard_normal((2, 3) + grid).astype(np.float32)
     y = hf.jit(layer)(x, w)
-    assert_close(y, fno_reference.spectral_conv(x, w, modes).astype(np.float32), rtol=1e-5)
+    assert_close(y, fno_reference.spectral_conv(x, w, modes).astype(np.float32))  # (float32's tolerance)
 
 
 def test_spectral_conv_errors():
@@ -45,7 +45,8 @@ def test_fno_matches_numpy(n_dims, grid, modes, padding):
     y = np.asarray(hf.jit(model)(x, params))
     ref = fno_reference.fno(x, params, modes, padding)
     assert y.shape == ref.shape
-    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max())
+    rtol = 1e-4 if PLATFORM != "tpu" else 2e-2  # (a TPU's f32 dots at default precision: one bfloat16 pass)
+    np.testing.assert_allclose(y, ref, rtol=rtol, atol=rtol / 10 * np.abs(ref).max())
 
 
 @pytest.mark.parametrize("script", ["quickstart.py", "fno_1d.py", "fno_2d.py", "optimize_jax_module.py",
