@@ -169,6 +169,8 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default=",".join(CASES), help=f"comma-separated cases (default {','.join(CASES)})")
     parser.add_argument("--no-imports", action="store_true", help="skip the import rows")
     parser.add_argument("--json", action="store_true", help="also print the rows as JSON")
+    parser.add_argument("--device", default=None, choices=("cpu", "gpu", "tpu"),
+                        help="the children's device (HLOFORGE_DEVICE; jax's default device too)")
     parser.add_argument("--child", nargs=2, metavar=("FRAMEWORK", "CASE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -183,6 +185,8 @@ def main(argv=None) -> int:
     root = tempfile.mkdtemp(prefix="hloforge-startup-")
     try:
         env = _env(os.path.join(root, "home"), os.path.join(root, "pycache"))
+        if args.device:  # (both frameworks' children on that device: hloforge's setting, jax's platform)
+            env.update(HLOFORGE_DEVICE=args.device, JAX_PLATFORMS={"gpu": "cuda"}.get(args.device, args.device))
         subprocess.run([sys.executable, "-c", "import jax, jax.numpy, hloforge, hloforge.numpy, hloforge.nn"],
                        env=env, check=True, timeout=600)  # (warms the private bytecode cache)
         rows = []

@@ -33,6 +33,7 @@ import burgers_data  # noqa: E402
 import darcy_data  # noqa: E402
 import train_fno_1d  # noqa: E402
 import train_fno_darcy  # noqa: E402
+from timing import use_device  # noqa: E402
 
 
 def jax_gelu(x):
@@ -207,7 +208,10 @@ def main(argv=None) -> int:
     parser.add_argument("--darcy", action="store_true", help="the FNO-2D Darcy example instead of FNO-1D")
     parser.add_argument("--steps", type=int, default=None, help="training steps timed (200; 30 with --darcy)")
     parser.add_argument("--check-steps", type=int, default=10, help="--darcy: steps compared in float64")
+    parser.add_argument("--device", default=None, choices=("cpu", "gpu", "tpu"),
+                        help="both frameworks on this device (default: jax's default device)")
     args = parser.parse_args(argv)
+    use_device(args.device)
     if args.darcy:
         args.steps = 30 if args.steps is None else args.steps
         if args.steps < 6:

@@ -81,8 +81,8 @@ def test_errors():
         hf.eval_shape(hnp.sin, object())
     with pytest.raises(ValueError, match="hloforge.eval_shape: argument leaf 0 float32.*dynamic"):
         hf.eval_shape(hnp.sin, hf.ShapeDtype((None, 2), np.float32))
-    with pytest.raises(ValueError, match="device must be 'cpu', 'gpu', a Device .* got 'tpu'"):
-        hf.device_put(ARGS[0], "tpu")
+    with pytest.raises(ValueError, match="device must be 'cpu', 'gpu', 'tpu', a Device .* got 'npu'"):
+        hf.device_put(ARGS[0], "npu")
     with pytest.raises(TypeError, match="hloforge.device_put: device must be None, .* got 3 of type int"):
         hf.device_put(ARGS[0], 3)
     with pytest.raises(TypeError, match="hloforge.device_put: leaf 0 of type str is not an array of numbers"):

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from hloforge.target import DEVICE_KINDS, default_kind
+from hloforge.target import default_kind
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.context import ir, stablehlo
 from hloforge.frontend.tracing import as_tensor, current_builder
@@ -21,6 +21,7 @@ from hloforge.runtime import pjrt
 _LAPACK_PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d", np.dtype(np.complex64): "c",
                   np.dtype(np.complex128): "z"}
 SUPPORTED = tuple(_LAPACK_PREFIX)
+PLATFORMS = ("cpu", "gpu")  # (the device kinds with LAPACK/cuSOLVER lowerings: a TPU has none here)
 
 
 # ---------------------------------------------------------------- the custom call
@@ -36,8 +37,8 @@ def _platform(platform):
             "hloforge.lax.linalg: the factorizations (lu, qr, cholesky, eigh, svd, solve, det, ...) have no TPU "
             "lowering in hloforge yet (jax's are XLA expansions it does not emit); build this program for the CPU "
             "(platform='cpu', or hf.config.device = 'cpu')")
-    if platform not in DEVICE_KINDS:
-        raise ValueError(f"platform must be {' or '.join(map(repr, DEVICE_KINDS[:2]))}, got {platform!r}")
+    if platform not in PLATFORMS:
+        raise ValueError(f"platform must be {' or '.join(map(repr, PLATFORMS))}, got {platform!r}")
     return platform
 
 
