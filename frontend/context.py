@@ -314,9 +314,11 @@ def portable_target(target: str) -> str:
 
 
 def serialize_portable(module: ir.Module, target: str) -> bytes:
-    # (serialize_portable_artifact would legalize ``module`` itself to VHLO; the _str form works on a copy)
-    text = module.operation.get_asm(enable_debug_info=True, binary=True)
-    return stablehlo.serialize_portable_artifact_str(text, portable_target(target))
+    """A StableHLO portable artifact of (a copy of) ``module`` for ``target``, as jax.export writes one:
+    jaxlib's serializer turns CHLO ops into ``stablehlo.composite`` ops with their decompositions (VHLO
+    has no CHLO; stablehlo's own serializer refuses them: "failed to legalize unresolved materialization")."""
+    bytecode = module.operation.get_asm(enable_debug_info=True, binary=True)
+    return _jax.mlir.serialize_portable_artifact(bytecode, portable_target(target), False)
 
 
 def deserialize_portable(ctx: ir.Context, data: bytes) -> ir.Module:

@@ -363,3 +363,31 @@ def test_a_program_is_one_primitive_with_hloforge_rules():
     names = {e.primitive.name for e in jaxpr.jaxpr.eqns}
     assert "hloforge_call" in names
     assert bridge.call_p.name == "hloforge_call" and bridge.linear_call_p.name == "hloforge_linear_call"
+
+
+# CHLO ops (jax's lowering of these functions, and hloforge.numpy's) cross the bridge: the portable
+# artifact carries them as stablehlo.composite ops, as jax.export writes them (issue 47)
+CHLO_FUNCTIONS = [(jnp.sinh, hnp.sinh), (jnp.cosh, hnp.cosh), (jnp.arcsin, hnp.arcsin), (jnp.arccos, hnp.arccos),
+                  (jnp.arctan, hnp.arctan), (jnp.square, hnp.square), (jax.lax.erf, hf.lax.erf),
+                  (jax.scipy.special.gammaln, None), (lambda v: jax.lax.top_k(v, 2)[0], None)]
+
+
+@pytest.mark.parametrize("jax_fn, hf_fn", CHLO_FUNCTIONS, ids=lambda f: getattr(f, "__name__", "fn"))
+def test_chlo_ops_cross_the_bridge_with_jax_bits(jax_fn, hf_fn):
+    x = np.linspace(-0.9, 0.9, 6).astype(np.float32) if jax_fn is not jax.scipy.special.gammaln else \
+        np.linspace(0.5, 4.0, 6).astype(np.float32)
+    want = np.asarray(jax.jit(jax_fn)(x))
+    through = [hf.optimize(jax_fn)] + ([hf.to_jax(hf_fn)] if hf_fn is not None else [])
+    for f in through:
+        np.testing.assert_array_equal(np.asarray(jax.jit(f)(x)).view(np.uint32), want.view(np.uint32))
+    if hf_fn is not None:
+        assert_close(jax.grad(lambda v: jnp.sum(through[-1](v)))(x), jax.grad(lambda v: jnp.sum(jax_fn(v)))(x))
+
+
+def test_a_chlo_module_round_trips_through_a_portable_artifact(tmp_path):
+    m = hf.trace(hnp.sinh, hf.ShapeDtype((3,), np.float32))
+    assert "chlo.sinh" in m.op_counts()
+    back = hf.Module.parse(m.to_portable())
+    assert back.op_counts().get("stablehlo.composite") == 1
+    x = np.array([-1.0, 0.0, 2.0], np.float32)
+    np.testing.assert_array_equal(np.asarray(back.compile()(x)), np.asarray(m.compile()(x)))
