@@ -24,6 +24,7 @@ from hloforge.frontend.context import diagnostics
 from hloforge.frontend.module import Module
 from hloforge.passes import driver, explain, fft, fold, guards, indexing, inline, pad, pad_push, spec_semantics, spectral
 from hloforge.passes._ir import assume_finite, run_cache, using_cost_model
+from hloforge.passes.isolate import sink_constants
 from hloforge.passes.report import PassReport
 
 FAMILIES = {
@@ -108,6 +109,7 @@ def run(module, pipeline: str = "default", finite_math: bool = True, dump_dir=No
             using_cost_model(cost_model or target.CPU):
         for step in steps:
             runner.run(step)
+        sink_constants(module)  # (MLIR's folders hoist constants out of the bodies hloforge treats as isolated)
     report.seconds = time.perf_counter() - start
     report.ops_after = module.op_counts()
     report.declines = declines
