@@ -28,6 +28,7 @@ from hloforge.frontend.context import ir
 from hloforge.frontend.jit import jit
 from hloforge.frontend.module import Module
 from hloforge.frontend.tracing import Tensor, as_tensor, current_builder, is_tracing, spec_of_type
+from hloforge.passes.fold import BOUNDARY
 from hloforge.passes.pipeline import run as run_passes
 
 _WIDE = {np.dtype(d) for d in (np.float64, np.complex128, np.int64, np.uint64)}
@@ -131,7 +132,8 @@ def _lower(fn, label, tree, specs) -> "_JaxCall":
                         "callbacks cannot be embedded in an hloforge program; remove it from the function")
     module = Module.parse(text).without_shardings()  # (an hloforge program gets its shardings from hf.jit)
     run_passes(module, "inline,symbol-dce")
-    calls = [op for op in module.walk() if op.name == "func.call"]
+    # (inline's call boundaries stay: their identity functions come along into each trace, _clone_into)
+    calls = [op for op in module.walk() if op.name == "func.call" and BOUNDARY not in op.attributes]
     if calls:
         raise TypeError(f"from_jax({label}): jax's lowering keeps {len(calls)} call(s) hloforge cannot inline")
     n_args = len(module.entry_function().regions[0].blocks[0].arguments)
@@ -201,6 +203,27 @@ class _JaxCall:
             f.attributes["sym_visibility"] = ir.StringAttr.get("private")
             types = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value).results
             self.out_specs = [spec_of_type(t) for t in types]
+            self._clone_boundaries(parsed, f, b)
+
+    def _clone_boundaries(self, parsed, f, b) -> None:
+        """The identity functions of inline's call boundaries in ``f`` (jax's lowering, inlined), copied from
+        ``parsed`` into the trace's module under names of this call's own, and ``f``'s calls renamed."""
+        functions = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation for op in parsed.body.operations
+                     if op.operation.name == "func.func"}
+        stack, renamed = [f], {}
+        while stack:
+            for block in (blk for region in stack.pop().regions for blk in region.blocks):
+                for op in block.operations:
+                    op = op.operation
+                    stack.append(op)
+                    if op.name != "func.call" or BOUNDARY not in op.attributes:
+                        continue
+                    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                    if callee not in renamed:
+                        renamed[callee] = f"{self.key}_{callee}"
+                        copy = functions[callee].clone(ip=ir.InsertionPoint(b.module.body))
+                        copy.attributes["sym_name"] = ir.StringAttr.get(renamed[callee])
+                    op.attributes["callee"] = ir.FlatSymbolRefAttr.get(renamed[callee])
 
     def custom_vjp(self, entry, cts, needed=None) -> list:
         """jax.vjp of ``fn`` w.r.t. the needed float/complex argument leaves, from the output

@@ -34,6 +34,7 @@ from hloforge.frontend.from_jax import from_jax
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.trace_function import trace_flat
 from hloforge.frontend.tracing import Tensor
+from hloforge.passes.fold import BOUNDARY
 from hloforge.passes.pipeline import optimize as optimize_module
 from hloforge.runtime import pjrt
 from hloforge.runtime.callbacks import has_callbacks
@@ -42,6 +43,19 @@ from hloforge.target import PARTIAL_DFT_ATTR
 
 _OPTIONS = tuple(p for p in inspect.signature(optimize_module).parameters if p != "self")
 
+
+
+def _exportable(module: Module) -> Module:
+    """``module`` without the ``hloforge.call_boundary`` marks on its calls (a copy where it has some): jax's
+    serializer for the PJRT plugin refuses a ``func.call`` with that unit attribute. The calls stay, so XLA
+    still sees their constants only once it has inlined them (passes/inline.py)."""
+    if BOUNDARY not in module.text:
+        return module
+    copy = module.clone()
+    for op in copy.walk():
+        if op.name == "func.call" and BOUNDARY in op.attributes:
+            del op.attributes[BOUNDARY]
+    return copy
 
 class Program:
     """One module at one signature as jax calls it: its source Module and, made on first use, the
@@ -96,8 +110,8 @@ class Program:
         if self._exported is None:
             with self._lock:
                 if self._exported is None:
-                    self._exported = jax_api.exported(self.optimized.without_shardings().to_portable(), self.ins,
-                                                      self.outs, f"hloforge_{self.name}")
+                    self._exported = jax_api.exported(_exportable(self.optimized.without_shardings()).to_portable(),
+                                                      self.ins, self.outs, f"hloforge_{self.name}")
         return self._exported
 
     @property

@@ -80,3 +80,31 @@ def test_errors_name_the_function_and_quote_jax():
         hf.from_jax(lambda x: x.reshape(7))(np.ones(5, np.float32))
     with pytest.raises(TypeError, match=r"from_jax\(ident\): argument leaf 1 of type str is not an array"):
         hf.from_jax(lambda x, s: x, name="ident")(np.ones(2), "text")
+
+
+# jax functions whose lowering calls private functions that inline leaves behind call boundaries (constants
+# crossing a call): refused with "keeps N call(s) hloforge cannot inline" before issue 47
+_KEY = jax.random.PRNGKey(0)
+BOUNDARY_FUNCTIONS = {
+    "var": (jnp.var, np.array([3.0, 1.0, 2.0, 7.0], np.float32)),
+    "std": (jnp.std, np.array([3.0, 1.0, 2.0, 7.0], np.float32)),
+    "median": (jnp.median, np.array([3.0, 1.0, 2.0, 7.0], np.float32)),
+    "percentile": (lambda v: jnp.percentile(v, 30.0), np.array([3.0, 1.0, 2.0, 7.0], np.float32)),
+    "interp": (lambda v: jnp.sum(jnp.interp(v, jnp.arange(8.0), jnp.arange(8.0) ** 2)),
+               np.array([0.5, 2.25, 6.0], np.float32)),
+    "layer_norm": (lambda v: jnp.sum(((v - v.mean(-1, keepdims=True)) / jnp.sqrt(v.var(-1, keepdims=True) + 1e-5))
+                                     * jnp.arange(3.0)), np.arange(6.0, dtype=np.float32).reshape(2, 3)),
+    "normal": (lambda k: jax.random.normal(k, (3,)), _KEY),
+    "gamma": (lambda k: jax.random.gamma(k, 2.0, (3,)), _KEY),
+    "choice": (lambda k: jax.random.choice(k, 5, (2,)), _KEY),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOUNDARY_FUNCTIONS))
+def test_jax_functions_with_call_boundaries_cross(name):
+    fn, x = BOUNDARY_FUNCTIONS[name]
+    want = np.asarray(jax.jit(fn)(x))
+    np.testing.assert_array_equal(np.asarray(hf.jit(hf.from_jax(fn))(x)), want)
+    np.testing.assert_array_equal(np.asarray(jax.jit(hf.optimize(fn))(x)), want)
+    if want.shape == () and np.asarray(x).dtype == np.float32:
+        np.testing.assert_allclose(jax.grad(hf.optimize(fn))(x), jax.grad(fn)(x), rtol=1e-6, atol=1e-6)
