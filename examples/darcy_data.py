@@ -12,12 +12,17 @@ zero Neumann conditions, mean-zero field) and psi(z) = 12 where z >= 0, 3 elsewh
   at the two nodes, and solved by a batched Jacobi-preconditioned conjugate gradient method in
   ``hloforge.lax.while_loop``: one compiled program (hf.jit) solves a batch of samples, in float64.
 
-Run: python examples/darcy_data.py --n 100 --resolution 85 --seed 0 --out darcy.npz
+Run: python examples/darcy_data.py [--n 1100 --resolution 85 --seed 0] [--out PATH]
+
+writes ``runs/darcy/darcy_r<resolution>_n<n>_s<seed>.npz`` (in the current directory) by default:
+the file train_fno_darcy.py reads for the same samples, so that its run skips the solve (its full
+preset needs --n 1100, 1000 training and 100 test samples; --quick --n 350 --resolution 29).
 """
 from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 
 import numpy as np
@@ -216,18 +221,36 @@ def dataset(n_samples: int, resolution: int = 85, seed: int = 0, chunk: int = 25
     return a.astype(np.float32), np.concatenate(pieces).astype(np.float32)
 
 
+RUN_DIR = os.path.join("runs", "darcy")  # train_fno_darcy.py's default --out
+
+
+def file_name(n_samples: int, resolution: int, seed: int) -> str:
+    """The data file's name: its parameters and seed, which train_fno_darcy.py looks for."""
+    return f"darcy_r{resolution}_n{n_samples}_s{seed}.npz"
+
+
+def save(path: str, a, u) -> None:
+    """Write (a, u) to ``path`` (.npz) atomically, creating its folder."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    np.savez(path + ".tmp.npz", a=a, u=u)
+    os.replace(path + ".tmp.npz", path)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Solve 2-D Darcy flow for random coefficient fields.")
-    parser.add_argument("--n", type=int, default=100, help="number of samples")
+    parser.add_argument("--n", type=int, default=1100,
+                        help="number of samples (default 1100: train_fno_darcy.py's 1000 + 100)")
     parser.add_argument("--resolution", type=int, default=85, help="grid nodes per side, boundary included")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="darcy.npz", help="where a and u go (.npz)")
+    parser.add_argument("--out", help=f"where a and u go (.npz; default: {RUN_DIR}/"
+                                      f"{file_name('<n>', '<resolution>', '<seed>')}, train_fno_darcy.py's file)")
     args = parser.parse_args(argv)
     if args.n < 1 or args.resolution < 3:
         parser.error(f"--n must be >= 1 and --resolution >= 3, got {args.n} and {args.resolution}")
+    out = args.out or os.path.join(RUN_DIR, file_name(args.n, args.resolution, args.seed))
     a, u = dataset(args.n, args.resolution, args.seed)
-    np.savez(args.out, a=a, u=u)
-    print(f"wrote {args.out}: a and u of shape {a.shape}")
+    save(out, a, u)
+    print(f"wrote {out}: a and u of shape {a.shape}")
     return 0
 
 

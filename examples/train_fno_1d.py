@@ -3,11 +3,11 @@ hf.value_and_grad, Adam from optax through hf.from_jax.
 
     python examples/train_fno_1d.py            # the paper's model: modes 16, width 64, 4 layers
     python examples/train_fno_1d.py --quick    # a smaller run (a few minutes on 2 cores)
-    python examples/train_fno_1d.py --resume   # continue from the last checkpoint
+    python examples/train_fno_1d.py --resume   # continue from the last checkpoint (--epochs N: to epoch N)
 
 Writes loss_curve.png, prediction.png and checkpoint.npz (every epoch) to --out (default
-fno_1d_run/); the last line of stdout is ``test relative L2: <value>``. Needs the train extra:
-pip install -e '.[train]'.
+runs/fno_1d/ in the current directory); the last line of stdout is ``test relative L2: <value>``.
+Needs the train extra: pip install -e '.[train]'.
 """
 from __future__ import annotations
 
@@ -138,9 +138,10 @@ class Trainer:
         return state, test
 
     def plots(self, state, x_test, y_test, scale=1.0):
-        """loss_curve.png and prediction.png: three test samples, truth and prediction overlaid on one
-        y-axis (solutions times ``scale``, the factor the training targets were divided by; the inputs,
-        about 50x larger, are left out so that the solutions are not flattened)."""
+        """loss_curve.png, and prediction.png: for three test samples, the input u0(x), the truth
+        u(x, t=1) with the prediction over it, and their difference, each on its own axis (the inputs
+        are about 50x larger than the solutions; solutions times ``scale``, the factor the training
+        targets were divided by)."""
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
@@ -150,17 +151,59 @@ class Trainer:
         ax.set_xlabel("epoch"), ax.set_ylabel("train relative L2"), ax.set_title("FNO-1D on Burgers")
         fig.tight_layout(), fig.savefig(os.path.join(self.out_dir, "loss_curve.png"), dpi=120)
         pred = np.asarray(self.predict(state["params"], x_test[:3])) * scale
-        fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), sharey=True)
+        fig, axes = plt.subplots(3, 3, figsize=(12, 7), sharex=True, sharey="row",
+                                 gridspec_kw=dict(height_ratios=(1, 1.4, 0.8)))
         grid = x_test[0, 1]
-        for i, ax in enumerate(axes):
+        for i in range(3):
             truth = y_test[i] * scale
             error = np.linalg.norm(pred[i] - truth) / np.linalg.norm(truth)
-            ax.plot(grid, truth, label="truth u(t=1)", linewidth=2)
-            ax.plot(grid, pred[i], "--", label="FNO prediction")
-            ax.set_title(f"test sample {i}: relative L2 {error:.4f}"), ax.set_xlabel("x")
-        axes[0].set_ylabel("u(x, t=1)"), axes[0].legend()
+            top, middle, bottom = axes[:, i]
+            top.plot(grid, x_test[i, 0], color="tab:gray")
+            top.set_title(f"test sample {i}: relative L2 {error:.4f}")
+            middle.plot(grid, truth, label="truth u(x, t=1)", linewidth=2)
+            middle.plot(grid, pred[i], "--", label="FNO prediction")
+            bottom.plot(grid, pred[i] - truth, color="tab:red")
+            bottom.axhline(0, color="black", linewidth=0.5)
+            bottom.set_xlabel("x")
+        axes[0, 0].set_ylabel("input u0(x)"), axes[1, 0].set_ylabel("u(x, t=1)")
+        axes[2, 0].set_ylabel("prediction - truth")
+        axes[1, 0].legend(fontsize="small")
+        fig.suptitle("FNO-1D on viscous Burgers: the operator maps u0(x) to u(x, t=1)")
         fig.tight_layout(), fig.savefig(os.path.join(self.out_dir, "prediction.png"), dpi=120)
         plt.close("all")
+
+
+def finished(trainer, state) -> str | None:
+    """The message that ``--resume`` has nothing to train (the checkpoint holds the epochs asked
+    for), or None."""
+    have, want = state["epoch"], trainer.config["epochs"]
+    if have < want:
+        return None
+    held = f"all {_epochs(have)}" if have == want else f"{_epochs(have)} (--epochs {want})"
+    return (f"nothing to do: {os.path.join(trainer.out_dir, '')} already holds {held} "
+            f"(use --epochs N, N > {have}, to train further)")
+
+
+def start_state(trainer, resume: bool):
+    """The checkpoint's state with ``resume`` (when there is one), else a fresh one."""
+    path = os.path.join(trainer.out_dir, "checkpoint.npz")
+    if not resume:
+        return trainer.init_state()
+    if not os.path.exists(path):
+        print(f"--resume: no {path} yet, starting from epoch 0")
+        return trainer.init_state()
+    return trainer.load()
+
+
+def _epochs(n: int) -> str:
+    return f"{n} epoch{'s' if n != 1 else ''}"
+
+
+def trained(state, first: int, seconds: float) -> str:
+    """``trained 200 epochs in ...``, or after a resume from epoch 200 ``trained epochs 201-300 in ...``."""
+    last = state["epoch"]
+    epochs = _epochs(last) if first == 0 else f"epoch {last}" if last == first + 1 else f"epochs {first + 1}-{last}"
+    return f"trained {epochs} in {seconds:.1f} s"
 
 
 def main(argv=None) -> int:
@@ -168,12 +211,20 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small model and dataset")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.npz")
     parser.add_argument("--epochs", type=int, help="override the number of epochs")
-    parser.add_argument("--out", default="fno_1d_run", help="where checkpoints and plots go")
+    parser.add_argument("--out", default=os.path.join("runs", "fno_1d"),
+                        help="where checkpoints and plots go (default: runs/fno_1d)")
     args = parser.parse_args(argv)
     config = dict(QUICK if args.quick else FULL)
     if args.epochs is not None:
         config["epochs"] = args.epochs
     os.makedirs(args.out, exist_ok=True)
+    trainer = Trainer(config, args.out)
+    state = start_state(trainer, args.resume)
+    done = finished(trainer, state)
+    if done:  # (before the data: nothing is solved or traced)
+        print(done)
+        return 0
+    first = state["epoch"]
 
     start = time.perf_counter()
     a, u = burgers_data.dataset(config["train"] + config["test"], config["grid"], config["solve_grid"],
@@ -185,13 +236,9 @@ def main(argv=None) -> int:
     data = ((x[:config["train"]], y[:config["train"]]), (x[config["train"]:], y[config["train"]:]))
     print(f"data: {len(a)} Burgers solutions on {config['grid']} points in {time.perf_counter() - start:.1f} s")
 
-    trainer = Trainer(config, args.out)
-    resume = args.resume and os.path.exists(os.path.join(args.out, "checkpoint.npz"))
-    state = trainer.load() if resume else trainer.init_state()
     state, test = trainer.fit(state, data)
     trainer.plots(state, *data[1], scale)
-    print(f"trained {state['epoch']} epochs in {time.perf_counter() - start:.1f} s; "
-          f"plots in {args.out}/")
+    print(f"{trained(state, first, time.perf_counter() - start)}; plots in {args.out}/")
     print(f"test relative L2: {test:.4f}")
     return 0
 

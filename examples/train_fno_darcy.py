@@ -4,13 +4,15 @@ gradients from hf.value_and_grad, Adam from optax through hf.from_jax.
     python examples/train_fno_darcy.py           # the paper's run: 85x85, modes 12, width 32, 4 layers,
                                                  # 1000/100 samples, 500 epochs
     python examples/train_fno_darcy.py --quick   # a smaller run (a few minutes on 2 cores)
-    python examples/train_fno_darcy.py --resume  # continue from the last checkpoint
+    python examples/train_fno_darcy.py --resume  # continue from the last checkpoint (--epochs N: to epoch N)
 
 Every setting of the configuration has its option (--train, --resolution, --modes, ...), which
-overrides the chosen preset. Writes the data cache (darcy_<n>_<resolution>_<seed>.npz),
-checkpoint.npz (every epoch), loss_curve.png and prediction.png to --out (default fno_darcy_run/);
-the last line of stdout is ``test relative L2: <value>``. Needs the train extra:
-pip install -e '.[train]'.
+overrides the chosen preset. Writes checkpoint.npz (every epoch), loss_curve.png and prediction.png
+to --out (default runs/darcy/ in the current directory). The data (train + test samples) is read
+from --data, by default OUT/darcy_r<resolution>_n<train + test>_s<seed>.npz, the file
+darcy_data.py writes by default (``python examples/darcy_data.py`` makes the full preset's); when it
+is missing, the samples are solved and written there. The last line of stdout is
+``test relative L2: <value>``. Needs the train extra: pip install -e '.[train]'.
 """
 from __future__ import annotations
 
@@ -53,19 +55,28 @@ def make_inputs(a):
     return np.concatenate([a[:, None], coords], axis=1).astype(np.float32)
 
 
-def load_data(config, out_dir):
-    """(a, u) for train + test samples, from the cache in ``out_dir`` or solved (and cached)."""
+def data_path(config, out_dir):
+    """Where the run's samples are kept: darcy_data.py's default file for them, in ``out_dir``."""
+    n = config["train"] + config["test"]
+    return os.path.join(out_dir, darcy_data.file_name(n, config["resolution"], config["seed"]))
+
+
+def load_data(config, path):
+    """(a, u) for train + test samples, read from ``path`` or solved (and written there)."""
     n, resolution, seed = config["train"] + config["test"], config["resolution"], config["seed"]
-    path = os.path.join(out_dir, f"darcy_{n}_{resolution}_{seed}.npz")
     if os.path.exists(path):
         with np.load(path) as data:
-            print(f"data: {n} Darcy solutions on {resolution}x{resolution} from {path}")
-            return data["a"], data["u"]
+            a, u = data["a"], data["u"]
+        if a.shape != (n, resolution, resolution) or u.shape != a.shape:
+            raise SystemExit(f"{path} holds samples of shape {a.shape}, not ({n}, {resolution}, {resolution}): "
+                             f"remove it or pass another --data")
+        print(f"data: {n} Darcy solutions on {resolution}x{resolution} from {path}")
+        return a, u
     start = time.perf_counter()
     a, u = darcy_data.dataset(n, resolution, seed)
-    np.savez(path + ".tmp.npz", a=a, u=u)
-    os.replace(path + ".tmp.npz", path)
-    print(f"data: {n} Darcy solutions on {resolution}x{resolution} in {time.perf_counter() - start:.1f} s")
+    darcy_data.save(path, a, u)
+    print(f"data: {n} Darcy solutions on {resolution}x{resolution} in {time.perf_counter() - start:.1f} s, "
+          f"written to {path}")
     return a, u
 
 
@@ -119,7 +130,7 @@ class Trainer(train_fno_1d.Trainer):
         panels = [("coefficient a", a, dict(cmap="gray")),
                   ("truth u", truth, dict(vmin=lo, vmax=hi)),
                   ("FNO prediction", pred, dict(vmin=lo, vmax=hi)),
-                  (f"error (relative L2 {error:.3f})", pred - truth, dict(cmap="RdBu_r"))]
+                  (f"error: prediction - truth\n(relative L2 {error:.3f})", pred - truth, dict(cmap="RdBu_r"))]
         fig, axes = plt.subplots(1, 4, figsize=(15, 3.6))
         for ax, (title, image, style) in zip(axes, panels):
             if title.startswith("error"):
@@ -129,6 +140,7 @@ class Trainer(train_fno_1d.Trainer):
             fig.colorbar(shown, ax=ax, fraction=0.046, pad=0.04)
             ax.set_title(title), ax.set_xlabel("x")
         axes[0].set_ylabel("y")
+        fig.suptitle("FNO-2D on Darcy flow: the operator maps the coefficient a(x, y) to the solution u(x, y)")
         fig.tight_layout(), fig.savefig(os.path.join(self.out_dir, "prediction.png"), dpi=120)
         plt.close("all")
 
@@ -137,7 +149,10 @@ def parse_config(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small model, grid and dataset")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.npz")
-    parser.add_argument("--out", default="fno_darcy_run", help="where data, checkpoints and plots go")
+    parser.add_argument("--out", default=darcy_data.RUN_DIR,
+                        help=f"where checkpoints and plots go (default: {darcy_data.RUN_DIR})")
+    parser.add_argument("--data", help="the samples' .npz, read or written (default: "
+                                       "OUT/darcy_r<resolution>_n<train + test>_s<seed>.npz, darcy_data.py's file)")
     for key, value in FULL.items():
         parser.add_argument(f"--{key.replace('_', '-')}", dest=key, type=type(value),
                             help=f"override the preset's {key} (full: {value}, quick: {QUICK[key]})")
@@ -156,18 +171,22 @@ def parse_config(argv=None):
 def main(argv=None) -> int:
     args, config = parse_config(argv)
     os.makedirs(args.out, exist_ok=True)
-    start = time.perf_counter()
-    data, scale = split(config, *load_data(config, args.out))
-
     trainer = Trainer(config, args.out)
-    resume = args.resume and os.path.exists(os.path.join(args.out, "checkpoint.npz"))
-    state = trainer.load() if resume else trainer.init_state()
+    state = train_fno_1d.start_state(trainer, args.resume)
+    done = train_fno_1d.finished(trainer, state)
+    if done:  # (before the data: nothing is solved or traced)
+        print(done)
+        return 0
+    first = state["epoch"]
+    start = time.perf_counter()
+    data, scale = split(config, *load_data(config, args.data or data_path(config, args.out)))
+
     counts = trainer.op_counts(state, *data[0])
     print("training step, before -> after optimize(): " + ", ".join(
         f"{op} {b} -> {a}" for op, (b, a) in counts.items()))
     state, test = trainer.fit(state, data)
     trainer.plots(state, *data[1], scale)
-    print(f"trained {state['epoch']} epochs in {time.perf_counter() - start:.1f} s; plots in {args.out}/")
+    print(f"{train_fno_1d.trained(state, first, time.perf_counter() - start)}; plots in {args.out}/")
     print(f"test relative L2: {test:.4f}")
     return 0
 

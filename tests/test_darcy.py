@@ -109,7 +109,7 @@ def test_the_command_line_caches_data_checkpoints_and_resumes(tmp_path, capsys):
     assert out[0].startswith("relative residual: ")
     assert "stablehlo.fft 8 -> 0" in "\n".join(out)
     assert out[-1].startswith("test relative L2: ") and 0 < float(out[-1].split(": ")[1]) < 2
-    for name in ("darcy_12_16_0.npz", "checkpoint.npz", "loss_curve.png", "prediction.png"):
+    for name in ("darcy_r16_n12_s0.npz", "checkpoint.npz", "loss_curve.png", "prediction.png"):
         assert (tmp_path / name).exists(), name
     assert train_fno_darcy.main(TINY_ARGS + ["--epochs", "2", "--resume", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out.strip().splitlines()
@@ -118,6 +118,30 @@ def test_the_command_line_caches_data_checkpoints_and_resumes(tmp_path, capsys):
         assert int(data["epoch"]) == 2 and len(data["losses"]) == 2
     with pytest.raises(SystemExit, match="another configuration"):
         train_fno_darcy.main(TINY_ARGS + ["--width", "4", "--resume", "--out", str(tmp_path)])
+
+
+def test_the_data_step_writes_the_file_training_reads(tmp_path, capsys, monkeypatch):
+    """darcy_data.py's default file is the one train_fno_darcy.py looks for (runs/darcy/ in the
+    current directory): the data step first, and training solves nothing; a finished run's --resume
+    says there is nothing to do."""
+    monkeypatch.chdir(tmp_path)
+    assert darcy_data.main(["--n", "12", "--resolution", "16", "--seed", "0"]) == 0
+    path = os.path.join("runs", "darcy", "darcy_r16_n12_s0.npz")
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {path}: a and u of shape (12, 16, 16)"
+    assert train_fno_darcy.main(TINY_ARGS + ["--epochs", "1"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0] == f"data: 12 Darcy solutions on 16x16 from {path}"  # (no "relative residual": not solved)
+    assert out[-2].startswith("trained 1 epoch in ") and out[-2].endswith("plots in runs/darcy/")
+    assert sorted(os.listdir(tmp_path / "runs" / "darcy")) == [
+        "checkpoint.npz", "darcy_r16_n12_s0.npz", "loss_curve.png", "prediction.png"]
+    assert sorted(os.listdir(tmp_path)) == ["runs"]
+    assert train_fno_darcy.main(TINY_ARGS + ["--epochs", "1", "--resume"]) == 0
+    assert capsys.readouterr().out == ("nothing to do: runs/darcy/ already holds all 1 epoch "
+                                       "(use --epochs N, N > 1, to train further)\n")
+    # another seed is another file; a file of other samples is refused, not trained on
+    assert not os.path.exists(train_fno_darcy.data_path(dict(TINY, seed=1), os.path.join("runs", "darcy")))
+    with pytest.raises(SystemExit, match=r"holds samples of shape \(12, 16, 16\), not \(6, 16, 16\)"):
+        train_fno_darcy.load_data(dict(TINY, train=4, test=2), path)
 
 
 def test_the_command_line_refuses_modes_the_grid_cannot_hold(capsys):

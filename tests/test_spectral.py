@@ -49,10 +49,33 @@ def test_fno_matches_numpy(n_dims, grid, modes, padding):
     np.testing.assert_allclose(y, ref, rtol=rtol, atol=rtol / 10 * np.abs(ref).max())
 
 
-@pytest.mark.parametrize("script", ["quickstart.py", "fno_1d.py", "fno_2d.py", "optimize_jax_module.py",
+@pytest.mark.parametrize("script", ["fno_1d.py", "fno_2d.py", "optimize_jax_module.py",
                                     "per_example_gradients.py", "jax_training_with_hloforge.py"])
 def test_examples_run_and_check_themselves(script):
     result = subprocess.run([sys.executable, os.path.join(EXAMPLES, script)], capture_output=True, text=True,
                             timeout=120, cwd=EXAMPLES)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "max abs" in result.stdout
+
+
+def test_quickstart_shows_a_pattern_firing_and_where_its_executable_came_from(tmp_path):
+    """The quickstart's pipeline report names the patterns that fired, and its compile lines say
+    whether XLA compiled or a cache answered (a second run: the disk cache)."""
+    env = dict(os.environ, HLOFORGE_CACHE_DIR=str(tmp_path / "cache"))
+    outputs = []
+    for _ in range(2):
+        result = subprocess.run([sys.executable, os.path.join(EXAMPLES, "quickstart.py")], capture_output=True,
+                                text=True, timeout=120, cwd=tmp_path, env=env)
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        outputs.append(result.stdout.splitlines())
+    first, second = outputs
+    fired = next(line for line in first if line.startswith("fired: "))
+    assert "truncated_inverse_fft" in fired or "truncated_forward_fft" in fired, fired
+    report = next(line for line in first if line.startswith("PassReport: "))
+    before, after = (int(n) for n in report.split(", ")[1].split(" ops")[0].split(" -> "))
+    assert before != after, report
+    assert any(line.startswith("XLA compiled in ") for line in first), first[-6:]
+    assert "the same module again: loaded from the memory cache (XLA did not compile)" in first
+    assert any(line.startswith("loaded from the disk cache") for line in second), second[-6:]
+    assert first[-1].startswith("max abs error vs numpy: ") and second[-1] == first[-1]
+    assert os.listdir(tmp_path) == ["cache"]

@@ -63,12 +63,23 @@ def test_a_few_steps_lower_the_loss_and_checkpoints_round_trip(tmp_path):
         train_fno_1d.Trainer(dict(TINY, width=8), str(tmp_path)).load()
 
 
-def test_the_command_line_prints_the_test_error_last(tmp_path, capsys):
-    assert train_fno_1d.main(["--quick", "--epochs", "1", "--out", str(tmp_path)]) == 0
-    last = capsys.readouterr().out.strip().splitlines()[-1]
-    assert last.startswith("test relative L2: ") and float(last.split(": ")[1]) > 0
+def test_the_command_line_prints_the_test_error_last(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # (the default --out is runs/fno_1d in the current directory)
+    run = tmp_path / "runs" / "fno_1d"
+    assert train_fno_1d.main(["--quick", "--epochs", "1"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-2].startswith("trained 1 epoch in ") and out[-2].endswith("plots in runs/fno_1d/"), out[-2]
+    assert out[-1].startswith("test relative L2: ") and float(out[-1].split(": ")[1]) > 0
     for name in ("loss_curve.png", "prediction.png", "checkpoint.npz"):
-        assert (tmp_path / name).exists()
-    assert train_fno_1d.main(["--quick", "--epochs", "2", "--resume", "--out", str(tmp_path)]) == 0
-    with np.load(tmp_path / "checkpoint.npz") as data:
+        assert (run / name).exists()
+    assert sorted(os.listdir(tmp_path)) == ["runs"]
+    # --resume with nothing left to train says so, and trains (and solves) nothing
+    assert train_fno_1d.main(["--quick", "--epochs", "1", "--resume", "--out", str(run)]) == 0
+    assert capsys.readouterr().out == (f"nothing to do: {run}/ already holds all 1 epoch "
+                                       f"(use --epochs N, N > 1, to train further)\n")
+    assert train_fno_1d.main(["--quick", "--epochs", "2", "--resume"]) == 0
+    assert "trained epoch 2 in " in capsys.readouterr().out
+    with np.load(run / "checkpoint.npz") as data:
         assert int(data["epoch"]) == 2 and len(data["losses"]) == 2
+    assert train_fno_1d.main(["--quick", "--epochs", "1", "--resume"]) == 0
+    assert "already holds 2 epochs (--epochs 1)" in capsys.readouterr().out
