@@ -25,7 +25,8 @@ import threading
 
 import numpy as np
 
-from hloforge.frontend import jax_api
+from hloforge import target
+from hloforge.frontend import dtypes, jax_api
 from hloforge.frontend.ad import core
 from hloforge.frontend.ad.module_ad import _entry, _recursion_room, cotangent_module, tangent_module
 from hloforge.frontend.batching.module_vmap import module_vmap
@@ -39,6 +40,7 @@ from hloforge.passes.pipeline import optimize as optimize_module
 from hloforge.runtime import pjrt
 from hloforge.runtime.callbacks import has_callbacks
 from hloforge.runtime.compiler import compile_module
+from hloforge.runtime.settings import config
 from hloforge.target import PARTIAL_DFT_ATTR
 
 _OPTIONS = tuple(p for p in inspect.signature(optimize_module).parameters if p != "self")
@@ -316,7 +318,8 @@ def to_jax(fn_or_module, *, optimize: bool = True, **optimize_options):
         passed flat, and a module with dynamic dimensions is refined at each call's shapes).
       optimize: run hloforge's pass pipeline (``Module.optimize``) on every module jax calls.
       **optimize_options: ``Module.optimize``'s keyword arguments (``pipeline``, ``finite_math``,
-        ``cost_model``, ...); the cost model defaults to jax's default platform.
+        ``cost_model``, ...); the cost model defaults to ``hf.config.cost_model``, else the model of jax's
+        default platform (``target.TPU`` on a TPU).
     Returns:
       A function taking jax arrays, tracers, numpy arrays or Python scalars.
     Raises:
@@ -366,8 +369,8 @@ def _options(optimize, options) -> dict | None:
     if not optimize:
         return None
     options = dict(options)
-    if options.get("cost_model") is None:
-        options["cost_model"] = "gpu" if jax_api.default_platform() in ("cuda", "rocm") else "cpu"
+    if options.get("cost_model") is None:  # (hf.config.cost_model, else the model of the platform jax compiles for)
+        options["cost_model"] = target.resolve(None, target.kind_of(jax_api.default_platform()))
     return options
 
 
@@ -382,6 +385,13 @@ def _leaf_specs(leaves, what) -> list:
     return specs
 
 
+def _bound(programs: dict) -> None:
+    """Keep the newest ``hf.config.cache_size`` programs (at least one) of a to_jax function, as hf.jit's
+    executable cache is bounded: a function called with ever new shapes must not grow without end."""
+    while len(programs) > max(config.cache_size, 1):
+        programs.pop(next(iter(programs)))
+
+
 def _traced_function(fn, options):
     name = getattr(fn, "__name__", "fn")
     what = f"hf.to_jax({name})"
@@ -389,7 +399,8 @@ def _traced_function(fn, options):
     lock = threading.Lock()
 
     def program_for(in_tree, specs) -> Program:
-        key = (in_tree, tuple((s.shape, s.dtype) for s in specs))
+        # (hf.config.dtypes is part of the key: the other mode traces another program, as hf.jit does)
+        key = (in_tree, tuple((s.shape, s.dtype) for s in specs), dtypes.MODE[0])
         program = programs.get(key)
         if program is None:
             with lock:
@@ -397,6 +408,7 @@ def _traced_function(fn, options):
                 if program is None:
                     source = trace_flat(fn, in_tree, [(s.shape, s.dtype) for s in specs], kwargs_tree=True)
                     program = programs[key] = Program(source, options, name)
+                    _bound(programs)
         return program
 
     @functools.wraps(fn)
@@ -426,6 +438,7 @@ def _module_function(module: Module, options):
                 program = programs.get(key)
                 if program is None:
                     program = programs[key] = Program(_entry_module(module, specs), options, module.entry)
+                    _bound(programs)
         return program
 
     def bridged(*args):

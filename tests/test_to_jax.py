@@ -391,3 +391,30 @@ def test_a_chlo_module_round_trips_through_a_portable_artifact(tmp_path):
     assert back.op_counts().get("stablehlo.composite") == 1
     x = np.array([-1.0, 0.0, 2.0], np.float32)
     np.testing.assert_array_equal(np.asarray(back.compile()(x)), np.asarray(m.compile()(x)))
+
+
+def test_the_cost_model_is_the_platform_jax_compiles_for(monkeypatch):
+    from hloforge import target
+    monkeypatch.setattr(hf.config, "cost_model", None)
+    monkeypatch.setattr(jax_api, "default_platform", lambda: "tpu")
+    assert bridge._options(True, {})["cost_model"] is target.TPU
+    monkeypatch.setattr(jax_api, "default_platform", lambda: "cuda")
+    assert bridge._options(True, {})["cost_model"] is target.GPU
+    monkeypatch.setattr(hf.config, "cost_model", "keep-ffts")  # (hf.config's wins)
+    assert bridge._options(True, {})["cost_model"] is target.KEEP_FFTS
+
+
+def test_the_dtype_mode_is_part_of_the_program_key(monkeypatch):
+    f = hf.to_jax(lambda v: v + 1)
+    x = np.arange(3, dtype=np.int32)
+    assert np.asarray(f(x)).dtype == np.int32 and f.cache_size() == 1
+    monkeypatch.setattr(hf.config, "dtypes", "jax")
+    assert np.asarray(f(x)).dtype == np.int32 and f.cache_size() == 2  # (traced again in jax mode)
+
+
+def test_the_program_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(hf.config, "cache_size", 3)
+    f = hf.to_jax(lambda v: v * 2.0)
+    for n in range(1, 8):
+        np.testing.assert_array_equal(np.asarray(f(np.ones(n, np.float32))), np.full(n, 2.0, np.float32))
+    assert f.cache_size() == 3
