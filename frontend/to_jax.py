@@ -37,7 +37,7 @@ from hloforge.frontend.trace_function import trace_flat
 from hloforge.frontend.tracing import Tensor
 from hloforge.passes.fold import BOUNDARY
 from hloforge.passes.pipeline import optimize as optimize_module
-from hloforge.runtime import pjrt
+from hloforge.runtime import cache, pjrt
 from hloforge.runtime.callbacks import has_callbacks
 from hloforge.runtime.compiler import compile_module
 from hloforge.runtime.settings import config
@@ -58,6 +58,33 @@ def _exportable(module: Module) -> Module:
         if op.name == "func.call" and BOUNDARY in op.attributes:
             del op.attributes[BOUNDARY]
     return copy
+
+
+def _optimized_copy(module: Module, options: dict) -> Module:
+    """A copy of ``module`` after ``Module.optimize(**options)``; with a cache directory, the pipeline's
+    result is stored there by the module's text, the options and hloforge's sources
+    (``cache.source_stamp``), so a later process that traces the same program runs no pass (issue 51)."""
+    directory = config.cache_dir
+    key = None
+    if directory:
+        text = module.to_text().replace(core.PROCESS, "process")  # (from_jax's symbols name the process)
+        key = cache.fingerprint(text, "to_jax pipeline", repr(sorted(options.items())), cache.source_stamp(),
+                                cache.KEY_VERSION)
+        data = cache.disk_load(directory, key)
+        if data is not None:
+            try:
+                found = Module.parse(data, entry=module.entry)
+            except ValueError:
+                cache.disk_discard(directory, key)
+            else:
+                cache.count("pipeline_hits")
+                return found
+    copy = module.clone()
+    copy.optimize(**options)
+    if key is not None:
+        cache.disk_store(directory, key, copy.to_bytecode(), config.cache_max_bytes, event="pipeline_writes")
+    return copy
+
 
 class Program:
     """One module at one signature as jax calls it: its source Module and, made on first use, the
@@ -102,8 +129,7 @@ class Program:
                 if self._optimized is None:
                     module = self.source
                     if self.options is not None:
-                        module = module.clone()
-                        module.optimize(**self.options)
+                        module = _optimized_copy(module, self.options)
                     self._optimized = module
         return self._optimized
 

@@ -418,3 +418,22 @@ def test_the_program_cache_is_bounded(monkeypatch):
     for n in range(1, 8):
         np.testing.assert_array_equal(np.asarray(f(np.ones(n, np.float32))), np.full(n, 2.0, np.float32))
     assert f.cache_size() == 3
+
+
+def test_a_second_process_runs_no_pass(tmp_path):
+    """@hf.optimize's pipeline result is cached on disk (issue 51): a second process traces, finds it, and
+    optimizes nothing."""
+    import subprocess
+    import sys
+    script = (
+        "import sys, numpy as np, jax, jax.numpy as jnp, hloforge as hf\n"
+        "from hloforge.runtime import cache\n"
+        "hf.config.cache_dir = sys.argv[1]\n"
+        "f = hf.optimize(lambda x: jnp.fft.irfft(jnp.fft.rfft(x) * 2.0, n=16))\n"
+        "y = jax.jit(f)(np.arange(16, dtype=np.float32))\n"
+        "print(float(y[3]), cache.stats()['pipeline_hits'], cache.stats()['pipeline_writes'])\n")
+    runs = [subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=300)
+            for _ in range(2)]
+    (first, hits1, writes1), (second, hits2, writes2) = [r.stdout.split() for r in runs]
+    assert first == second == "6.0"
+    assert (int(hits1), int(writes1)) == (0, 1) and (int(hits2), int(writes2)) == (1, 0)

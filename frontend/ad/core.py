@@ -24,13 +24,13 @@ CUSTOM_ATTR = "hloforge.custom_rule"
 # key -> a rule with .call(ins) (or .call_op(op, ins, symbols), given the call op and its module's
 # functions), .custom_vjp(entry, cts, needed) and .custom_jvp(entry, tangents)
 CUSTOM_RULES: dict = {}
-_PROCESS = secrets.token_hex(4)  # (so a module parsed from another process's output names no key of ours)
+PROCESS = secrets.token_hex(4)  # (so a module parsed from another process's output names no key of ours)
 _keys = itertools.count()
 
 
 def custom_key(kind: str, name: str) -> str:
     """A new CUSTOM_RULES key, also the symbol of the called function: ``hloforge_<kind>_<process>_<n>_<name>``."""
-    return f"hloforge_{kind}_{_PROCESS}_{next(_keys)}_{re.sub(r'[^0-9A-Za-z_]', '_', name)}"
+    return f"hloforge_{kind}_{PROCESS}_{next(_keys)}_{re.sub(r'[^0-9A-Za-z_]', '_', name)}"
 
 
 class Entry:
