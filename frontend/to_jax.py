@@ -297,6 +297,16 @@ def _linear_call_transpose(cts, *args, program, linear_from, origin):
     return [None] * linear_from + [g if jax_api.is_undefined(x) else None for g, x in zip(grads, linear)]
 
 
+def _call_transpose(cts, *args, program):
+    """jax transposes a call in the inputs it is linear in (a to_jax function applied to tangents, e.g. in a
+    ``jax.custom_jvp`` rule): hloforge's cotangent program, those inputs' primals taken as zeros (the
+    cotangents of a function linear in them do not depend on them)."""
+    primals = [jax_api.zeros(x.aval.shape, x.aval.dtype) if jax_api.is_undefined(x) else x for x in args]
+    cts = [jax_api.zeros(a.shape, a.dtype) if jax_api.is_zero(c) else c for c, a in zip(cts, program.out_avals)]
+    grads = call_p.bind(*primals, *cts, program=program.cotangent())
+    return [g if jax_api.is_undefined(x) else None for g, x in zip(grads, args)]
+
+
 def _axis_size(args, dims) -> int:
     return next(jax_api.shape_dtype(a)[0][d] for a, d in zip(args, dims) if d is not None)
 
@@ -319,8 +329,8 @@ def _linear_call_batch(args, dims, *, program, linear_from, origin):
 
 
 call_p = jax_api.define_primitive("hloforge_call", abstract_eval=_abstract_eval, exported_of=_exported_of,
-                                  jvp=_call_jvp, batch=_call_batch, compiler_options_of=_compiler_options_of,
-                                  host_run_of=_host_run_of)
+                                  jvp=_call_jvp, batch=_call_batch, transpose=_call_transpose,
+                                  compiler_options_of=_compiler_options_of, host_run_of=_host_run_of)
 linear_call_p = jax_api.define_primitive(
     "hloforge_linear_call", abstract_eval=_abstract_eval, exported_of=_exported_of, jvp=_linear_call_jvp,
     batch=_linear_call_batch, transpose=_linear_call_transpose, compiler_options_of=_compiler_options_of,

@@ -437,3 +437,21 @@ def test_a_second_process_runs_no_pass(tmp_path):
     (first, hits1, writes1), (second, hits2, writes2) = [r.stdout.split() for r in runs]
     assert first == second == "6.0"
     assert (int(hits1), int(writes1)) == (0, 1) and (int(hits2), int(writes2)) == (1, 0)
+
+
+def test_a_to_jax_function_in_a_custom_jvp_rule_transposes():
+    """jax.grad transposes the tangent rule's to_jax call in the tangents it is linear in (issue 47)."""
+    scale = hf.to_jax(lambda a, t: a * t * 3.0)
+
+    @jax.custom_jvp
+    def f(x):
+        return jnp.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return jnp.sin(x), scale(jnp.cos(x), t)
+
+    x = np.array([0.1, 0.5, 1.0], np.float32)
+    for grad in (jax.grad(lambda v: jnp.sum(f(v))), jax.jit(jax.grad(lambda v: jnp.sum(f(v))))):
+        assert_close(grad(x), (3 * np.cos(x)).astype(np.float32))
