@@ -58,3 +58,28 @@ def check_vmap(fn, *args, in_axes=0, out_axes=0, exact=True):
     got = hf.vmap(fn, in_axes=in_axes, out_axes=out_axes)(*args)
     assert_same(got, loop_reference(fn, args, in_axes, out_axes), exact)
     return got
+
+
+def empty_batch_cases(np_, lax_) -> dict:
+    """name -> (function of one example, the example's [(shape, dtype)]): a function per construct
+    whose batch rule takes one example of the batch (region bodies, composites, a map's body) or
+    indexes by batched values, built from ``np_``/``lax_`` (hloforge.numpy and hloforge.lax, or
+    jax.numpy and jax.lax): the cases of a batch of size 0 (docs/vmap.md)."""
+    f32, i32 = np.float32, np.int32
+    return {
+        "cond": (lambda x: lax_.cond(x.sum() > 0, lambda v: v + 1, lambda v: v - 1, x), [((3,), f32)]),
+        "cond_unbatched_predicate": (lambda x: lax_.cond(np_.ones((), f32) > 0, lambda v: v + 1, lambda v: v * 2, x),
+                                     [((3,), f32)]),
+        "switch": (lambda x: lax_.switch((x.sum() > 0).astype(i32), [lambda v: v + 1, lambda v: v * 2], x),
+                   [((3,), f32)]),
+        "switch_batched_index": (lambda x, i: lax_.switch(i, [lambda v: v + 1, lambda v: v * 2, np_.sin], x),
+                                 [((3,), f32), ((), i32)]),
+        "while_loop": (lambda x: lax_.while_loop(lambda v: v.sum() < 10, lambda v: v + 1, x), [((3,), f32)]),
+        "fori_loop": (lambda x, n: lax_.fori_loop(0, n, lambda i, v: v * 2 + 1, x), [((3,), f32), ((), i32)]),
+        "scan": (lambda x: lax_.scan(lambda c, r: (c + r, c * r), np_.zeros(3, f32), x), [((4, 3), f32)]),
+        "map": (lambda x: lax_.map(lambda r: r * 2 + 1, x), [((4, 3), f32)]),
+        "gather": (lambda x, i: x[i], [((5, 2), f32), ((3,), i32)]),
+        "scatter": (lambda x, i, u: x.at[i].add(u), [((5,), f32), ((2,), i32), ((2,), f32)]),
+        "dynamic_slice": (lambda x, i: lax_.dynamic_slice(x, (i,), (2,)), [((5,), f32), ((), i32)]),
+        "linalg_solve": (lambda a, b: np_.linalg.solve(a, b), [((3, 3), f32), ((3,), f32)]),
+    }

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from hloforge.frontend import ops
 from hloforge.frontend.ad.core import tape_of_block
+from hloforge.frontend.batching._util import zero_example
 from hloforge.frontend.batching.core import WHAT, batch_tape, erase_dead
 from hloforge.frontend.tracing import current_builder
 
 
 def example(x, d):
-    """The first example of ``x`` along ``d``: a per-example placeholder the sweep maps to ``x``."""
+    """The first example of ``x`` along ``d``: a per-example placeholder the sweep maps to ``x``;
+    zeros of that shape when the batch is empty (there is no first example to slice)."""
+    if x.shape[d] == 0:
+        return zero_example(x, d)
     limits = list(x.shape)
     limits[d] = 1
     return ops.reshape(ops.slice(x, [0] * x.ndim, limits), x.shape[:d] + x.shape[d + 1:])

@@ -5,6 +5,8 @@ A batched value is a Tensor plus its batch dimension ``d`` (an int), or an unbat
 """
 from __future__ import annotations
 
+import numpy as np
+
 from hloforge.frontend import ops
 
 
@@ -14,6 +16,14 @@ def batch_size(ins, dims) -> int:
         if d is not None:
             return x.shape[d]
     raise ValueError("hloforge.vmap: a batching rule was called with no batched operand")
+
+
+def zero_example(x, d: int):
+    """Zeros of one example's shape and dtype (``x`` without its batch dimension ``d``): the
+    stand-in of a per-example value that must exist for a batch of any size, 0 included (slicing
+    example 0 of an empty batch is out of bounds)."""
+    shape = x.shape[:d] + x.shape[d + 1:]
+    return ops.broadcast_in_dim(ops.constant(np.zeros((), x.dtype)), shape, [])
 
 
 def moveaxis(x, src: int, dst: int):

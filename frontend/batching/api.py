@@ -153,12 +153,6 @@ class _Describe:
 
 # ---------------------------------------------------------------- the transformation
 
-def _placeholder(x: Tensor, axis: int) -> Tensor:
-    """A value of one example's shape for the per-example trace to read (erased afterwards)."""
-    shape = x.shape[:axis] + x.shape[axis + 1:]
-    return ops.broadcast_in_dim(ops.constant(np.zeros((), x.dtype)), shape, [])
-
-
 def batch_traced(trace, leaves, axes, size, out_axes_of, what, axis_name=None) -> list:
     """The batched program of one per-example ``trace``, emitted into the current block.
 
@@ -180,7 +174,7 @@ def batch_traced(trace, leaves, axes, size, out_axes_of, what, axis_name=None) -
             inner.append(x)  # (unbatched leaves go in as they are: Python scalars stay weak)
             continue
         t = as_tensor(x, what=f"{what}: argument leaf {i}")
-        e = _placeholder(t, a)
+        e = _util.zero_example(t, a)  # (erased afterwards)
         env[e.value] = (t, a)
         inner.append(e)
     traced = len(block.operations)

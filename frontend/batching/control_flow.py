@@ -1,9 +1,9 @@
 """Batching rules of ``frontend/ops/control_flow.py``: while, if, case (jax's semantics).
 
 A region is batched by re-emitting its per-example block inside the new op's region (over the
-first example of each batched argument or capture: a slice the sweep maps to the batched value)
-and running the same sweep (``core.batch_tape``) over that copy; the per-example copy is then
-erased. Which results of a region come out batched is decided before the op is built, by a
+first example of each batched argument or capture: a slice the sweep maps to the batched value,
+zeros of its shape when the batch is empty) and running the same sweep (``core.batch_tape``) over
+that copy; the per-example copy is then erased. Which results of a region come out batched is decided before the op is built, by a
 dependence walk over its block (``_batched_results``: a value is batched when an op that
 computes it reads a batched value, directly or in its own regions) — an over-approximation of
 what the rules give, so a result the rules leave unbatched is broadcast.

@@ -12,6 +12,7 @@ the result again; no per-example loop).
 from __future__ import annotations
 
 from hloforge.frontend import ops
+from hloforge.frontend.batching._loop import per_example
 from hloforge.frontend.registry import def_rule
 
 
@@ -55,6 +56,8 @@ def _convolution_batch(size, ins, dims, *, dimension_numbers, feature_group_coun
     def conv(lhs, rhs, fgc=feature_group_count, bgc=batch_group_count):
         return ops.convolution(lhs, rhs, dn, feature_group_count=fgc, batch_group_count=bgc, **window)
 
+    if size == 0:  # (nothing to fold: a batch of 0 folded into the groups would make 0 groups)
+        return per_example(0, ins, dims, lambda lhs, rhs: [conv(lhs, rhs)])
     if ld is not None and rd is not None:
         new_rhs = fold_into(rhs, rd, kernel_out)
         if batch_group_count > 1:

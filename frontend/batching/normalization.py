@@ -28,13 +28,20 @@ def _fold_vector(v, d, size):
     return ops.reshape(v, (v.shape[0] * v.shape[1],))
 
 
-def _unfold_operand(y, size, f):
+def _unfold_operand(y, size, f, features):
     shape = list(y.shape)
-    return ops.reshape(y, tuple(shape[:f] + [size, shape[f] // size] + shape[f + 1:]))
+    return ops.reshape(y, tuple(shape[:f] + [size, features] + shape[f + 1:]))
 
 
-def _unfold_vector(v, size):
-    return ops.reshape(v, (size, v.shape[0] // size))
+def _unfold_vector(v, size, features):
+    return ops.reshape(v, (size, features))
+
+
+def _features(ins, dims) -> int:
+    """The per-example number of features: the length of the scale vector (operand 1) without its
+    batch dimension (read off it, not divided out of a folded length: the batch may be empty)."""
+    scale, d = ins[1], dims[1]
+    return scale.shape[0] if d is None else scale.shape[1 - d]
 
 
 def _folded(size, ins, dims, operand_positions, f):
@@ -49,7 +56,7 @@ def _batch_norm_inference_batch(size, ins, dims, *, epsilon, feature_index):
     vectors))[b right before the features]."""
     f = feature_index
     out = ops.batch_norm_inference(*_folded(size, ins, dims, (0,), f), epsilon, f)
-    return [_unfold_operand(out, size, f)], [f]
+    return [_unfold_operand(out, size, f, _features(ins, dims))], [f]
 
 
 @def_rule("batch", "stablehlo.batch_norm_training")
@@ -58,7 +65,8 @@ def _batch_norm_training_batch(size, ins, dims, *, epsilon, feature_index):
     each folded feature's statistics are one example's."""
     f = feature_index
     y, mean, var = ops.batch_norm_training(*_folded(size, ins, dims, (0,), f), epsilon, f)
-    return [_unfold_operand(y, size, f), _unfold_vector(mean, size), _unfold_vector(var, size)], [f, 0, 0]
+    n = _features(ins, dims)
+    return [_unfold_operand(y, size, f, n), _unfold_vector(mean, size, n), _unfold_vector(var, size, n)], [f, 0, 0]
 
 
 @def_rule("batch", "stablehlo.batch_norm_grad")
@@ -67,4 +75,6 @@ def _batch_norm_grad_batch(size, ins, dims, *, epsilon, feature_index):
     fold(dy)))."""
     f = feature_index
     dx, dscale, doffset = ops.batch_norm_grad(*_folded(size, ins, dims, (0, 4), f), epsilon, f)
-    return [_unfold_operand(dx, size, f), _unfold_vector(dscale, size), _unfold_vector(doffset, size)], [f, 0, 0]
+    n = _features(ins, dims)
+    return ([_unfold_operand(dx, size, f, n), _unfold_vector(dscale, size, n), _unfold_vector(doffset, size, n)],
+            [f, 0, 0])

@@ -83,7 +83,7 @@ def _dynamic_slice_batch(size, ins, dims, *, slice_sizes):
                          start_index_map=tuple(range(rank)), index_vector_dim=1, slice_sizes=slice_sizes)
         return [out], [0]
     sizes = list(slice_sizes)
-    sizes.insert(xd, 1)
+    sizes.insert(xd, min(size, 1))  # (a batching dimension's slice: 0 when the batch is empty)
     out = ops.gather(x, indices, offset_dims=tuple(i for i in range(rank + 1) if i != xd),
                      collapsed_slice_dims=(), start_index_map=unbatched_axes(range(rank), xd),
                      index_vector_dim=1, slice_sizes=sizes, operand_batching_dims=(xd,),

@@ -80,7 +80,7 @@ def _gather_batch(size, ins, dims, *, offset_dims, collapsed_slice_dims, operand
         x, dx = broadcast_batch(x, size, 0), 0
     obd, ibd = _paired_insert(_shift(operand_batching_dims, dx), _shift(start_indices_batching_dims, di), dx, di)
     sizes = list(slice_sizes)
-    sizes.insert(dx, 1)
+    sizes.insert(dx, min(size, 1))  # (a batching dimension's slice: 0 when the batch is empty)
     y = ops.gather(x, indices, _shift(offset_dims, out), _shift(collapsed_slice_dims, dx),
                    _shift(start_index_map, dx), ivd, tuple(sizes), operand_batching_dims=obd,
                    start_indices_batching_dims=ibd, indices_are_sorted=indices_are_sorted)

@@ -93,6 +93,8 @@ def _per_example_loop(size, ins, dims, result_specs, params, extra):
     """A stablehlo.while over the examples: call the target on example i, write its results at i."""
     i32 = np.dtype(np.int32)
     accs = [ops.broadcast_in_dim(ops.constant(np.zeros((), d)), (size, *s), ()) for s, d in result_specs]
+    if size == 0:  # (no example to call the target on, nor to slice out of the batch)
+        return accs, [0] * len(accs)
     n = len(ins)
 
     def cond(i, *rest):

@@ -190,6 +190,8 @@ def _source_table(what, perm, size, pairs: bool) -> np.ndarray:
 
 def _from_table(name, frame, table, t):
     """Example ``table[this example]``'s ``t`` (zeros where the table says -1)."""
+    if frame.size == 0:  # (no example, none to send or receive: the table is empty)
+        return full(0, t.shape, t.dtype)
     gathered = _collective("all_gather", t, name, axis=0, tiled=False)
     source = ops.reshape(ops.dynamic_slice(ops.constant(table), [frame.index], [1]), ())
     zero = ops.constant(np.zeros((), np.int32))
@@ -332,7 +334,7 @@ class _Collective:
         if self.kind == "psum":
             return ops.multiply(x, full(self.size, x.shape, x.dtype))
         if self.kind == "all_gather":
-            return _gathered([x] * self.size, **self.params)
+            return _gathered([x] * self.size, x.shape, x.dtype, **self.params)
         return x  # (pmean, pmax, pmin of n equal values)
 
     def call(self, ins):  # (re-emitted when a module holding the call is re-emitted)
@@ -354,7 +356,7 @@ class _Collective:
         if self.kind == "all_gather":
             x = bdim_at(x, d, size, 0)
             return _gathered([ops.reshape(ops.slice(x, [i] + [0] * (x.ndim - 1), [i + 1, *x.shape[1:]]),
-                                          x.shape[1:]) for i in range(size)], **self.params)
+                                          x.shape[1:]) for i in range(size)], x.shape[1:], x.dtype, **self.params)
         if self.kind == "pmax" or self.kind == "pmin":
             init = _lowest(x.dtype) if self.kind == "pmax" else _highest(x.dtype)
             return ops.reduce(x, init, (d,), "max" if self.kind == "pmax" else "min")
@@ -383,21 +385,34 @@ class _Collective:
         if self.kind != "all_gather":
             return [self.call([ct])[0]]
         if not bound:  # d/dx of n copies of x: the sum of the copies' cotangents
-            return [_sum_blocks(ct, self.size, **self.params)]
+            return [_sum_blocks(ct, self.size, tile=entry.ins[0].shape[self.params["axis"]], **self.params)]
         # d/dx_i of stack_j(x_j) for every example: the sum of the examples' cotangents, at i
         frame = named_axes.frame_of(self.name, self.what)
+        x = entry.ins[0]
+        if frame.size == 0:  # (no example: nothing to take a block of)
+            return [full(0, x.shape, x.dtype)]
         return [_take(_emit("psum", self.name, {}, ct), frame.index, size=frame.size, **self.params)]
 
 
-def _sum_blocks(x, size, axis, tiled):
-    """The sum of the ``size`` blocks of ``x`` along ``axis`` (elements, or tiles)."""
+def _sum_blocks(x, size, axis, tiled, tile):
+    """The sum of the ``size`` blocks of ``x`` along ``axis`` (elements, or tiles of ``tile``
+    elements: the length of the gathered value's dimension, 0 too)."""
     if tiled:
-        n = x.shape[axis] // size
+        n = tile
         x = ops.reshape(x, x.shape[:axis] + (size, n) + x.shape[axis + 1:])
     return ops.reduce(x, np.zeros((), x.dtype), (axis,), "add")
 
 
-def _gathered(pieces, axis, tiled):
+def _gathered(pieces, shape, dtype, axis, tiled):
+    """The ``pieces`` (each of ``shape``) concatenated (tiled) or stacked along ``axis``; zeros of the
+    gathered shape when there are none (an empty batch)."""
+    if not pieces:
+        out = list(shape)
+        if tiled:
+            out[axis] = 0
+        else:
+            out.insert(axis, 0)
+        return full(0, tuple(out), dtype)
     if tiled:
         return ops.concatenate(pieces, axis)
     expanded = [ops.reshape(p, p.shape[:axis] + (1,) + p.shape[axis:]) for p in pieces]

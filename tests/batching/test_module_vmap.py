@@ -8,7 +8,7 @@ import pytest
 
 import hloforge as hf
 import hloforge.numpy as hnp
-from batching_helpers import assert_same
+from batching_helpers import assert_same, empty_batch_cases
 
 rng = np.random.default_rng(2)
 N = 3  # the batch size
@@ -106,6 +106,29 @@ CASES = {  # name -> (jax function, per-example arguments, in_axes, out_axes)
 def test_module_vmap_of_jax_lowerings_matches_jax_vmap(name):
     f, examples, in_axes, out_axes = CASES[name]
     check_module_vmap(f, examples, in_axes, out_axes)
+
+
+EMPTY = empty_batch_cases(hnp, hf.lax)
+EMPTY_JAX = empty_batch_cases(jnp, jax.lax)
+
+
+@pytest.mark.parametrize("source", ["traced", "jax"])
+@pytest.mark.parametrize("name", sorted(EMPTY))
+def test_module_vmap_of_a_batch_of_size_zero(name, source):
+    """Module.vmap(0) of a module hloforge traced, or jax lowered, with regions, indexing and linalg
+    gives jax.vmap's empty results (its rules took example 0 of the empty batch)."""
+    fn, specs = EMPTY[name]
+    examples = [hf.ShapeDtype(shape, dtype) for shape, dtype in specs]
+    if source == "traced":
+        m = hf.trace(fn, *examples)
+    else:
+        m = hf.Module.parse(jax.jit(EMPTY_JAX[name][0]).lower(*[np.zeros(shape, dtype) for shape, dtype in specs])
+                            .as_text())
+    mb = m.vmap(0)
+    args = [np.zeros((0, *shape), dtype) for shape, dtype in specs]
+    assert [tuple(s.shape) for s in mb.signature[0]] == [a.shape for a in args]
+    want = jax.tree_util.tree_leaves(jax.vmap(EMPTY_JAX[name][0])(*args))
+    assert_same(_outputs(mb.compile()(*args)), [np.asarray(w) for w in want])
 
 
 def test_the_batched_signature():

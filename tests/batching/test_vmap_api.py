@@ -8,7 +8,7 @@ import pytest
 
 import hloforge as hf
 import hloforge.numpy as hnp
-from batching_helpers import assert_same
+from batching_helpers import assert_same, empty_batch_cases
 
 rng = np.random.default_rng(0)
 X32 = rng.standard_normal((3, 2)).astype(np.float32)
@@ -92,6 +92,23 @@ def test_unbatched_leaves_that_are_not_arrays_are_passed_through():
 
 def test_batch_of_size_zero():
     both(lambda np_, vmap: vmap(lambda a: np_.sin(a) * 2), np.ones((0, 2), np.float32))
+
+
+EMPTY = empty_batch_cases(hnp, hf.lax)
+EMPTY_JAX = empty_batch_cases(jnp, jax.lax)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("name", sorted(EMPTY))
+def test_batch_of_size_zero_through_regions_indexing_and_composites(name, jit):
+    """Rules that trace a body over one example of the batch (cond, switch, while, scan, map,
+    linalg composites) or index by batched values give jax.vmap's empty results for a batch of 0
+    (slicing example 0 of an empty batch raised in the rule)."""
+    fn, specs = EMPTY[name]
+    args = [np.zeros((0, *shape), dtype) for shape, dtype in specs]
+    batched = hf.vmap(fn)
+    got = (hf.jit(batched) if jit else batched)(*args)
+    assert_same(jax.tree_util.tree_map(np.asarray, got), jax.vmap(EMPTY_JAX[name][0])(*args))
 
 
 def test_function_name_and_docstring_are_kept():

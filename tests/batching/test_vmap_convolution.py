@@ -46,6 +46,17 @@ def test_convolution_batched_lhs_rhs_or_both(axes):
     check_vmap(convolutions, *args, in_axes=in_axes)
 
 
+@pytest.mark.parametrize("axes", [(0, None), (None, 0), (0, 0), (4, 2)])
+def test_a_batch_of_size_zero(axes):
+    """Empty results of a nonempty batch's shapes and dtypes (a batch folded into the feature groups
+    made 0 groups, and split out of the result divided by 0)."""
+    in_axes = axes * len(CASES)
+    full = hf.vmap(convolutions, in_axes=in_axes)(*[batched(a, ax) for a, ax in zip(ARGS, in_axes)])
+    empty = [a[0] if ax is None else np.moveaxis(a[:0], 0, ax) for a, ax in zip(ARGS, in_axes)]
+    got = hf.vmap(convolutions, in_axes=in_axes)(*empty)
+    assert [(g.shape, g.dtype) for g in got] == [((0, *f.shape[1:]), f.dtype) for f in full]
+
+
 def test_against_jax_vmap():
     lhs, rhs = _data(2, 4, 5, 5), _data(6, 2, 3, 3)
 

@@ -70,6 +70,23 @@ def test_grad_inside_and_outside_the_vmap(name):
                  jax.jvp(jax.vmap(jax_f, axis_name="i"), (XS,), (tangent,))[1], rtol=1e-5)
 
 
+EMPTY = {**{f"forward_{k}": (lambda f: lambda lib, lax, v: f(lax, v))(f) for k, f in FORWARD.items()},
+         **{f"grad_{k}": (lambda f: lambda lib, lax, v: (hf.grad if lax is hl else jax.grad)(
+             lambda w: f(lib, lax, w))(v))(f) for k, f in GRADS.items()
+            if k != "all_gather_tiled"},  # (jax 0.10.2 divides by the axis size there)
+         "ppermute": lambda lib, lax, v: lax.ppermute(v, "i", [])}
+
+
+@pytest.mark.parametrize("name", EMPTY)
+def test_an_empty_axis_gives_jax_shapes(name):
+    """A batch of size 0: all_gather has no example to gather (it concatenated none), ppermute no
+    table to read, the gradients no block to take; jax's empty results."""
+    f, x = EMPTY[name], XS[:0]
+    want = jax.vmap(lambda v: f(jnp, jax.lax, v), axis_name="i")(x)
+    got = hf.vmap(lambda v: f(hnp, hl, v), axis_name="i")(x)
+    assert (np.asarray(got).shape, np.asarray(got).dtype) == (want.shape, want.dtype)
+
+
 def test_nested_axes_and_tuples_of_names():
     def f(lax, v):
         index = lax.axis_index("i").astype(np.float32)

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import hloforge as hf
 from hloforge import ops
 from batching_helpers import check_vmap
 
@@ -35,6 +36,16 @@ def norms(x, scale, offset, mean, var, dy):
 def test_batch_norm_ops_batched_and_unbatched_mixes(axes):
     args = [batched(v, a) for v, a in zip((X, *VECTORS, MEAN, VAR, DY), axes)]
     check_vmap(norms, *args, in_axes=axes, exact=False)
+
+
+@pytest.mark.parametrize("axes", [(0,) * 6, (2, None, None, None, None, 2), (None, 0, 1, 0, 1, None)])
+def test_a_batch_of_size_zero(axes):
+    """Empty results of a nonempty batch's shapes and dtypes (the features were a folded length
+    divided by the batch size)."""
+    full = hf.vmap(norms, in_axes=axes)(*[batched(v, a) for v, a in zip((X, *VECTORS, MEAN, VAR, DY), axes)])
+    args = [batched(v[:0], a) if a is not None else v[0] for v, a in zip((X, *VECTORS, MEAN, VAR, DY), axes)]
+    got = hf.vmap(norms, in_axes=axes)(*args)
+    assert [(g.shape, g.dtype) for g in got] == [((0, *f.shape[1:]), f.dtype) for f in full]
 
 
 def test_feature_index_last_and_first():

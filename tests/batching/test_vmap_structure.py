@@ -67,6 +67,14 @@ def test_opaque_custom_call_loops(axis):
     assert got[1].tolist() == [0, 0, 0]
 
 
+def test_opaque_custom_call_of_an_empty_batch_calls_nothing():
+    """A batch of 0 gives empty results and no loop (its body sliced example i of the empty batch)."""
+    out, info = hf.vmap(_potrf, in_axes=1)(np.zeros((4, 0, 4), np.float32))
+    assert (out.shape, out.dtype, info.shape, info.dtype) == ((0, 4, 4), np.float32, (0,), np.int32)
+    text = hf.trace(hf.vmap(_potrf), hf.ShapeDtype((0, 4, 4), np.float32)).text
+    assert "stablehlo.custom_call" not in text and "stablehlo.while" not in text, text
+
+
 def test_optimization_barrier():
     def fn(x, y):
         a, b = ops.optimization_barrier([ops.multiply(x, x), y])

@@ -59,6 +59,21 @@ def test_batched_init_values_run_per_example():
     check_vmap(fn, X[0], v, dy[0], in_axes=(None, 0, None))
 
 
+def test_batched_init_values_of_an_empty_batch():
+    """The per-example fallback (one op per example) of a batch of 0: empty results of the shapes and
+    dtypes of a nonempty batch's (there is no example to emit the op over)."""
+    def fn(x, v, dy):
+        return (ops.reduce_window(x, v, (1, 2, 2), body="max"),
+                ops.select_and_scatter(x, dy, v, (1, 2, 2), window_strides=(1, 2, 2)),
+                ops.reduce(x, v, (1,), lambda a, b: ops.maximum(a, b)))
+    v = np.array([1, -2, 3], np.int32)
+    dy = RNG.integers(-3, 4, (B, 2, 2, 3)).astype(np.int32)
+    full = hf.vmap(fn)(X, v, dy)
+    for axes, args in (((0, 0, 0), (X[:0], v[:0], dy[:0])), ((None, 0, None), (X[0], v[:0], dy[0]))):
+        got = hf.vmap(fn, in_axes=axes)(*args)
+        assert [(g.shape, g.dtype) for g in got] == [((0, *f.shape[1:]), f.dtype) for f in full]
+
+
 def test_against_jax_vmap():
     def hf_fn(x):
         return ops.reduce_window(x, -np.inf, (1, 2, 2), window_strides=(1, 2, 2), body="max")
