@@ -79,6 +79,7 @@ def from_jax(fn, *, name: str | None = None):
     @functools.wraps(fn)
     def traced(*args, **kwargs):
         leaves, tree = tree_util.tree_flatten((args, kwargs))
+        leaves = jax_api.raw_keys(leaves)
         specs = tuple(_spec(leaf, i, label) for i, leaf in enumerate(leaves))
         call = lower(tree, specs)
         operands = [as_tensor(leaf, dtype, what=f"from_jax({label}) argument leaf {i}")
@@ -91,8 +92,11 @@ def from_jax(fn, *, name: str | None = None):
     def call(*args, **kwargs):
         if is_tracing():
             return traced(*args, **kwargs)
-        for i, leaf in enumerate(tree_util.tree_leaves((args, kwargs))):
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        leaves = jax_api.raw_keys(leaves)
+        for i, leaf in enumerate(leaves):
             _spec(leaf, i, label)  # (the argument errors of the traced call, before hf.jit's own)
+        args, kwargs = tree_util.tree_unflatten(tree, leaves)
         return eager(*args, **kwargs)
 
     return call

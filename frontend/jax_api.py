@@ -135,6 +135,23 @@ def refuse_type(cls, error_of) -> None:
         table[cls] = refuse
 
 
+def raw_keys(leaves) -> list:
+    """``leaves`` with jax's typed PRNG keys (``jax.random.key(1)``) as their raw uint32 key data, which
+    jax's samplers take as well (the default threefry2x32 implementation); a key of another
+    implementation is a TypeError."""
+    out = []
+    for leaf in leaves:
+        dtype = getattr(leaf, "dtype", None)
+        if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+            impl = str(jax.random.key_impl(leaf))
+            if impl != "threefry2x32":
+                raise TypeError(f"a typed PRNG key of the {impl!r} implementation cannot cross into hloforge "
+                                f"(only threefry2x32 keys, jax's default); pass jax.random.key_data(key)")
+            leaf = jax.random.key_data(leaf)
+        out.append(leaf)
+    return out
+
+
 def aval_of(leaf):
     """jax's abstract value of an argument leaf (arrays, tracers, numpy arrays, Python scalars),
     with jax's dtype canonicalization; TypeError for a leaf jax does not take."""

@@ -452,6 +452,7 @@ def _traced_function(fn, options):
         leaves, in_tree = jax_api.tree_flatten((args, kwargs))
         if any(isinstance(leaf, Tensor) for leaf in leaves):
             return fn(*args, **kwargs)  # (inside an hloforge trace: the function's ops, inline)
+        leaves = jax_api.raw_keys(leaves)
         program = program_for(in_tree, _leaf_specs(leaves, what))
         outs = call_p.bind(*leaves, program=program)
         return jax_api.tree_unflatten(program.source.out_tree, outs)

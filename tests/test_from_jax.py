@@ -108,3 +108,14 @@ def test_jax_functions_with_call_boundaries_cross(name):
     np.testing.assert_array_equal(np.asarray(jax.jit(hf.optimize(fn))(x)), want)
     if want.shape == () and np.asarray(x).dtype == np.float32:
         np.testing.assert_allclose(jax.grad(hf.optimize(fn))(x), jax.grad(fn)(x), rtol=1e-6, atol=1e-6)
+
+
+def test_typed_keys_cross_as_their_key_data():
+    """jax.random.key(1) (typed key) arguments: 'Cannot interpret key<fry> as a data type' before issue 47."""
+    key = jax.random.key(1)
+    sampler = lambda k: jax.random.normal(k, (3,))  # noqa: E731
+    want = np.asarray(sampler(key))
+    for f in (hf.optimize(sampler), jax.jit(hf.optimize(sampler)), hf.from_jax(sampler)):
+        np.testing.assert_array_equal(np.asarray(f(key)), want)
+    with pytest.raises(TypeError, match="a typed PRNG key of the 'rbg' implementation cannot cross into hloforge"):
+        hf.optimize(sampler)(jax.random.key(1, impl="rbg"))
