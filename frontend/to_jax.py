@@ -428,6 +428,23 @@ def _bound(programs: dict) -> None:
         programs.pop(next(iter(programs)))
 
 
+_WIDE = tuple(np.dtype(d) for d in (np.float64, np.complex128, np.int64, np.uint64))
+
+
+def _refuse_wide_results(what, module) -> None:
+    """With jax's 64-bit types off, a result that hloforge's numpy promotion makes 64-bit (a float64 mean
+    of int32 values, say) has no jax type: one clear error instead of a float64 array jax's
+    transformations then trip over."""
+    if jax_api.x64_enabled():
+        return
+    for i, spec in enumerate(module.signature[1]):
+        dtype = np.dtype(spec.dtype)
+        if dtype in _WIDE:
+            raise TypeError(f"{what}: result {i} is {dtype.name}{list(spec.shape)} (numpy's promotion), and jax has "
+                            f"64-bit types disabled; return a 32-bit value (e.g. hf.config.dtypes = 'jax', or "
+                            f".astype(np.float32)), or enable them with jax.config.update('jax_enable_x64', True)")
+
+
 def _traced_function(fn, options):
     name = getattr(fn, "__name__", "fn")
     what = f"hf.to_jax({name})"
@@ -443,6 +460,7 @@ def _traced_function(fn, options):
                 program = programs.get(key)
                 if program is None:
                     source = trace_flat(fn, in_tree, [(s.shape, s.dtype) for s in specs], kwargs_tree=True)
+                    _refuse_wide_results(what, source)
                     program = programs[key] = Program(source, options, name)
                     _bound(programs)
         return program

@@ -455,3 +455,14 @@ def test_a_to_jax_function_in_a_custom_jvp_rule_transposes():
     x = np.array([0.1, 0.5, 1.0], np.float32)
     for grad in (jax.grad(lambda v: jnp.sum(f(v))), jax.jit(jax.grad(lambda v: jnp.sum(f(v))))):
         assert_close(grad(x), (3 * np.cos(x)).astype(np.float32))
+
+
+def test_a_64_bit_result_with_x64_off_is_one_clear_error():
+    """numpy's promotion makes hnp.mean of int32 float64, which jax cannot hold with x64 off (issue 47: jax.hessian
+    then failed with 'Dtype mismatch')."""
+    f = hf.to_jax(lambda v: hnp.mean(v))
+    with pytest.raises(TypeError, match=r"hf.to_jax\(<lambda>\): result 0 is float64\[\] \(numpy's promotion\), and "
+                                        r"jax has 64-bit types disabled"):
+        f(np.arange(4, dtype=np.int32))
+    with jax.enable_x64(True):
+        assert np.asarray(f(np.arange(4, dtype=np.int32))).dtype == np.float64
