@@ -102,3 +102,11 @@ def test_python_blocks_run(path, tmp_path, monkeypatch):
     finally:
         for name, value in saved.items():
             setattr(hf.config, name, value)
+
+
+def test_every_named_doc_exists():
+    """The README sends readers to docs/ for what moved there: each `docs/NAME.md` it or a doc names exists."""
+    for path in FILES:
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            for name in sorted(set(re.findall(r"docs/[\w-]+\.md", f.read()))):
+                assert os.path.exists(os.path.join(ROOT, name)), f"{path} names {name}, which does not exist"
