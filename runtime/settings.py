@@ -22,7 +22,7 @@ setting             environment variable      meaning
                                               "gpu", "tpu", "keep-ffts" or a ``hloforge.target.CostModel``
                                               (default None: the model of the device; docs/passes.md)
 ``dtypes``          ``HLOFORGE_DTYPES``       hloforge.numpy's dtype rules: "numpy" (numpy 2, the default)
-                                              or "jax" (jax without x64: 32-bit defaults; README "Dtypes")
+                                              or "jax" (jax without x64: 32-bit defaults; docs/dtypes.md)
 ``first_call``      ``HLOFORGE_FIRST_CALL``   what hf.jit compiles first for a program that spectral truncation
                                               rewrites: "fast" (default: FFTs kept on the first call, the
                                               truncated program from the second call on, compiled in the
@@ -210,7 +210,7 @@ class Config:
         """hloforge.numpy's dtype rules: "numpy" (numpy 2: float64/int64 defaults, the default) or
         "jax" (jax without x64: float32/int32 defaults, 64-bit inputs narrowed to 32 bits, jax's
         promotion table). Python scalars are weakly typed in both, hf.jit's scalar arguments too.
-        Set it before tracing: hf.jit traces again for the other mode; README "Dtypes" lists the
+        Set it before tracing: hf.jit traces again for the other mode; docs/dtypes.md lists the
         differences."""
         return self._dtypes
 
