@@ -313,7 +313,8 @@ def trace(chains):
 def bits(a) -> np.ndarray:
     """``a``'s elements as unsigned integers (complex: one row of two per element)."""
     a = np.ascontiguousarray(np.asarray(a))
-    part = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}[a.dtype.itemsize // (2 if a.dtype.kind == "c" else 1)]
+    size = a.dtype.itemsize // (2 if a.dtype.kind == "c" else 1)
+    part = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}[size]
     return a.view(part).reshape(a.size, 2 if a.dtype.kind == "c" else 1)
 
 
@@ -339,7 +340,8 @@ def differences(raw, optimized) -> list:
         both_nan = (_is_nan(rb, size) & _is_nan(ob, size)) if r.dtype.kind in "fc" else np.zeros_like(changed)
         for k in np.flatnonzero(changed.any(axis=1)):
             kind = "nan" if (both_nan[k] | ~changed[k]).all() else "value"
-            found.append((i, int(k), " ".join(f"{b:#x}" for b in rb[k]), " ".join(f"{b:#x}" for b in ob[k]), kind))
+            found.append((i, int(k), " ".join(f"{b:#x}" for b in rb[k]), " ".join(f"{b:#x}" for b in ob[k]),
+                          kind))
     return found
 
 
@@ -405,7 +407,9 @@ def sweep(programs: int, start: int = 0, verbose: bool = False, out=sys.stdout):
         if found:
             (bad if values else nan_only).append(seed)
         if values or (found and verbose):
-            print(f"seed {seed}: {len(values)} values and {len(found) - len(values)} NaN signs or payloads differ, "
+            empty = any(0 in shape for shape, _, _ in program(seed))
+            print(f"seed {seed}{' (an empty input)' if empty else ''}: {len(values)} values and "
+                  f"{len(found) - len(values)} NaN signs or payloads differ, "
                   f"e.g. {(values or found)[:3]}; fired {sorted(k for k, v in report.fired.items() if v)}", file=out)
         elif verbose:
             print(f"seed {seed}: ok", file=out)

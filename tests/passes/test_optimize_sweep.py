@@ -41,3 +41,12 @@ def test_differences_compare_bits_not_values():
     z = np.complex64([complex(np.inf, 0.0)])
     assert sweep.differences([z], [np.complex64([complex(np.inf, -0.0)])])
     assert not sweep.differences([a.copy()], [a.copy()])
+
+
+def test_the_programs_that_found_bugs_keep_their_bits():
+    """Seeds whose programs once changed bits or raised (docs/passes.md, "The optimize sweep"): 20 (complex
+    x * (1+0j)), 522 (complex x / 0j), 1139 (f of constant padding values XLA folds otherwise), 279 (a
+    constant divisor where there was a run-time one), 59 (concatenate_of_pads of a crop past its operand)."""
+    for seed in (20, 522, 1139, 279, 59):
+        found, _ = sweep.check(seed)
+        assert not [d for d in found if d[-1] == "value"], (seed, found)

@@ -522,7 +522,8 @@ def test_entries_of_every_format_load_from_the_directory_and_damage_is_found(tmp
     path = os.path.join(str(tmp_path), key + ".hfx")
     good = cache.encode_entry(key, bytes(range(256)) * 64, {"name": "f"})
     assert good.startswith(cache_entry.MAGIC)
-    damaged = [good[:-1], good + b"\0", good[:-5000], good[:len(good) // 2] + b"\0" * (len(good) - len(good) // 2),
+    half = len(good) // 2
+    damaged = [good[:-1], good + b"\0", good[:-5000], good[:half] + b"\0" * (len(good) - half),
                good[:-3] + bytes([good[-3] ^ 0x10]) + good[-2:], good.replace(b'"f"', b'"h"')]
     for data in [good] + damaged:
         with open(path, "wb") as f:
