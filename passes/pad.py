@@ -16,6 +16,67 @@ from hloforge.passes._ir import (
     finite_math, has_one_use, ints, needs_operand, params_of, producer, rebuild, shape_of, slice_params, splat_value)
 
 PAD, SLICE = "stablehlo.pad", "stablehlo.slice"
+MOVEMENT = frozenset(names("movement")) | {PAD}
+_SIMPLIFIED = frozenset(f"stablehlo.{n}" for n in ("add", "subtract", "multiply", "divide", "remainder", "power"))
+CONSTANT_LOOKS = 64  # ops a pad that becomes a broadcast of its padding value looks at below it
+
+
+def makes_xla_fold(result, padding, x) -> bool:
+    """Whether replacing ``result`` (a pad of ``x`` with ``padding``, or a slice of one, all padding) by a
+    broadcast of the constant ``padding`` would give
+    XLA's constant folders an op to compute that XLA computed at run time before: a user (through data
+    movement, ``CONSTANT_LOOKS`` ops deep) whose operands would all be constants. XLA folds such an op
+    with its HLO evaluator, which computes complex division, library functions and signed zeros
+    otherwise than its kernels (the optimize sweep: ``(-1.5-0j) / (1.5+0j)`` folded to ``-1-0j``, the
+    kernel gives ``-1+0j``); or float or complex arithmetic with a run-time operand, which XLA's
+    simplifier rewrites next to a constant (``x / c`` as ``x * (1/c)``, the same -1-0j). A padding value
+    computed at run time, or a pad of constants, changes nothing."""
+    from hloforge.passes.fold import computed_at_run_time  # (fold imports this module's neighbours)
+    if computed_at_run_time(padding, [CONSTANT_LOOKS]) or not computed_at_run_time(x, [CONSTANT_LOOKS]):
+        return False
+    stack, constant_values, looks = [result], set(), CONSTANT_LOOKS
+    while stack:
+        value = stack.pop()
+        constant_values.add(value)
+        for use in value.uses:
+            user = use.owner
+            looks -= 1
+            if looks < 0:
+                return True  # (too far to tell: as if it did)
+            if not isinstance(getattr(user, "name", None), str) or user.name.startswith("func."):
+                continue
+            others = [v for v in user.operands if v not in constant_values]
+            if any(computed_at_run_time(v, [CONSTANT_LOOKS]) for v in others):
+                if user.name in _SIMPLIFIED and np.dtype(dtype_of(value)).kind in "fc":
+                    return True  # (a constant operand: XLA rewrites x / c as x * (1/c), drops x + 0, ...)
+                continue  # (XLA still computes it at run time)
+            if user.name not in MOVEMENT:
+                return True
+            stack.extend(user.results)
+    return False
+
+
+
+def folds_otherwise(op, v, w) -> bool:
+    """Whether ``f(v, w)`` (``op``'s operation, its attributes kept, on the values ``v`` and ``w``) is an op
+    of two constants whose value the registry's ``evaluate`` declines: XLA would fold it with its HLO
+    evaluator, which computes it otherwise than the kernel that computed it at run time before the
+    rewrite (the optimize sweep: ``(nan+0j) / (1+0j)``, nan+nanj at run time, folded to nan+0j); or a
+    value computed from constants by ops, which XLA folds too (an op of a run-time value is not). Never
+    under finite math, as ``pad_arith._xla_folds``."""
+    from hloforge.passes.fold import computed_at_run_time  # (fold imports this module's neighbours)
+    if finite_math():  # (signed zeros and NaN parts, where the evaluator and the kernels differ, are what it allows)
+        return False
+    a, b = scalar_constant(v), scalar_constant(w)
+    for value, found in ((v, a), (w, b)):
+        if found is None and not computed_at_run_time(value, [CONSTANT_LOOKS]):
+            return True  # (computed from constants by ops: XLA folds it, and hloforge cannot tell how)
+    if a is None or b is None:
+        return False
+    try:
+        return evaluate(op.name, a, b, **params_of(op)) is None
+    except (TypeError, ValueError, ArithmeticError):
+        return True
 
 
 def paddings(op):
@@ -107,13 +168,18 @@ def noop_pad(op, rewriter):
 
 def plan_pad_of_empty(op):
     """The padding value for ``pad_of_empty`` at the pad ``op`` (pure), or why it does not fire."""
-    return op.operands[1] if 0 in shape_of(op.operands[0]) else "x has elements"
+    if 0 not in shape_of(op.operands[0]):
+        return "x has elements"
+    if makes_xla_fold(op.result, *reversed(list(op.operands))):
+        return "the broadcast would give XLA's constant folder an op it computed at run time (makes_xla_fold)"
+    return op.operands[1]
 
 
 def pad_of_empty(op, rewriter):
     """pad(x, v, ...) -> broadcast(v)
 
-    Preconditions: x has no elements, so every result element is the padding value.
+    Preconditions: x has no elements, so every result element is the padding value; the padding value
+    is computed at run time, or no op below would then have constant operands only (``makes_xla_fold``).
     """
     v = plan_pad_of_empty(op)
     if isinstance(v, str):
@@ -236,7 +302,10 @@ def plan_negative_pad(op):
     kept = [b - a + max(b - a - 1, 0) * it for a, b, it in zip(start, limit, interior)]
     new_low = [min(max(lo, 0), r) for lo, r in zip(low, result)]
     new_high = [r - lo - k for r, lo, k in zip(result, new_low, kept)]
-    return _Crop(start, limit, new_low, new_high, any(a == b for a, b in zip(start, limit)))
+    empty = any(a == b for a, b in zip(start, limit))
+    if empty and makes_xla_fold(op.result, op.operands[1], op.operands[0]):
+        return "no element of x is left, and the broadcast would give XLA's constant folder an op (makes_xla_fold)"
+    return _Crop(start, limit, new_low, new_high, empty)
 
 
 def negative_pad(op, rewriter):
@@ -247,7 +316,8 @@ def negative_pad(op, rewriter):
     reach past x into the padding on the other side (``pad(x: 2, low=-3, high=2)`` has one
     element, the padding value): x's slice is clamped to x and the padding kept is what is
     left of the result, so the slice never starts past its limit; when no element of x is
-    left on some dimension the result is a broadcast of v.
+    left on some dimension the result is a broadcast of v, unless that gives XLA's constant folder an
+    op it computed at run time (``makes_xla_fold``).
     """
     plan = plan_negative_pad(op)
     if isinstance(plan, str):
@@ -279,6 +349,8 @@ def plan_slice_of_pad(op):
     if plan is None:
         return "the slice has a stride on a padded dimension"
     xs, xe, new_low, new_high, empty = plan
+    if empty and makes_xla_fold(op.result, pad.operands[1], x):
+        return "the slice is all padding, and its broadcast would give XLA's constant folder an op (makes_xla_fold)"
     if not empty and (any(new_low) or any(new_high)) and not has_one_use(pad.result):
         return "the pad has other users and padding would be left"  # (a second, smaller pad would add an op)
     return pad, xs, xe, new_low, new_high, empty
@@ -290,7 +362,8 @@ def slice_of_pad(op, rewriter):
 
     Preconditions: the pad's interior is 0 and the slice's stride is 1 on every padded
     dimension; when the result still needs padding, the pad has no other user. When the slice
-    lies wholly in the padding the result is a broadcast of v.
+    lies wholly in the padding the result is a broadcast of v, unless that gives XLA's constant
+    folder an op it computed at run time (``makes_xla_fold``).
     """
     plan = plan_slice_of_pad(op)
     if isinstance(plan, str):

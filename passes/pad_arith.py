@@ -23,7 +23,7 @@ from hloforge.frontend.registry import names
 from hloforge.passes._ir import (
     broadcast_scalar, build, constant, element_type, finite_math,
     needs_operand, producer, rebuild, shape_of, tensor)
-from hloforge.passes.pad import PAD, SLICE, edge_paddings, scalar_constant, single_use_pad, splat_of
+from hloforge.passes.pad import PAD, SLICE, edge_paddings, folds_otherwise, scalar_constant, single_use_pad, splat_of
 
 CONCATENATE = "stablehlo.concatenate"
 BINARY_OPS = names("binary")
@@ -96,13 +96,21 @@ def _identity(name: str, c, side: int) -> bool:
 def _xla_folds(name: str, c) -> bool:
     """Whether XLA's algebraic simplifier could replace ``f(x, c)`` or ``f(c, x)`` by x where IEEE
     does not: ``x + 0`` and ``x - 0`` of floats and complex numbers (zeros of either sign) become x,
-    so ``-0.0 + 0.0`` gives -0.0 (``0 - x`` is counted too, to be safe). A rewrite that creates or
-    moves such an op changes the sign of a zero result, so those wait for finite math (the fuzz test
-    found ``0.0 + -0.0`` turned into -0.0)."""
-    if c is None or finite_math() or name not in ("stablehlo.add", "stablehlo.subtract"):
+    so ``-0.0 + 0.0`` gives -0.0 (``0 - x`` is counted too, to be safe); ``x * (1+0j)`` and
+    ``x / (1+0j)`` of complex numbers become x, where the complex product is ``(a - b*0, a*0 + b)``:
+    ``-0-0j`` gives ``+0-0j``, ``nan+0j`` gives ``nan+nanj`` (float ``x * 1`` and ``x / 1`` are x bit for
+    bit); and a complex ``x / 0j`` is nan+nanj where the divisor is a literal (select_of_box says so too).
+    A rewrite that creates or moves such an op changes the sign of a zero or a NaN part, so those
+    wait for finite math (the fuzz test found ``0.0 + -0.0`` turned into -0.0, the optimize sweep
+    ``(-0-0j) * (1+0j)`` into ``-0-0j``)."""
+    if c is None or finite_math():
         return False
     kind, value, _ = _scalar(c)
-    return kind in ("f", "c") and value == 0
+    if name in ("stablehlo.add", "stablehlo.subtract"):
+        return kind in ("f", "c") and value == 0
+    if name == "stablehlo.divide" and kind == "c" and value == 0:
+        return True  # (XLA gives nan+nanj for x / a literal 0j, where the run-time divide gives inf+infj)
+    return name in ("stablehlo.multiply", "stablehlo.divide") and kind == "c" and value == 1
 
 
 def _absorbs(name: str, c) -> bool:
@@ -148,6 +156,8 @@ def plan_binary_of_shifted_pads(op):
     sa = (la[d], la[d] + shape_of(pads[0].operands[0])[d])
     sb = (lb[d], lb[d] + shape_of(pads[1].operands[0])[d])
     v, w = (scalar_constant(p.operands[1]) for p in pads)
+    if folds_otherwise(op, pads[0].operands[1], pads[1].operands[1]):
+        return "f of the padding values would be an op of constants XLA folds otherwise (folds_otherwise)"
     cuts = sorted({0, n, *sa, *sb})
     segments = []  # (kind, begin, end): kind "c" (the constant f(v, w)), "ab", "a", "b", "a=", "=b"
     for begin, end in zip(cuts, cuts[1:]):
@@ -161,7 +171,8 @@ def plan_binary_of_shifted_pads(op):
         else:
             kind = "c"
         if (kind == "a" and _xla_folds(op.name, w)) or (kind == "b" and _xla_folds(op.name, v)):
-            return "a window meets a zero padding value in a float add or subtract (_xla_folds)"
+            return ("a window meets a padding value XLA folds away (zero in a float add or subtract, one in a "
+                    "complex product or quotient: _xla_folds)")
         if segments and kind == "c" == segments[-1][0]:
             segments[-1] = ("c", segments[-1][1], end)
         else:
@@ -266,7 +277,11 @@ def plan_binary_of_pad_and_splat(op):
             reason = "the other operand is not a splat"
             continue
         if _xla_folds(op.name, splat_of(other)):
-            reason = "a zero splat in a float add or subtract (XLA folds x + 0.0 into x)"
+            reason = "a splat XLA folds away (x + 0.0 into x, complex x * (1+0j) into x: _xla_folds)"
+            continue
+        c = other if scalar is None else scalar
+        if folds_otherwise(op, *((pad.operands[1], c) if i == 0 else (c, pad.operands[1]))):
+            reason = "f of the padding value and the splat would be an op of constants XLA folds otherwise"
             continue
         return _PadAndSplat(i, pad, scalar, splat_of(other))
     return reason

@@ -79,6 +79,14 @@ class _ConcatPlan(NamedTuple):
     bare: bool  # no padding left around the segments
 
 
+def _crops_within(pad, d: int) -> bool:
+    """Whether ``pad``'s crops on dim ``d`` leave some of its operand (a crop reaching past it, as in
+    ``pad(x: 1, low=-2, high=0)``, is ``negative_pad``'s: its segment would start past its end; the optimize
+    sweep's seed 59 raised on it once makes_xla_fold kept such a pad)."""
+    low, high, _ = paddings(pad)
+    return max(-low[d], 0) <= shape_of(pad.operands[0])[d] - max(-high[d], 0)
+
+
 def plan_concatenate_of_pads(op):
     """The plan of ``concatenate_of_pads`` for ``op`` (pure): the merged segments along d and the outer
     padding, or the reason it does not fire."""
@@ -86,7 +94,8 @@ def plan_concatenate_of_pads(op):
         return "a shape computation (left to shape refinement)"
     d = params_of(op)["dimension"]
     rank = len(shape_of(op.result))
-    pads = [p for p in (single_use_pad(v) for v in op.operands) if p is not None and not paddings(p)[2][d]]
+    pads = [p for p in (single_use_pad(v) for v in op.operands)
+            if p is not None and not paddings(p)[2][d] and _crops_within(p, d)]
     if pads:
         v_op = pads[0].operands[1]
         if any(not same_value(p.operands[1], v_op) for p in pads):
@@ -151,7 +160,8 @@ def plan_concatenate_of_pads(op):
 def concatenate_of_pads(op, rewriter):
     """concatenate([pad(a, v, ...), v-block, slice(a'), ...], d) -> pad(concatenate(pieces), v, ...)
 
-    Preconditions: along d the operands are pads (interior 0 on d), stride-1 slices covering whole
+    Preconditions: along d the operands are pads (interior 0 on d, crops that leave some of the operand:
+    ``_crops_within``), stride-1 slices covering whole
     other dims, blocks filled with v, or other values; all pads pad with v (the same value or equal
     constants) and either pad no other dim alike, or pad every other dim alike while every operand
     is a pad or a v block. Pads and slices with no other user are opened: v runs merge, neighbouring

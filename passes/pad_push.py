@@ -24,7 +24,8 @@ from hloforge.passes._ir import (
     needs_operand, producer, rebuild, shape_of, slice_params, tensor)
 from hloforge.passes import pad_arith, pad_layout, pad_select, pad_slices, pad_tensor, pad_window
 from hloforge.passes.pad import (
-    PAD, SLICE, is_float, is_zero_scalar, paddings, same_value, single_use_pad, support_of, unary_keeps_bits)
+    PAD, SLICE, folds_otherwise, is_float, is_zero_scalar, paddings, same_value, single_use_pad, support_of,
+    unary_keeps_bits)
 from hloforge.passes.pad_concat import (
     concatenate_of_alike_pads, concatenate_of_concatenate, concatenate_of_pads, empty_concatenate_operands)
 from hloforge.passes.pad_tensor import PRODUCT_OPS, SUM_OPS
@@ -55,6 +56,8 @@ def plan_binary_of_pads(op):
         return "the pads' edge or interior paddings differ"
     if pa.result != pb.result and not (has_one_use(pa.result) and has_one_use(pb.result)):
         return "a pad has another user"
+    if folds_otherwise(op, pa.operands[1], pb.operands[1]):
+        return "f of the padding values would be an op of constants XLA folds otherwise (folds_otherwise)"
     return pa, pb
 
 
@@ -64,7 +67,8 @@ def binary_of_pads(op, rewriter):
 
     Preconditions: f is an elementwise binary op (attributes such as a comparison direction are
     kept); both pads have the same edge and interior paddings (so a and b have one shape); each pad
-    has no other user (or both operands are the same pad).
+    has no other user (or both operands are the same pad); f(v, w) of constants is one the registry
+    evaluates (``folds_otherwise``).
     """
     plan = plan_binary_of_pads(op)
     if isinstance(plan, str):

@@ -3,8 +3,9 @@
 Keys are sha256 fingerprints of the module without its locations (``module_key``: its bytecode, or
 its text where there is no module) plus the devices, compile options and jaxlib/platform versions
 (``pjrt.environment``), so a stale entry is never looked up.
-An entry file holds its key, a line about the program (what ``hloforge cache --list`` shows), a
-sha256 of those and the payload, then the payload, jaxlib's serialized executable (``cache_entry.py``).
+An entry file holds its key, a line about the program (what ``hloforge cache --list`` shows), the
+payload's length and a CRC-32 of those and the payload, then the payload, jaxlib's serialized
+executable (``cache_entry.py``, which says why a CRC).
 Anything else found under an entry's name (a bad checksum, another key's entry, a symbolic link, a
 FIFO or device, a file over ``MAX_ENTRY_BYTES``, bytes XLA cannot deserialize) is deleted, counted
 as a ``disk_error`` and rebuilt. Files of other names are left alone.
@@ -39,7 +40,8 @@ import warnings
 
 from hloforge.runtime.cache_entry import SUFFIX as _SUFFIX
 from hloforge.runtime.cache_entry import about, decode_entry, encode_entry, entry_about  # noqa: F401  (cache.about, ...)
-from hloforge.runtime.files import read_regular_file
+from hloforge.runtime.cache_entry import read_entry
+from hloforge.runtime.files import open_regular_file
 
 _TEMP_PREFIX = ".tmp-"
 MAX_ENTRY_BYTES = 4 << 30  # larger executables are neither written nor read
@@ -223,12 +225,12 @@ def disk_load(directory: str, key: str) -> bytes | None:
         return None
     path = _path(directory, key)
     try:
-        data = read_regular_file(path, MAX_ENTRY_BYTES, follow_symlinks=False)
+        with open_regular_file(path, MAX_ENTRY_BYTES, follow_symlinks=False) as (fd, size):
+            payload = read_entry(fd, size, key)
     except FileNotFoundError:
         return None
     except (OSError, ValueError):  # a link, a FIFO, a device, too large, unreadable
-        data = None
-    payload = None if data is None else decode_entry(data, key)
+        payload = None
     if payload is None:
         disk_discard(directory, key)
     else:

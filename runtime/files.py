@@ -3,6 +3,7 @@ to it) must not be read until memory runs out. ``read_input`` also takes pipes, 
 input), as command-line tools do."""
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
@@ -34,18 +35,30 @@ def read_regular_file(path, max_bytes: int, *, follow_symlinks: bool = True) -> 
     link (``O_NOFOLLOW``). Raises ValueError ("... is not a regular file (a FIFO)", "... is larger
     than ...") or OSError (missing, unreadable, a refused link).
     """
+    with open_regular_file(path, max_bytes, follow_symlinks=follow_symlinks) as (fd, size):
+        with os.fdopen(fd, "rb", buffering=0, closefd=False) as f:
+            data = _read_at_most(f, max_bytes + 1, size + 1)
+    if len(data) > max_bytes:  # (it grew while being read, or it is a /proc file of size 0)
+        raise ValueError(f"{path} is larger than {_describe_size(max_bytes)}")
+    return data
+
+
+@contextlib.contextmanager
+def open_regular_file(path, max_bytes: int, *, follow_symlinks: bool = True):
+    """``with open_regular_file(path, max_bytes) as (fd, size)``: the open descriptor of ``path`` and its
+    size, checked as ``read_regular_file`` checks them (the same errors), for a reader that reads
+    parts of the file itself."""
     _check_kind(path, os.stat(path, follow_symlinks=follow_symlinks).st_mode)  # (devices are never opened)
     flags = _NO_WAIT | (0 if follow_symlinks else getattr(os, "O_NOFOLLOW", 0))
     fd = os.open(path, flags)
-    with os.fdopen(fd, "rb", buffering=0) as f:
+    try:
         info = os.fstat(fd)
         _check_kind(path, info.st_mode)  # (what was opened is what was checked)
         if info.st_size > max_bytes:
             raise ValueError(f"{path} is larger than {_describe_size(max_bytes)} ({info.st_size} bytes)")
-        data = _read_at_most(f, max_bytes + 1, info.st_size + 1)
-        if len(data) > max_bytes:  # (it grew while being read, or it is a /proc file of size 0)
-            raise ValueError(f"{path} is larger than {_describe_size(max_bytes)}")
-        return data
+        yield fd, info.st_size
+    finally:
+        os.close(fd)
 
 
 STDIN = "-"

@@ -502,6 +502,39 @@ def test_entries_of_the_format_before_still_load_and_say_nothing(tmp_path):
     assert json.loads(line)["name"] == "f" and abs(json.loads(line)["written"] - time.time()) < 600
 
 
+def _sha256_entry(directory, key, payload, line=b'{"name": "g"}\n'):
+    """An entry file as hloforge wrote them before the CRC (``MAGIC_V3``: a sha256 of key, line and payload)."""
+    name = key.encode() + b"\n"
+    path = os.path.join(str(directory), key + ".hfx")
+    with open(path, "wb") as f:
+        f.write(cache_entry.MAGIC_V3 + name + line + hashlib.sha256(name + line + payload).digest() + payload)
+    return path
+
+
+def test_entries_of_every_format_load_from_the_directory_and_damage_is_found(tmp_path):
+    os.chmod(tmp_path, 0o700)
+    _older_entry(tmp_path, "cd" * 32, b"v2 payload")
+    _sha256_entry(tmp_path, "ef" * 32, b"v3 payload")
+    assert cache.disk_load(str(tmp_path), "cd" * 32) == b"v2 payload"
+    assert cache.disk_load(str(tmp_path), "ef" * 32) == b"v3 payload"
+    assert cache.entry_about(os.path.join(str(tmp_path), "ef" * 32 + ".hfx")) == {"name": "g"}
+    key = "ab" * 32
+    path = os.path.join(str(tmp_path), key + ".hfx")
+    good = cache.encode_entry(key, bytes(range(256)) * 64, {"name": "f"})
+    assert good.startswith(cache_entry.MAGIC)
+    half = len(good) // 2
+    damaged = [good[:-1], good + b"\0", good[:-5000], good[:half] + b"\0" * (len(good) - half),
+               good[:-3] + bytes([good[-3] ^ 0x10]) + good[-2:], good.replace(b'"f"', b'"h"')]
+    for data in [good] + damaged:
+        with open(path, "wb") as f:
+            f.write(data)
+        errors = cache.stats()["disk_errors"]
+        found = cache.disk_load(str(tmp_path), key)
+        assert (found == bytes(range(256)) * 64) if data is good else (found is None and not os.path.exists(path))
+        assert cache.stats()["disk_errors"] == errors + (data is not good)
+        assert cache.decode_entry(data, key) == found
+
+
 def test_ages_read_as_people_say_them():
     assert [cache_command.human_age(s) for s in (None, 45, 700, 5400, 90000, 30 * 86400)] == [
         "?", "45 s", "11 min", "1.5 h", "1.0 d", "30 d"]
