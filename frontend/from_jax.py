@@ -76,10 +76,26 @@ def from_jax(fn, *, name: str | None = None):
                     entry = lowered[key] = _lower(fn, label, tree, specs)
         return entry
 
+    with_static: dict = {}  # static leaves' key -> the from_jax function of the array leaves alone
+
+    def static_call(leaves, tree):
+        """None, or the call with the leaves that are not arrays (functions, strings: eqx modules' fields)
+        bound as static, through a from_jax function of the array leaves alone."""
+        found = jax_api.bind_static(fn, tree, leaves, f"from_jax({label})")
+        if found is None:
+            return None
+        key, bound, arrays = found
+        inner = with_static.get(key)
+        if inner is None:
+            inner = with_static.setdefault(key, from_jax(bound, name=label))
+        return inner(*arrays)
+
     @functools.wraps(fn)
     def traced(*args, **kwargs):
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         leaves = jax_api.raw_keys(leaves)
+        if not all(map(jax_api.is_array_leaf, leaves)):
+            return static_call(leaves, tree)
         specs = tuple(_spec(leaf, i, label) for i, leaf in enumerate(leaves))
         call = lower(tree, specs)
         operands = [as_tensor(leaf, dtype, what=f"from_jax({label}) argument leaf {i}")
@@ -94,6 +110,8 @@ def from_jax(fn, *, name: str | None = None):
             return traced(*args, **kwargs)
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         leaves = jax_api.raw_keys(leaves)
+        if not all(map(jax_api.is_array_leaf, leaves)):
+            return static_call(leaves, tree)
         for i, leaf in enumerate(leaves):
             _spec(leaf, i, label)  # (the argument errors of the traced call, before hf.jit's own)
         args, kwargs = tree_util.tree_unflatten(tree, leaves)

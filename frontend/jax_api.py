@@ -152,6 +152,45 @@ def raw_keys(leaves) -> list:
     return out
 
 
+def is_array_leaf(leaf) -> bool:
+    """Whether a pytree leaf is an array (jax arrays, tracers, numpy arrays and scalars, Python numbers,
+    hloforge Tensors); other leaves (functions, strings, objects) are static, as ``eqx.filter_jit``
+    makes them."""
+    return (isinstance(leaf, (np.ndarray, np.generic, bool, int, float, complex))
+            or (hasattr(leaf, "shape") and hasattr(leaf, "dtype")))
+
+
+def bind_static(fn, tree, leaves, what: str):
+    """None when every leaf is an array; else (the static leaves' key, a function of the array leaves alone
+    that calls ``fn`` with the static ones in place, the array leaves). The key holds the static values
+    (so they must be hashable) and ``tree``."""
+    values = {i: leaf for i, leaf in enumerate(leaves) if not is_array_leaf(leaf)}
+    if not values:
+        return None
+    key = (tree, tuple(values.items()))
+    try:
+        hash(key)
+    except TypeError:
+        bad = next(i for i, v in values.items() if not _hashable(v))
+        raise TypeError(f"{what}: argument leaf {bad} ({type(values[bad]).__name__}) is neither an array nor "
+                        f"hashable; leaves that are not arrays are static and key the compiled program") from None
+
+    def bound(*arrays):
+        it = iter(arrays)
+        full = [values[i] if i in values else next(it) for i in range(len(leaves))]
+        args, kwargs = jax.tree_util.tree_unflatten(tree, full)
+        return fn(*args, **kwargs)
+    return key, bound, [leaf for i, leaf in enumerate(leaves) if i not in values]
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+        return True
+    except TypeError:
+        return False
+
+
 def aval_of(leaf):
     """jax's abstract value of an argument leaf (arrays, tracers, numpy arrays, Python scalars),
     with jax's dtype canonicalization; TypeError for a leaf jax does not take."""

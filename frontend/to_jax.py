@@ -394,8 +394,16 @@ def optimize(fn=None, **optimize_options):
         return functools.partial(optimize, **optimize_options)
     if not callable(fn):
         raise TypeError(f"hf.optimize: expected a jax function, got {fn!r}")
+    if jax_api.tree_flatten(fn)[0] not in ([], [fn]):  # (a callable pytree: an eqx.Module, a flax nnx module)
+        return functools.partial(optimize(_call_pytree, **optimize_options), fn)
     bridged = to_jax(from_jax(fn), **optimize_options)
     return functools.wraps(fn)(bridged)
+
+
+def _call_pytree(module, *args, **kwargs):
+    """``module(*args, **kwargs)``: hf.optimize of a callable pytree passes it as an argument, so its arrays
+    are arguments (not constants of the program) and its other leaves static."""
+    return module(*args, **kwargs)
 
 
 def _options(optimize, options) -> dict | None:
@@ -449,6 +457,7 @@ def _traced_function(fn, options):
     name = getattr(fn, "__name__", "fn")
     what = f"hf.to_jax({name})"
     programs: dict = {}
+    with_static: dict = {}  # static leaves' key -> the to_jax function of the array leaves alone
     lock = threading.Lock()
 
     def program_for(in_tree, specs) -> Program:
@@ -471,6 +480,12 @@ def _traced_function(fn, options):
         if any(isinstance(leaf, Tensor) for leaf in leaves):
             return fn(*args, **kwargs)  # (inside an hloforge trace: the function's ops, inline)
         leaves = jax_api.raw_keys(leaves)
+        if not all(map(jax_api.is_array_leaf, leaves)):  # (functions, strings: static, as eqx.filter_jit)
+            key, bound, arrays = jax_api.bind_static(fn, in_tree, leaves, what)
+            inner = with_static.get(key)
+            if inner is None:
+                inner = with_static.setdefault(key, _traced_function(bound, options))
+            return inner(*arrays)
         program = program_for(in_tree, _leaf_specs(leaves, what))
         outs = call_p.bind(*leaves, program=program)
         return jax_api.tree_unflatten(program.source.out_tree, outs)

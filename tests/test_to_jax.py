@@ -466,3 +466,38 @@ def test_a_64_bit_result_with_x64_off_is_one_clear_error():
         f(np.arange(4, dtype=np.int32))
     with jax.enable_x64(True):
         assert np.asarray(f(np.arange(4, dtype=np.int32))).dtype == np.float64
+
+
+@tree_util.register_pytree_node_class
+class _Dense:
+    """A callable pytree with an array and a function leaf, as an eqx.Module holds its activation."""
+
+    def __init__(self, w, b, activation):
+        self.w, self.b, self.activation = w, b, activation
+
+    def __call__(self, x):
+        return self.activation(x @ self.w + self.b)
+
+    def tree_flatten(self):
+        return (self.w, self.b, self.activation), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def test_library_modules_go_through_as_they_are():
+    """Leaves that are not arrays (functions, strings) are static, as in eqx.filter_jit; a callable pytree is
+    optimized with its arrays as arguments (issue 47)."""
+    w, b = jnp.asarray(RNG.standard_normal((3, 2)), jnp.float32), jnp.zeros(2, jnp.float32)
+    x = jnp.arange(6.0, dtype=jnp.float32).reshape(2, 3)
+    model = _Dense(w, b, jax.nn.gelu)
+    want = model(x)
+    assert_close(hf.optimize(lambda m, v: m(v))(model, x), want)
+    assert_close(hf.optimize(model)(x), want)
+    assert_close(jax.jit(lambda w, v: hf.optimize(_Dense(w, b, jax.nn.gelu))(v))(w, x), want)
+    assert_close(jax.grad(lambda w: jnp.sum(hf.optimize(_Dense(w, b, jax.nn.gelu))(x)))(w),
+                 jax.grad(lambda w: jnp.sum(_Dense(w, b, jax.nn.gelu)(x)))(w))
+    assert_close(hf.optimize(lambda m, v: m(v))(_Dense(w, b, jax.nn.relu), x), _Dense(w, b, jax.nn.relu)(x))
+    with pytest.raises(TypeError, match=r"argument leaf 2 \(set\) is neither an array nor hashable"):
+        hf.optimize(lambda m, v: m.w)(_Dense(w, b, {1}), x)
