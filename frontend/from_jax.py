@@ -47,7 +47,8 @@ def from_jax(fn, *, name: str | None = None):
     ``jax.custom_jvp`` inside ``fn`` are honoured.
 
     Arguments are pytrees of Tensors, arrays and Python scalars (which become 0-d tensors of
-    numpy's default dtypes, as hloforge's own arguments do). jax lowers with 64-bit types enabled
+    numpy's default dtypes, as hloforge's own arguments do); other leaves (functions, strings: an
+    eqx.Module's fields) are static, as ``eqx.filter_jit`` makes them, and key the lowering. jax lowers with 64-bit types enabled
     (scoped to this thread) when an argument is 64-bit, so float64 arrives exact.
 
     Args:
@@ -57,7 +58,7 @@ def from_jax(fn, *, name: str | None = None):
     Returns:
       A function with ``fn``'s pytree signature.
     Raises:
-      TypeError: an argument leaf is not an array, jax cannot lower ``fn`` (the message quotes
+      TypeError: an argument leaf is neither an array nor hashable, jax cannot lower ``fn`` (the message quotes
         jax's error), ``fn`` uses host callbacks, or it closes over a jax tracer.
     Example:
       >>> step = hf.from_jax(lambda g, s, p: optax.adam(1e-3).update(g, s, p))

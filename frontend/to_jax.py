@@ -359,7 +359,8 @@ def to_jax(fn_or_module, *, optimize: bool = True, **optimize_options):
     Returns:
       A function taking jax arrays, tracers, numpy arrays or Python scalars.
     Raises:
-      TypeError: an unknown option; at a call, a leaf that is not an array, or arguments that do
+      TypeError: an unknown option; at a call, a leaf that is neither an array nor hashable (other
+        leaves that are not arrays are static, as in eqx.filter_jit), or arguments that do
         not match a module's signature (the values are printed).
     Example:
       >>> f = hf.to_jax(lambda x: hnp.fft.irfft(hnp.fft.rfft(x)))
