@@ -54,7 +54,12 @@ def define_primitive(name: str, *, abstract_eval, exported_of, jvp, batch, trans
         fn = jitted.get(key)
         if fn is None:
             options = compiler_options_of(**params) if compiler_options_of is not None else None
-            fn = jitted[key] = jax.jit(lambda *a: prim.bind(*a, **params), compiler_options=options or None)
+
+            def run(*a):
+                return prim.bind(*a, **params)
+            # (jax's errors, e.g. arguments on two devices, name the jitted function: the program's name)
+            run.__name__ = run.__qualname__ = f"hf.to_jax({getattr(params['program'], 'name', name)})"
+            fn = jitted[key] = jax.jit(run, compiler_options=options or None)
         return fn(*args)
 
     prim.def_impl(impl)

@@ -501,3 +501,21 @@ def test_library_modules_go_through_as_they_are():
     assert_close(hf.optimize(lambda m, v: m(v))(_Dense(w, b, jax.nn.relu), x), _Dense(w, b, jax.nn.relu)(x))
     with pytest.raises(TypeError, match=r"argument leaf 2 \(set\) is neither an array nor hashable"):
         hf.optimize(lambda m, v: m.w)(_Dense(w, b, {1}), x)
+
+
+def test_an_eager_call_on_two_devices_names_the_function(tmp_path):
+    """jax's error names the jitted eager call: the to_jax program, not define_primitive's inner lambda."""
+    from helpers import run_on_eight_devices
+    script = tmp_path / "two_devices.py"
+    script.write_text(
+        "import json, numpy as np, jax, hloforge as hf\n"
+        "f = hf.to_jax(lambda a, b: a + b)\n"
+        "a, b = (jax.device_put(np.ones(3, np.float32), d) for d in jax.devices()[:2])\n"
+        "try:\n"
+        "    f(a, b)\n"
+        "    message = ''\n"
+        "except ValueError as e:\n"
+        "    message = str(e)\n"
+        "print(json.dumps({'message': message}))\n")
+    message = run_on_eight_devices(str(script))["message"]
+    assert "incompatible devices" in message and "hf.to_jax(<lambda>)" in message and "locals" not in message
