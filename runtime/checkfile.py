@@ -85,11 +85,14 @@ class CheckResult:
     reason: str = ""
     function: str | None = None
     line: int | None = None  # (a piece that did not parse: its first line)
+    piece: int | None = None  # (the first line of its ``// -----`` piece, in a file of several)
 
     @property
     def name(self) -> str:
+        """``file::function``; ``file:LINE::function`` in a file of several pieces (LINE: the piece's first
+        line, so two pieces' ``@main`` differ); ``file:LINE`` for a piece that did not parse."""
         if self.function:
-            return f"{self.path}::{self.function}"
+            return f"{self.path}:{self.piece}::{self.function}" if self.piece else f"{self.path}::{self.function}"
         return f"{self.path}:{self.line}" if self.line else self.path
 
     def __str__(self):
@@ -147,9 +150,13 @@ def check_file(path, optimize: bool = False, device=None, finite_math: bool = Fa
         return [CheckResult(path, False, f"not a UTF-8 MLIR text file (byte {e.start} is {data[e.start]:#04x})")]
     options = Options(optimize, device, finite_math)
     results = []
-    for piece in split_pieces(text):
-        if not piece.is_empty:
-            results += _check_piece(path, piece, options)
+    pieces = [piece for piece in split_pieces(text) if not piece.is_empty]
+    for piece in pieces:
+        found = _check_piece(path, piece, options)
+        if len(pieces) > 1:
+            for result in found:
+                result.piece = piece.line
+        results += found
     return results or [CheckResult(path, False, "no test functions found")]
 
 

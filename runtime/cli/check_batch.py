@@ -77,7 +77,8 @@ class _Worker:
             line = ""
         if not line:
             return None
-        return [CheckResult(path, r["ok"], r["reason"], r["function"], r["line"]) for r in json.loads(line)["results"]]
+        return [CheckResult(path, r["ok"], r["reason"], r["function"], r["line"], r.get("piece"))
+                for r in json.loads(line)["results"]]
 
     def death(self) -> str:
         code = self.process.wait()
@@ -119,7 +120,8 @@ def _answer(path: str, optimize: bool, device: str | None, finite_math: bool) ->
         results = check_file(path, optimize=optimize, device=device, finite_math=finite_math)
     except Exception as e:  # (one file's failure, whatever it is: report it, go on)
         results = [CheckResult(path, False, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")]
-    return {"results": [{"function": r.function, "line": r.line, "ok": r.ok, "reason": r.reason} for r in results]}
+    return {"results": [{"function": r.function, "line": r.line, "piece": r.piece, "ok": r.ok, "reason": r.reason}
+                        for r in results]}
 
 
 def _serve(optimize: bool, device: str | None, finite_math: bool) -> None:

@@ -43,7 +43,8 @@ def test_every_public_test_function_of_every_piece_runs():
     assert [r.function for r in results] == ["sum_is_exact", "halves_within_tolerance", "complex_square",
                                             "one_ulp_apart", "probed_and_printed", "narrow_element_types"]
     assert all(r.ok for r in results), [str(r) for r in results if not r.ok]
-    assert str(results[0]) == f"PASS {PIECES}::sum_is_exact"
+    assert str(results[0]) == f"PASS {PIECES}:1::sum_is_exact"  # (a file of several pieces: each piece's line)
+    assert len({r.name for r in results}) == len(results)
 
 
 def test_pieces_keep_the_file_line_numbers(tmp_path):
@@ -328,10 +329,11 @@ def test_cli_runs_processes_on_cpu_devices_one_line_per_function(tmp_path):
     result = _cli(parallel, PIECES, "--timeout", "120")
     lines = result.stdout.splitlines()
     assert result.returncode == 1, result.stdout + result.stderr
-    assert lines[0] == f"PASS {parallel}::main"
-    assert lines[1].startswith(f"FAIL {parallel}::main: check 1 (check.expect_eq_const, line ")
+    assert re.fullmatch(rf"PASS {re.escape(str(parallel))}:1::main", lines[0])
+    assert re.match(rf"FAIL {re.escape(str(parallel))}:\d+::main: check 1 \(check.expect_eq_const, line ", lines[1])
+    assert lines[0].split("::")[0] != lines[1].split("::")[0]  # (the two pieces' @main are told apart)
     assert lines[1].endswith("eq: 1 of 1 elements differ; at index []: actual 1, expected 2")
-    assert lines[2:-1] == [f"PASS {PIECES}::{r.function}" for r in checkfile.check_file(PIECES)]
+    assert lines[2:-1] == [f"PASS {r.name}" for r in checkfile.check_file(PIECES)]
     assert lines[-1] == f"{len(lines) - 2} passed, 1 failed"
     # (a short timeout of its own: the 8-device file above needs a long one on a loaded machine)
     stopped = _cli(hangs, "--timeout", "3")
