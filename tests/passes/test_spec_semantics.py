@@ -265,4 +265,4 @@ def test_check_runs_collective_broadcast_as_the_spec_says():
     result = subprocess.run([sys.executable, "-m", "hloforge.runtime.cli", "check", "--optimize", path],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.splitlines() == [f"PASS {path}::main", f"PASS {path}::main", "2 passed, 0 failed"]
+    assert result.stdout.splitlines() == [f"PASS {path}:1::main", f"PASS {path}:45::main", "2 passed, 0 failed"]
