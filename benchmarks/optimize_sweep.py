@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import collections
-import math
+import os
 import sys
 import time
 
@@ -26,6 +26,9 @@ import numpy as np
 
 import hloforge as hf
 from hloforge import ops
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from helpers import trace_chains  # noqa: E402  (the random-program tracer test_fuzz.py shares)
 
 F32, F64, C64, C128 = (np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
 NAN_BITS = {F32: (0x7FC00000, 0xFFC00000, 0x7FC0BEEF, 0xFFC00123, 0x7FFFFFFF),
@@ -298,16 +301,7 @@ def program(seed: int) -> list:
 
 
 def trace(chains):
-    def fn(*xs):
-        outs = []
-        for x, (_, _, steps) in zip(xs, chains):
-            for kind, seed in steps:
-                if x.ndim > 4 or math.prod(x.shape) > 2048:
-                    break
-                x = BUILD[kind](x, np.random.default_rng(seed))
-            outs.append(x)
-        return tuple(outs)
-    return hf.trace(fn, *(hf.ShapeDtype(shape, dtype) for shape, dtype, _ in chains))
+    return trace_chains(BUILD, chains, 2048)
 
 
 def bits(a) -> np.ndarray:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -102,3 +103,19 @@ def run_on_eight_devices(script: str) -> dict:
     out = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-4000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def trace_chains(build: dict, chains, max_elements: int):
+    """hf.trace of random programs: each chain ``(shape, dtype, [(step, seed), ...])`` is one argument that
+    runs through ``build[step](x, rng)`` in turn (stopping past rank 4 or ``max_elements`` elements), each
+    chain's end one result (tests/passes/test_fuzz.py, benchmarks/optimize_sweep.py)."""
+    def fn(*xs):
+        outs = []
+        for x, (_, _, steps) in zip(xs, chains):
+            for kind, seed in steps:
+                if x.ndim > 4 or math.prod(x.shape) > max_elements:
+                    break
+                x = build[kind](x, np.random.default_rng(seed))
+            outs.append(x)
+        return tuple(outs)
+    return hf.trace(fn, *(hf.ShapeDtype(shape, dtype) for shape, dtype, _ in chains))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from helpers import random
+from helpers import random, trace_chains
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_patterns import assert_same, outputs
@@ -221,16 +221,7 @@ chains = st.lists(st.tuples(st.lists(st.integers(0, 5), min_size=1, max_size=3),
 
 
 def _traced(program):
-    def fn(*xs):
-        outs = []
-        for x, (_, _, steps) in zip(xs, program):
-            for kind, seed in steps:
-                if x.ndim > 4 or math.prod(x.shape) > 4096:
-                    break
-                x = BUILD[kind](x, np.random.default_rng(seed))
-            outs.append(x)
-        return tuple(outs)
-    return hf.trace(fn, *(hf.ShapeDtype(shape, dtype) for shape, dtype, _ in program))
+    return trace_chains(BUILD, program, 4096)
 
 
 @settings(max_examples=40, deadline=None)
