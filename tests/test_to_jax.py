@@ -420,6 +420,7 @@ def test_the_program_cache_is_bounded(monkeypatch):
     assert f.cache_size() == 3
 
 
+@pytest.mark.child_processes
 def test_a_second_process_runs_no_pass(tmp_path):
     """@hf.optimize's pipeline result is cached on disk (issue 51): a second process traces, finds it, and
     optimizes nothing."""
