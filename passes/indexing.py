@@ -14,19 +14,23 @@ Every pattern is exact (the same values bit for bit).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from hloforge.frontend.context import ir, stablehlo
 from hloforge.passes._ir import (
-    build, constant, element_type, evaluate, ints, params_of, producer, shape_of, tensor)
+    build, constant, element_type, evaluate, ints, params_of, producer, shape_of, slice_params, tensor)
+from hloforge.passes.fold import BOUNDARY
+from hloforge.passes.spectral_support import window_set
 
 MAX_POSITIONS = 1 << 22  # largest position array evaluated at compile time
 # the ops a position array is computed with (hloforge.numpy's _positions: iota, reshape, slices;
 # an integer index pads the grid and gathers its row)
 _EVALUATED = frozenset(f"stablehlo.{n}" for n in (
     "iota", "constant", "reshape", "slice", "broadcast_in_dim", "transpose", "reverse", "concatenate", "convert",
-    "add", "subtract", "multiply", "pad", "gather", "dynamic_slice", "select", "clamp", "compare"))
+    "add", "subtract", "multiply", "pad", "gather", "dynamic_slice", "select", "clamp", "compare",
+    "and", "or", "not", "reduce"))
 RESHAPE = "stablehlo.reshape"
 
 
@@ -34,7 +38,11 @@ def _static(value, depth=0):
     """The numpy value of ``value`` when it is computed from constants and iotas by ``_EVALUATED``
     ops (at most MAX_POSITIONS elements each), else None."""
     owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name not in _EVALUATED or depth > 64:
+    if isinstance(owner, ir.Block) or depth > 64:
+        return None
+    if owner.name == "func.call" and BOUNDARY in owner.attributes and len(owner.operands) == 1:
+        return _static(owner.operands[0], depth + 1)  # (inline's identity call around an iota)
+    if owner.name not in _EVALUATED:
         return None
     if math.prod(shape_of(value)) > MAX_POSITIONS:
         return None
@@ -49,6 +57,8 @@ def _static(value, depth=0):
         out = evaluate(op.name, *args, **params_of(op))
     except Exception:  # (an op whose evaluate declines these operands)
         return None
+    if isinstance(out, (list, tuple)):  # (a reduce's results)
+        out = out[0] if len(out) == 1 else None
     return None if out is None else np.asarray(out)
 
 
@@ -229,6 +239,151 @@ def flat_gather_slice(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+MAX_RUNS = 16  # the most slices a gather of known positions becomes
+
+
+def _runs(positions):
+    """``positions`` (a 1-d int array) as (start, stop, step) runs of evenly spaced positions, in order."""
+    runs, i = [], 0
+    while i < len(positions):
+        j = i + 1
+        step = int(positions[j] - positions[i]) if j < len(positions) else 1
+        if step < 1:
+            step, j = 1, i + 1
+        else:
+            while j + 1 < len(positions) and positions[j + 1] - positions[j] == step:
+                j += 1
+            j += 1
+        if j - i == 2 and j < len(positions) and positions[j] - positions[j - 1] == 1 and step != 1:
+            j -= 1  # (a pair that starts a unit run belongs to that run)
+        runs.append((int(positions[i]), int(positions[j - 1]) + 1, step))
+        i = j
+    return runs
+
+
+class _GatherSlices(NamedTuple):
+    dim: int | None  # the operand dim the positions index (None: one window)
+    slices: list     # (start, limit, strides) per slice of the operand, concatenated along dim in order
+
+
+def plan_gather_of_known_positions(op):
+    """The slices of ``gather_of_known_positions`` for the gather ``op`` (pure), or why it does not fire."""
+    x, index = op.operands
+    p = params_of(op)
+    shape, out = list(shape_of(x)), list(shape_of(op.result))
+    rank, sizes = len(shape), list(p["slice_sizes"])
+    if p["operand_batching_dims"] or p["start_indices_batching_dims"]:
+        return "a batched gather"
+    ivd, index_shape = p["index_vector_dim"], list(shape_of(index))
+    batch = [n for i, n in enumerate(index_shape) if i != ivd]
+    if len(batch) > 1:
+        return "more than one dim of index vectors"
+    positions = _static(index)
+    if positions is None:
+        return "the positions are not known at compile time"
+    vectors = np.moveaxis(positions, ivd, -1).reshape(-1, len(p["start_index_map"])) if ivd < len(index_shape) \
+        else positions.reshape(-1, 1)
+    collapsed = list(p["collapsed_slice_dims"])
+    if not batch:  # one window: a slice (the start clamped, as gather clamps it)
+        start = [0] * rank
+        for k, d in enumerate(p["start_index_map"]):
+            start[d] = min(max(int(vectors[0][k]), 0), shape[d] - sizes[d])
+        if list(p["offset_dims"]) != list(range(len(out))):
+            return "the window's dims are not the result's, in order"
+        return _GatherSlices(None, [(start, [a + n for a, n in zip(start, sizes)], [1] * rank)])
+    # one dim d of the operand indexed by a list of positions; every other dim read whole
+    if len(p["start_index_map"]) != 1 or collapsed != list(p["start_index_map"]):
+        return "the index vectors index more than one dim, or the indexed dim is kept"
+    d = collapsed[0]
+    if any(n != (1 if i == d else shape[i]) for i, n in enumerate(sizes)):
+        return "a dim besides the indexed one is not read whole"
+    if list(p["offset_dims"]) != [i for i in range(rank) if i != d]:
+        return "the positions' dim of the result is not the indexed dim's place"
+    where = np.clip(vectors[:, 0].astype(np.int64), 0, shape[d] - 1)
+    runs = _runs(where)
+    if len(runs) > MAX_RUNS:
+        return f"the positions make more than {MAX_RUNS} evenly spaced runs"
+    slices = []
+    for a, b, step in runs:
+        start, limit, strides = [0] * rank, list(shape), [1] * rank
+        start[d], limit[d], strides[d] = a, b, step
+        slices.append((start, limit, strides))
+    return _GatherSlices(d, slices)
+
+
+def gather_of_known_positions(op, rewriter):
+    """gather(x, positions known at compile time) -> concatenate([x[run] for run in runs], d), or one window x[s]
+
+    // Pattern: gather(x: 2x4x33, [[0], [1], [2], [3]], collapsed [2], slice [2, 4, 1]) -> x[:, :, 0:4]
+    Preconditions: no batching dims; the positions are known at compile time (constants, iotas and
+    the ops on them, through inline's call boundaries, as ``_static`` evaluates them). Either there is
+    one index vector (the result, in the window's dims, is a slice of x at the clamped start,
+    reshaped where dims collapse), or one dim of index vectors indexes one dim d of x, which it
+    collapses and whose place in the result it takes, every other dim read whole: the positions,
+    clamped as gather clamps them, in runs of evenly spaced positions (at most 16 runs), become
+    strided slices of x along d, concatenated (jnp.take, ``x[..., idx]`` with an index array, and
+    jax's transpose of a window scatter). Exact: the same elements in the same places.
+    """
+    plan = plan_gather_of_known_positions(op)
+    if isinstance(plan, str):
+        return plan
+    x, loc = op.operands[0], op.location
+    with rewriter.ip:
+        parts = [build("stablehlo.slice", [x], start_indices=a, limit_indices=b, strides=s, loc=loc)
+                 for a, b, s in plan.slices]
+        out = parts[0] if len(parts) == 1 else build("stablehlo.concatenate", parts, dimension=plan.dim, loc=loc)
+        if shape_of(out) != shape_of(op.result):
+            out = build(RESHAPE, [out], shape=shape_of(op.result), loc=loc)
+    rewriter.replace_op(op, [out])
+
+
+class _SliceOfSet(NamedTuple):
+    source: object  # the set's operand or its update, which the slice reads instead
+    start: list
+    limit: list
+    strides: list
+
+
+def plan_slice_of_window_set(op):
+    """The slice of ``slice_of_window_set`` for the slice ``op`` (pure), or why it does not fire."""
+    found = window_set(op.operands[0])
+    if found is None:
+        return "the operand is not one window set at constant offsets (a scatter or dynamic_update_slice)"
+    _, base, at, update = found
+    start, limit, strides = slice_params(op)
+    size = shape_of(update)
+    last = [a + (n - 1) * s for a, n, s in zip(start, shape_of(op.result), strides)]  # (the last index read)
+    if 0 in shape_of(op.result):
+        return "an empty slice"
+    if any(e < w or a >= w + n for a, e, w, n in zip(start, last, at, size)):
+        return _SliceOfSet(base, start, limit, strides)  # (disjoint from the window on some dim)
+    if all(a >= w and e < w + n for a, e, w, n in zip(start, last, at, size)):
+        return _SliceOfSet(update, [a - w for a, w in zip(start, at)], [e - w + 1 for e, w in zip(last, at)], strides)
+    return "the slice reads both the window and what is around it"
+
+
+def slice_of_window_set(op, rewriter):
+    """set(x, window at w, u)[s] -> x[s] when s misses the window, u[s - w] when s lies in it
+
+    // Pattern: scatter(x: 64x33, [56, 0], u: 8x8)[0:8, 0:8] -> x[0:8, 0:8]
+    Preconditions: the operand sets one whole window at constant offsets: a scatter of ``set``
+    (``x.at[a:b, c:d].set(u)``, and jax's transpose of it, which zeroes the window of a cotangent)
+    or a dynamic_update_slice (its offsets clamped as the op clamps them); the slice's indices all
+    miss the window (on some dim) or all lie in it. Exact: the same elements.
+    """
+    plan = plan_slice_of_window_set(op)
+    if isinstance(plan, str):
+        return plan
+    if plan.start == [0] * len(plan.start) and list(plan.limit) == list(shape_of(plan.source)) \
+            and set(plan.strides) <= {1}:
+        rewriter.replace_op(op, [plan.source])
+        return None
+    with rewriter.ip:
+        out = build("stablehlo.slice", [plan.source], start_indices=plan.start, limit_indices=plan.limit,
+                    strides=plan.strides, loc=op.location)
+    rewriter.replace_op(op, [out])
+
+
 def plan_reshape_of_reshape(op):
     """The operand x of the inner reshape for ``reshape_of_reshape`` at ``op`` (pure), or why it does not fire."""
     inner = producer(op.operands[0], RESHAPE)
@@ -254,5 +409,7 @@ def reshape_of_reshape(op, rewriter):
 PATTERNS = {
     "flat_scatter_window": (("stablehlo.scatter",), flat_scatter_window),
     "flat_gather_slice": (("stablehlo.gather",), flat_gather_slice),
+    "gather_of_known_positions": (("stablehlo.gather",), gather_of_known_positions),
     "reshape_of_reshape": ((RESHAPE,), reshape_of_reshape),
+    "slice_of_window_set": (("stablehlo.slice",), slice_of_window_set),
 }

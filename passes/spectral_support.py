@@ -145,7 +145,7 @@ def _set_dus(op):
     return base, start
 
 
-def _window_set(value):
+def window_set(value):
     """(op, base, start, update) when ``value`` is set one whole window at constant offsets by a scatter
     (_set_window) or a dynamic_update_slice (_set_dus), else None."""
     owner = producer(value)
@@ -164,7 +164,7 @@ def _scatter_support(op, axes):
     compact value is the same chain over a compact zero tensor, each window's start moved to its place there."""
     chain, value = [], op.result
     while not is_zero(value):
-        found = _window_set(value)
+        found = window_set(value)
         if found is None:
             return None
         s, base, start, update = found
