@@ -19,8 +19,10 @@ from typing import NamedTuple
 import numpy as np
 
 from hloforge.frontend.context import ir, stablehlo
+from hloforge.frontend.ops.slicing import scatter_body_name
 from hloforge.passes._ir import (
-    build, constant, element_type, evaluate, ints, params_of, producer, shape_of, slice_params, tensor)
+    build, constant, constant_value, element_type, evaluate, finite_math, ints, is_zero, params_of, producer, shape_of,
+    slice_params, splat_value, tensor)
 from hloforge.passes.fold import BOUNDARY
 from hloforge.passes.spectral_support import window_set
 
@@ -243,22 +245,42 @@ MAX_RUNS = 16  # the most slices a gather of known positions becomes
 
 
 def _runs(positions):
-    """``positions`` (a 1-d int array) as (start, stop, step) runs of evenly spaced positions, in order."""
-    runs, i = [], 0
-    while i < len(positions):
+    """``positions`` (a 1-d int array) as (start, stop, step) runs of evenly spaced, increasing positions, in order."""
+    runs, i, n = [], 0, len(positions)
+    while i < n:
+        step = int(positions[i + 1] - positions[i]) if i + 1 < n else 1
         j = i + 1
-        step = int(positions[j] - positions[i]) if j < len(positions) else 1
-        if step < 1:
-            step, j = 1, i + 1
-        else:
-            while j + 1 < len(positions) and positions[j + 1] - positions[j] == step:
+        if step >= 1:
+            while j < n and positions[j] - positions[j - 1] == step:
                 j += 1
-            j += 1
-        if j - i == 2 and j < len(positions) and positions[j] - positions[j - 1] == 1 and step != 1:
-            j -= 1  # (a pair that starts a unit run belongs to that run)
+        else:
+            step = 1
         runs.append((int(positions[i]), int(positions[j - 1]) + 1, step))
         i = j
     return runs
+
+
+def _fixed_window(index_map, collapsed, vectors, shape, sizes, clamp=True):
+    """(d, start): the one dim d the index vectors vary along (collapsed, window size 1) and the window's
+    start on the other dims (each component but d's the same in every vector; clamped as gather clamps
+    it, or checked to be in bounds as scatter needs), or why there is none."""
+    index_map = list(index_map)
+    if len(collapsed) != 1 or collapsed[0] not in index_map or sizes[collapsed[0]] != 1:
+        return "not one collapsed dim, indexed, of window size 1"
+    d, start = collapsed[0], [0] * len(shape)
+    for k, e in enumerate(index_map):
+        if e == d:
+            continue
+        column = vectors[:, k]
+        if len(column) and (column != column[0]).any():
+            return "the index vectors vary along more than one dim"
+        c = int(column[0]) if len(column) else 0
+        if clamp:
+            c = min(max(c, 0), shape[e] - sizes[e])
+        elif not 0 <= c <= shape[e] - sizes[e]:
+            return "a window reaches out of the operand"
+        start[e] = c
+    return d, start
 
 
 class _GatherSlices(NamedTuple):
@@ -291,23 +313,22 @@ def plan_gather_of_known_positions(op):
         if list(p["offset_dims"]) != list(range(len(out))):
             return "the window's dims are not the result's, in order"
         return _GatherSlices(None, [(start, [a + n for a, n in zip(start, sizes)], [1] * rank)])
-    # one dim d of the operand indexed by a list of positions; every other dim read whole
-    if len(p["start_index_map"]) != 1 or collapsed != list(p["start_index_map"]):
-        return "the index vectors index more than one dim, or the indexed dim is kept"
-    d = collapsed[0]
-    if any(n != (1 if i == d else shape[i]) for i, n in enumerate(sizes)):
-        return "a dim besides the indexed one is not read whole"
+    # one dim d of the operand indexed by a list of positions; a fixed window of every other dim
+    window = _fixed_window(p["start_index_map"], collapsed, vectors, shape, sizes)
+    if isinstance(window, str):
+        return window
+    d, start = window
     if list(p["offset_dims"]) != [i for i in range(rank) if i != d]:
         return "the positions' dim of the result is not the indexed dim's place"
-    where = np.clip(vectors[:, 0].astype(np.int64), 0, shape[d] - 1)
+    where = np.clip(vectors[:, list(p["start_index_map"]).index(d)].astype(np.int64), 0, shape[d] - 1)
     runs = _runs(where)
     if len(runs) > MAX_RUNS:
         return f"the positions make more than {MAX_RUNS} evenly spaced runs"
     slices = []
     for a, b, step in runs:
-        start, limit, strides = [0] * rank, list(shape), [1] * rank
-        start[d], limit[d], strides[d] = a, b, step
-        slices.append((start, limit, strides))
+        lo, hi, strides = list(start), [w + n for w, n in zip(start, sizes)], [1] * rank
+        lo[d], hi[d], strides[d] = a, b, step
+        slices.append((lo, hi, strides))
     return _GatherSlices(d, slices)
 
 
@@ -319,7 +340,8 @@ def gather_of_known_positions(op, rewriter):
     the ops on them, through inline's call boundaries, as ``_static`` evaluates them). Either there is
     one index vector (the result, in the window's dims, is a slice of x at the clamped start,
     reshaped where dims collapse), or one dim of index vectors indexes one dim d of x, which it
-    collapses and whose place in the result it takes, every other dim read whole: the positions,
+    collapses and whose place in the result it takes, the vectors' other components the same in each
+    (one window of the other dims: ``x[:, rows, :m]``): the positions,
     clamped as gather clamps them, in runs of evenly spaced positions (at most 16 runs), become
     strided slices of x along d, concatenated (jnp.take, ``x[..., idx]`` with an index array, and
     jax's transpose of a window scatter). Exact: the same elements in the same places.
@@ -384,6 +406,162 @@ def slice_of_window_set(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+def plan_dynamic_slice_at_constants(op):
+    """(start, limit) of ``dynamic_slice_at_constants`` for the dynamic_slice ``op`` (pure), or why it does not fire."""
+    x, *offsets = op.operands
+    start = []
+    for v, n, k in zip(offsets, shape_of(x), shape_of(op.result)):
+        c = constant_value(v)
+        if c is None or np.ndim(c) != 0:
+            return "an offset is not a constant"
+        start.append(min(max(int(c), 0), n - k))
+    return start, [a + k for a, k in zip(start, shape_of(op.result))]
+
+
+def dynamic_slice_at_constants(op, rewriter):
+    """dynamic_slice(x, c_0, ..., c_k, sizes) -> x[clamp(c_i) : clamp(c_i) + size_i]
+
+    // Pattern: dynamic_slice(x: 64x33, 56, 0, sizes [8, 8]) -> x[56:64, 0:8]
+    Preconditions: every offset is a constant (jax's transpose of a dynamic_update_slice at
+    constant offsets); each is clamped as the op clamps it, so the window fits. Exact.
+    """
+    plan = plan_dynamic_slice_at_constants(op)
+    if isinstance(plan, str):
+        return plan
+    start, limit = plan
+    with rewriter.ip:
+        out = build("stablehlo.slice", [op.operands[0]], start_indices=start, limit_indices=limit,
+                    strides=[1] * len(start), loc=op.location)
+    rewriter.replace_op(op, [out])
+
+
+class _ScatterPieces(NamedTuple):
+    dim: int
+    pieces: list   # per run: (k0, k1, step, position of its first element along dim)
+    start: list    # the window's start on every dim (dim: 0)
+    sizes: list    # the window's size on every dim (dim: the operand's)
+
+
+def plan_scatter_of_known_positions(op):
+    """The pieces of ``scatter_of_known_positions`` for the scatter ``op`` (pure), or why it does not fire."""
+    if len(op.operands) != 3:
+        return "the scatter updates several arrays"
+    x, index, update = op.operands
+    if not is_zero(x):
+        return "the operand is not all zeros"
+    body = scatter_body_name(op)
+    if body not in ("set", "add"):
+        return "the update computation is neither set nor add"
+    if body == "add" and not finite_math() and not _negative_zeros(x):
+        return "an add into +0.0 turns a -0.0 update into +0.0 (finite math only, as pad_arith's x + 0.0)"
+    p = params_of(op)
+    if p["input_batching_dims"] or p["scatter_indices_batching_dims"]:
+        return "a batched scatter"
+    shape, index_shape, rank = list(shape_of(x)), list(shape_of(index)), len(shape_of(x))
+    ivd = p["index_vector_dim"]
+    batch = [n for i, n in enumerate(index_shape) if i != ivd]
+    if len(batch) != 1:
+        return "not one dim of index vectors"
+    positions = _static(index)
+    if positions is None:
+        return "the positions are not known at compile time"
+    index_map = list(p["scatter_dims_to_operand_dims"])
+    vectors = np.moveaxis(positions, ivd, -1).reshape(-1, len(index_map)) if ivd < len(index_shape) \
+        else positions.reshape(-1, 1)
+    inserted = list(p["inserted_window_dims"])
+    if len(inserted) != 1:
+        return "not one inserted window dim"
+    d = inserted[0]
+    if list(p["update_window_dims"]) != [i for i in range(rank) if i != d]:
+        return "the update's positions dim is not the inserted dim's place"
+    sizes = list(shape_of(update))
+    sizes[d] = 1
+    window = _fixed_window(index_map, inserted, vectors, shape, sizes, clamp=False)
+    if isinstance(window, str):
+        return window
+    d, start = window
+    where = vectors[:, index_map.index(d)].astype(np.int64)
+    if len(where) == 0 or where.min() < 0 or where.max() >= shape[d]:
+        return "a position is out of the operand (scatter skips it)"
+    if (np.diff(where) <= 0).any():
+        return "the positions are not increasing (repeated or unsorted)"
+    runs = _runs(where)
+    if len(runs) > MAX_RUNS:
+        return f"the positions make more than {MAX_RUNS} evenly spaced runs"
+    pieces, k = [], 0
+    for a, b, step in runs:
+        n = len(range(a, b, step))
+        pieces.append((k, k + n, step, a))
+        k += n
+    sizes[d] = shape[d]
+    return _ScatterPieces(d, pieces, start, sizes)
+
+
+def _negative_zeros(x) -> bool:
+    """Whether the zero splat ``x`` is -0.0 in every part (an add into it keeps every update's bits)."""
+    b = producer(x, "stablehlo.broadcast_in_dim")
+    c = splat_value(b.operands[0] if b is not None else x)
+    if c is None or np.asarray(c).dtype.kind not in "fc":
+        return c is not None  # (integers: 0 + u is u)
+    parts = [np.real(c), np.imag(c)] if np.iscomplexobj(c) else [c]
+    return all(np.signbit(v) for v in parts)
+
+
+def scatter_of_known_positions(op, rewriter):
+    """scatter(zeros, positions known at compile time, u) -> pad(concatenate([zeros, u[run], zeros, ...], d), 0)
+
+    // Pattern: scatter(zeros: 2x4x33, [[0], [1], [2], [3]], u: 2x4x4, inserted [2]) -> pad(u, 0, high [0, 0, 29])
+    Preconditions: one operand, a zero splat (or broadcast of one); the update computation is set, or
+    add (where the zeros are -0.0, or under finite math: +0.0 + -0.0 is +0.0); no batching dims; one dim
+    of index vectors, known at compile time (``_static``), that index one inserted dim d whose place in
+    the update they take, the vectors' other components the same in each (one window of the other dims,
+    inside the operand: ``out.at[:, :, rows, :m].set(u)``, and jax's transpose of a gather at known
+    positions, a scatter-add); the positions inside the operand (scatter skips the others) and
+    increasing (so each is set once), in at most 16 evenly spaced runs. Each run of u's positions dim
+    is a slice of u (interior-padded with zeros when its positions step by more than one), between
+    zero blocks along d, and the whole is padded with zeros around the window. Exact (set; add of -0.0).
+    """
+    plan = plan_scatter_of_known_positions(op)
+    if isinstance(plan, str):
+        return plan
+    x, _, u = op.operands
+    d, loc, rank = plan.dim, op.location, len(plan.sizes)
+    zero = splat_value(producer(x, "stablehlo.broadcast_in_dim").operands[0]
+                       if producer(x, "stablehlo.broadcast_in_dim") is not None else x)
+    with rewriter.ip:
+        scalar = constant(np.asarray(zero), tensor([], element_type(x)), loc)
+        shape_u = list(shape_of(u))
+
+        def zeros(n):
+            dims = list(shape_u)
+            dims[d] = n
+            return constant(np.asarray(zero), tensor(dims, element_type(x)), loc)
+
+        parts, at = [], 0
+        for k0, k1, step, first in plan.pieces:
+            if first > at:
+                parts.append(zeros(first - at))
+            lo, hi = [0] * rank, list(shape_u)
+            lo[d], hi[d] = k0, k1
+            piece = u if (k0, k1) == (0, shape_u[d]) else build(
+                "stablehlo.slice", [u], start_indices=lo, limit_indices=hi, strides=[1] * rank, loc=loc)
+            if step > 1 and k1 - k0 > 1:
+                interior = [0] * rank
+                interior[d] = step - 1
+                piece = build("stablehlo.pad", [piece, scalar], low=[0] * rank, high=[0] * rank,
+                              interior=interior, loc=loc)
+            parts.append(piece)
+            at = first + (k1 - k0 - 1) * step + 1
+        out = parts[0] if len(parts) == 1 else build("stablehlo.concatenate", parts, dimension=d, loc=loc)
+        low = list(plan.start)
+        high = [n - a - s for n, a, s in zip(shape_of(x), plan.start, shape_of(out))]
+        high[d] = shape_of(x)[d] - at
+        low[d] = 0
+        if any(low) or any(high):
+            out = build("stablehlo.pad", [out, scalar], low=low, high=high, interior=[0] * rank, loc=loc)
+    rewriter.replace_op(op, [out])
+
+
 def plan_reshape_of_reshape(op):
     """The operand x of the inner reshape for ``reshape_of_reshape`` at ``op`` (pure), or why it does not fire."""
     inner = producer(op.operands[0], RESHAPE)
@@ -410,6 +588,8 @@ PATTERNS = {
     "flat_scatter_window": (("stablehlo.scatter",), flat_scatter_window),
     "flat_gather_slice": (("stablehlo.gather",), flat_gather_slice),
     "gather_of_known_positions": (("stablehlo.gather",), gather_of_known_positions),
+    "scatter_of_known_positions": (("stablehlo.scatter",), scatter_of_known_positions),
     "reshape_of_reshape": ((RESHAPE,), reshape_of_reshape),
     "slice_of_window_set": (("stablehlo.slice",), slice_of_window_set),
+    "dynamic_slice_at_constants": (("stablehlo.dynamic_slice",), dynamic_slice_at_constants),
 }
