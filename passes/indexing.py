@@ -283,6 +283,21 @@ def _fixed_window(index_map, collapsed, vectors, shape, sizes, clamp=True):
     return d, start
 
 
+def _vectors(index, ivd, width):
+    """The index vectors of ``index`` (index vector dim ``ivd``, each ``width`` long) as rows of a 2-d array,
+    when known at compile time (``_static``), else None."""
+    positions = _static(index)
+    if positions is None or positions.dtype.kind not in "iu":
+        return None
+    if ivd < positions.ndim:
+        positions = np.moveaxis(positions, ivd, -1)
+    else:
+        positions = positions[..., None]
+    if positions.shape[-1] != width:
+        return None
+    return positions.reshape(-1, width).astype(np.int64)
+
+
 class _GatherSlices(NamedTuple):
     dim: int | None  # the operand dim the positions index (None: one window)
     slices: list     # (start, limit, strides) per slice of the operand, concatenated along dim in order
@@ -300,11 +315,11 @@ def plan_gather_of_known_positions(op):
     batch = [n for i, n in enumerate(index_shape) if i != ivd]
     if len(batch) > 1:
         return "more than one dim of index vectors"
-    positions = _static(index)
-    if positions is None:
+    if 0 in shape or 0 in out or 0 in index_shape or not p["start_index_map"]:
+        return "an empty operand, result or index array, or no index vector"
+    vectors = _vectors(index, ivd, len(p["start_index_map"]))
+    if vectors is None:
         return "the positions are not known at compile time"
-    vectors = np.moveaxis(positions, ivd, -1).reshape(-1, len(p["start_index_map"])) if ivd < len(index_shape) \
-        else positions.reshape(-1, 1)
     collapsed = list(p["collapsed_slice_dims"])
     if not batch:  # one window: a slice (the start clamped, as gather clamps it)
         start = [0] * rank
@@ -462,12 +477,12 @@ def plan_scatter_of_known_positions(op):
     batch = [n for i, n in enumerate(index_shape) if i != ivd]
     if len(batch) != 1:
         return "not one dim of index vectors"
-    positions = _static(index)
-    if positions is None:
-        return "the positions are not known at compile time"
     index_map = list(p["scatter_dims_to_operand_dims"])
-    vectors = np.moveaxis(positions, ivd, -1).reshape(-1, len(index_map)) if ivd < len(index_shape) \
-        else positions.reshape(-1, 1)
+    if 0 in shape or 0 in shape_of(update) or not index_map:
+        return "an empty operand or update, or no index vector"
+    vectors = _vectors(index, ivd, len(index_map))
+    if vectors is None:
+        return "the positions are not known at compile time"
     inserted = list(p["inserted_window_dims"])
     if len(inserted) != 1:
         return "not one inserted window dim"

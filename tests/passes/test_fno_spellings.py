@@ -85,3 +85,32 @@ def test_exact_passes_keep_every_bit(name, kind):
     after = [np.asarray(o) for o in m.compile().call_flat([x, w])]
     for a, b in zip(after, before):
         assert a.tobytes() == b.tobytes()
+
+
+def _odd_index_programs():
+    """Valid gathers and scatters at the edges of what the index patterns read (the patterns must decline or
+    rewrite them, never raise), with what each computes."""
+    from hloforge import ops
+    i32 = np.int32
+    z = ops.constant
+
+    yield "no positions", lambda x: ops.gather(x, z(np.zeros((0, 1), i32)), (0,), (1,), (1,), 1, (3, 1)), (3, 8)
+    yield "a 0-d index, the vector implicit", lambda x: ops.gather(x, z(i32(9)), (0,), (1,), (1,), 0, (3, 1)), (3, 8)
+    yield "clamped window", lambda x: ops.gather(x, z(np.array([-4, 7], i32)), (0, 1), (), (0, 1), 0, (2, 3)), (3, 8)
+    yield "positions out of bounds, skipped by scatter", lambda u: ops.scatter(
+        z(np.zeros((3, 8), np.float32)), z(np.array([[2], [9]], i32)), u, (0,), (1,), (1,), 1), (3, 2)
+    yield "unsorted positions", lambda u: ops.scatter(
+        z(np.zeros((3, 8), np.float32)), z(np.array([[5], [2]], i32)), u, (0,), (1,), (1,), 1), (3, 2)
+    yield "positions in a run and a point, add", lambda u: ops.scatter(
+        z(np.zeros((3, 8), np.float32)), z(np.array([[0], [1], [2], [6]], i32)), u, (0,), (1,), (1,), 1, "add"), (3, 4)
+    yield "a dynamic_slice past the end", lambda x: ops.dynamic_slice(x, [z(i32(5)), z(i32(-3))], (2, 4)), (3, 8)
+
+
+@pytest.mark.parametrize("finite_math", [False, True])
+def test_odd_index_ops_never_raise(finite_math):
+    for why, fn, shape in _odd_index_programs():
+        m = hf.trace(fn, hf.ShapeDtype(shape, np.float32))
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        want = np.asarray(m.compile()(x))
+        m.optimize(finite_math=finite_math)
+        assert np.asarray(m.compile()(x)).tobytes() == want.tobytes(), why
