@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -164,6 +165,27 @@ def take_rows_2d(x, w):
     return jnp.fft.irfft2(out_ft, s=(h, wd))
 
 
+def _one_sample_1d(x, w):
+    """equinox style: one sample (c, n), no batch axis; the model vmaps it."""
+    x_ft = jnp.fft.rfft(x)
+    y = jnp.einsum("ix,iox->ox", x_ft[:, :M], w)
+    return jnp.fft.irfft(jnp.zeros((O, N // 2 + 1), y.dtype).at[:, :M].set(y), n=N)
+
+
+def vmapped_1d(x, w):
+    """jax.vmap of a per-sample spectral convolution over the batch."""
+    return jax.vmap(_one_sample_1d, in_axes=(0, None))(x, w)
+
+
+def ortho_pair_weights_2d(x, w):
+    """norm="ortho" transforms; weights with a trailing (re, im) axis, w[..., 0] + 1j * w[..., 1]."""
+    h, wd = x.shape[-2:]
+    x_ft = jnp.fft.rfft2(x, norm="ortho")
+    y = jnp.einsum("bixy,ioxy->boxy", x_ft[:, :, :M, :M], w[..., 0] + 1j * w[..., 1])
+    out_ft = jnp.zeros((x.shape[0], O, h, wd // 2 + 1), y.dtype).at[:, :, :M, :M].set(y)
+    return jnp.fft.irfft2(out_ft, s=(h, wd), norm="ortho")
+
+
 # ---------------------------------------------------------------- 3-D
 
 def at_set_3d(x, w):
@@ -202,6 +224,9 @@ SPELLINGS = {
                                 lambda seed: (_real((B, C, N, N), seed), _real((2, C, O, M, M), seed + 1) / (C * O))),
     "transposed_channels_last_2d": Spelling(transposed_channels_last_2d, _args((B, N, N, C), (C, O, M, M))),
     "take_rows_2d": Spelling(take_rows_2d, _args((B, C, N, N), (C, O, 2 * M, M))),
+    "vmapped_1d": Spelling(vmapped_1d, _args((B, C, N), (C, O, M))),
+    "ortho_pair_weights_2d": Spelling(ortho_pair_weights_2d,
+                                      lambda seed: (_real((B, C, N, N), seed), _real((C, O, M, M, 2), seed + 1) / (C * O))),
     "at_set_3d": Spelling(at_set_3d, _args((B, C, N3, N3, N3), (4, C, O, M3, M3, M3))),
     "channels_last_3d": Spelling(channels_last_3d, _args((B, N3, N3, N3, C), (M3, M3, M3, C, O))),
 }
