@@ -9,7 +9,14 @@ positions are known at compile time and enumerate one box of a shape ``S`` in ro
 the scatter is jax's window scatter of ``x.at[a:b, c:d].set(u)`` on the array of shape ``S`` (XLA
 makes it a dynamic_update_slice; ``fft-truncate`` reads the windows) and the gather is a slice.
 
-Every pattern is exact (the same values bit for bit).
+The same holds for the index ops jax itself emits in FNO libraries (issue 47): a gather at known
+positions (``jnp.take``, ``x[..., idx]``, jax's transpose of a window scatter) is slices of its
+operand, a scatter of zeros at known positions (``out.at[:, rows, :m].set(u)``, the transpose of
+``jnp.take``) a pad of its update, a slice of a window set at constant offsets reads the operand or
+the update, and a dynamic_slice at constant offsets is a slice.
+
+Every pattern is exact (the same values bit for bit), except ``scatter_of_known_positions`` of an
+add into +0.0, which waits for finite math (a -0.0 update would become +0.0).
 """
 from __future__ import annotations
 
