@@ -267,32 +267,9 @@ def _runs(positions):
     return runs
 
 
-def _fixed_window(index_map, collapsed, vectors, shape, sizes, clamp=True):
-    """(d, start): the one dim d the index vectors vary along (collapsed, window size 1) and the window's
-    start on the other dims (each component but d's the same in every vector; clamped as gather clamps
-    it, or checked to be in bounds as scatter needs), or why there is none."""
-    index_map = list(index_map)
-    if len(collapsed) != 1 or collapsed[0] not in index_map or sizes[collapsed[0]] != 1:
-        return "not one collapsed dim, indexed, of window size 1"
-    d, start = collapsed[0], [0] * len(shape)
-    for k, e in enumerate(index_map):
-        if e == d:
-            continue
-        column = vectors[:, k]
-        if len(column) and (column != column[0]).any():
-            return "the index vectors vary along more than one dim"
-        c = int(column[0]) if len(column) else 0
-        if clamp:
-            c = min(max(c, 0), shape[e] - sizes[e])
-        elif not 0 <= c <= shape[e] - sizes[e]:
-            return "a window reaches out of the operand"
-        start[e] = c
-    return d, start
-
-
 def _vectors(index, ivd, width):
-    """The index vectors of ``index`` (index vector dim ``ivd``, each ``width`` long) as rows of a 2-d array,
-    when known at compile time (``_static``), else None."""
+    """The index vectors of ``index`` (index vector dim ``ivd``, each ``width`` long), known at compile time
+    (``_static``), as an array of the index's batch shape plus (width,), else None."""
     positions = _static(index)
     if positions is None or positions.dtype.kind not in "iu":
         return None
@@ -300,14 +277,42 @@ def _vectors(index, ivd, width):
         positions = np.moveaxis(positions, ivd, -1)
     else:
         positions = positions[..., None]
-    if positions.shape[-1] != width:
-        return None
-    return positions.reshape(-1, width).astype(np.int64)
+    return positions.astype(np.int64) if positions.shape[-1] == width else None
+
+
+def _mesh(index_map, dims, vectors, shape, sizes, clamp=True):
+    """(per dim of ``dims``, the positions it is indexed at; the window's start on every dim) when batch dim j
+    of the index vectors indexes ``dims[j]`` alone (its component varies along batch dim j only: a mesh, as
+    ``x[:, rows[:, None], cols]`` makes, or one list of positions) and every other component is the same in
+    each vector (one window of the other dims, clamped as gather clamps it or checked to be inside the operand
+    as scatter needs); else why not."""
+    index_map, k = list(index_map), vectors.ndim - 1
+    if len(dims) != k or any(d not in index_map or sizes[d] != 1 for d in dims):
+        return "the index vectors' dims are not the collapsed dims, of window size 1, one per dim of vectors"
+    start, lists = [0] * len(shape), []
+    for c, e in enumerate(index_map):
+        column = vectors[..., c]
+        if e in dims:
+            j = dims.index(e)
+            line = column[(0,) * j + (slice(None),) + (0,) * (k - j - 1)]
+            if (column != line.reshape([-1 if i == j else 1 for i in range(k)])).any():
+                return "a dim's positions vary along another dim of index vectors (not a mesh)"
+            lists.append((j, line))
+            continue
+        if (column != column.flat[0]).any():
+            return "the index vectors vary along a dim they do not collapse"
+        v = int(column.flat[0])
+        if clamp:
+            v = min(max(v, 0), shape[e] - sizes[e])
+        elif not 0 <= v <= shape[e] - sizes[e]:
+            return "a window reaches out of the operand"
+        start[e] = v
+    return [line for _, line in sorted(lists, key=lambda t: t[0])], start
 
 
 class _GatherSlices(NamedTuple):
-    dim: int | None  # the operand dim the positions index (None: one window)
-    slices: list     # (start, limit, strides) per slice of the operand, concatenated along dim in order
+    dims: list    # the operand dims the positions index, in order ([]: one window)
+    slices: list  # nested lists (one level per dim) of (start, limit, strides) slices of the operand
 
 
 def plan_gather_of_known_positions(op):
@@ -319,39 +324,39 @@ def plan_gather_of_known_positions(op):
     if p["operand_batching_dims"] or p["start_indices_batching_dims"]:
         return "a batched gather"
     ivd, index_shape = p["index_vector_dim"], list(shape_of(index))
-    batch = [n for i, n in enumerate(index_shape) if i != ivd]
-    if len(batch) > 1:
-        return "more than one dim of index vectors"
     if 0 in shape or 0 in out or 0 in index_shape or not p["start_index_map"]:
         return "an empty operand, result or index array, or no index vector"
     vectors = _vectors(index, ivd, len(p["start_index_map"]))
     if vectors is None:
         return "the positions are not known at compile time"
     collapsed = list(p["collapsed_slice_dims"])
-    if not batch:  # one window: a slice (the start clamped, as gather clamps it)
+    if vectors.ndim == 1:  # one window: a slice (the start clamped, as gather clamps it)
         start = [0] * rank
         for k, d in enumerate(p["start_index_map"]):
-            start[d] = min(max(int(vectors[0][k]), 0), shape[d] - sizes[d])
+            start[d] = min(max(int(vectors[k]), 0), shape[d] - sizes[d])
         if list(p["offset_dims"]) != list(range(len(out))):
             return "the window's dims are not the result's, in order"
-        return _GatherSlices(None, [(start, [a + n for a, n in zip(start, sizes)], [1] * rank)])
-    # one dim d of the operand indexed by a list of positions; a fixed window of every other dim
-    window = _fixed_window(p["start_index_map"], collapsed, vectors, shape, sizes)
-    if isinstance(window, str):
-        return window
-    d, start = window
-    if list(p["offset_dims"]) != [i for i in range(rank) if i != d]:
-        return "the positions' dim of the result is not the indexed dim's place"
-    where = np.clip(vectors[:, list(p["start_index_map"]).index(d)].astype(np.int64), 0, shape[d] - 1)
-    runs = _runs(where)
-    if len(runs) > MAX_RUNS:
-        return f"the positions make more than {MAX_RUNS} evenly spaced runs"
-    slices = []
-    for a, b, step in runs:
-        lo, hi, strides = list(start), [w + n for w, n in zip(start, sizes)], [1] * rank
-        lo[d], hi[d], strides[d] = a, b, step
-        slices.append((lo, hi, strides))
-    return _GatherSlices(d, slices)
+        return _GatherSlices([], (start, [a + n for a, n in zip(start, sizes)], [1] * rank))
+    mesh = _mesh(p["start_index_map"], collapsed, vectors, shape, sizes)
+    if isinstance(mesh, str):
+        return mesh
+    lists, start = mesh
+    if list(p["offset_dims"]) != [i for i in range(rank) if i not in collapsed]:
+        return "the positions' dims of the result are not the indexed dims' places"
+    runs = [_runs(np.clip(line, 0, shape[d] - 1)) for line, d in zip(lists, collapsed)]
+    if math.prod(len(r) for r in runs) > MAX_RUNS:
+        return f"the positions make more than {MAX_RUNS} slices"
+
+    def nest(level, lo, hi, strides):
+        if level == len(collapsed):
+            return (lo, hi, strides)
+        d, parts = collapsed[level], []
+        for a, b, step in runs[level]:
+            lo2, hi2, st2 = list(lo), list(hi), list(strides)
+            lo2[d], hi2[d], st2[d] = a, b, step
+            parts.append(nest(level + 1, lo2, hi2, st2))
+        return parts
+    return _GatherSlices(collapsed, nest(0, list(start), [w + n for w, n in zip(start, sizes)], [1] * rank))
 
 
 def gather_of_known_positions(op, rewriter):
@@ -361,21 +366,28 @@ def gather_of_known_positions(op, rewriter):
     Preconditions: no batching dims; the positions are known at compile time (constants, iotas and
     the ops on them, through inline's call boundaries, as ``_static`` evaluates them). Either there is
     one index vector (the result, in the window's dims, is a slice of x at the clamped start,
-    reshaped where dims collapse), or one dim of index vectors indexes one dim d of x, which it
-    collapses and whose place in the result it takes, the vectors' other components the same in each
-    (one window of the other dims: ``x[:, rows, :m]``): the positions,
-    clamped as gather clamps them, in runs of evenly spaced positions (at most 16 runs), become
-    strided slices of x along d, concatenated (jnp.take, ``x[..., idx]`` with an index array, and
-    jax's transpose of a window scatter). Exact: the same elements in the same places.
+    reshaped where dims collapse), or each dim of index vectors indexes one collapsed dim of x (in
+    order), whose place in the result it takes, and varies only that dim's position (a list of
+    positions, or a mesh: ``x[:, rows[:, None], cols]``), the vectors' other components the same in
+    each (one window of the other dims: ``x[:, rows, :m]``): the positions, clamped as gather clamps
+    them, in runs of evenly spaced positions (at most 16 slices in all), become strided slices of x,
+    concatenated dim by dim (jnp.take, ``x[..., idx]`` with index arrays, and jax's transpose of a
+    window scatter). Exact: the same elements in the same places.
     """
     plan = plan_gather_of_known_positions(op)
     if isinstance(plan, str):
         return plan
     x, loc = op.operands[0], op.location
+
+    def join(level, tree):
+        if level == len(plan.dims):
+            a, b, s = tree
+            return build("stablehlo.slice", [x], start_indices=a, limit_indices=b, strides=s, loc=loc)
+        parts = [join(level + 1, t) for t in tree]
+        return parts[0] if len(parts) == 1 else build("stablehlo.concatenate", parts, dimension=plan.dims[level],
+                                                      loc=loc)
     with rewriter.ip:
-        parts = [build("stablehlo.slice", [x], start_indices=a, limit_indices=b, strides=s, loc=loc)
-                 for a, b, s in plan.slices]
-        out = parts[0] if len(parts) == 1 else build("stablehlo.concatenate", parts, dimension=plan.dim, loc=loc)
+        out = join(0, plan.slices)
         if shape_of(out) != shape_of(op.result):
             out = build(RESHAPE, [out], shape=shape_of(op.result), loc=loc)
     rewriter.replace_op(op, [out])
@@ -458,10 +470,9 @@ def dynamic_slice_at_constants(op, rewriter):
 
 
 class _ScatterPieces(NamedTuple):
-    dim: int
-    pieces: list   # per run: (k0, k1, step, position of its first element along dim)
-    start: list    # the window's start on every dim (dim: 0)
-    sizes: list    # the window's size on every dim (dim: the operand's)
+    dims: list     # the inserted dims, in order
+    pieces: list   # per inserted dim, per run: (k0, k1, step, position of its first element along the dim)
+    start: list    # the window's start on every dim (inserted dims: 0)
 
 
 def plan_scatter_of_known_positions(op):
@@ -479,44 +490,35 @@ def plan_scatter_of_known_positions(op):
     p = params_of(op)
     if p["input_batching_dims"] or p["scatter_indices_batching_dims"]:
         return "a batched scatter"
-    shape, index_shape, rank = list(shape_of(x)), list(shape_of(index)), len(shape_of(x))
-    ivd = p["index_vector_dim"]
-    batch = [n for i, n in enumerate(index_shape) if i != ivd]
-    if len(batch) != 1:
-        return "not one dim of index vectors"
-    index_map = list(p["scatter_dims_to_operand_dims"])
-    if 0 in shape or 0 in shape_of(update) or not index_map:
-        return "an empty operand or update, or no index vector"
-    vectors = _vectors(index, ivd, len(index_map))
+    shape, rank = list(shape_of(x)), len(shape_of(x))
+    index_map, inserted = list(p["scatter_dims_to_operand_dims"]), list(p["inserted_window_dims"])
+    if 0 in shape or 0 in shape_of(update) or not index_map or not inserted:
+        return "an empty operand or update, no index vector or no inserted dim"
+    vectors = _vectors(index, p["index_vector_dim"], len(index_map))
     if vectors is None:
         return "the positions are not known at compile time"
-    inserted = list(p["inserted_window_dims"])
-    if len(inserted) != 1:
-        return "not one inserted window dim"
-    d = inserted[0]
-    if list(p["update_window_dims"]) != [i for i in range(rank) if i != d]:
-        return "the update's positions dim is not the inserted dim's place"
-    sizes = list(shape_of(update))
-    sizes[d] = 1
-    window = _fixed_window(index_map, inserted, vectors, shape, sizes, clamp=False)
-    if isinstance(window, str):
-        return window
-    d, start = window
-    where = vectors[:, index_map.index(d)].astype(np.int64)
-    if len(where) == 0 or where.min() < 0 or where.max() >= shape[d]:
-        return "a position is out of the operand (scatter skips it)"
-    if (np.diff(where) <= 0).any():
-        return "the positions are not increasing (repeated or unsorted)"
-    runs = _runs(where)
-    if len(runs) > MAX_RUNS:
-        return f"the positions make more than {MAX_RUNS} evenly spaced runs"
-    pieces, k = [], 0
-    for a, b, step in runs:
-        n = len(range(a, b, step))
-        pieces.append((k, k + n, step, a))
-        k += n
-    sizes[d] = shape[d]
-    return _ScatterPieces(d, pieces, start, sizes)
+    if list(p["update_window_dims"]) != [i for i in range(rank) if i not in inserted]:
+        return "the update's positions dims are not the inserted dims' places"
+    sizes = [1 if i in inserted else n for i, n in enumerate(shape_of(update))]
+    mesh = _mesh(index_map, inserted, vectors, shape, sizes, clamp=False)
+    if isinstance(mesh, str):
+        return mesh
+    lists, start = mesh
+    pieces = []
+    for line, d in zip(lists, inserted):
+        if line.min() < 0 or line.max() >= shape[d]:
+            return "a position is out of the operand (scatter skips it)"
+        if (np.diff(line) <= 0).any():
+            return "the positions are not increasing (repeated or unsorted)"
+        runs, k = [], 0
+        for a, b, step in _runs(line):
+            n = len(range(a, b, step))
+            runs.append((k, k + n, step, a))
+            k += n
+        pieces.append(runs)
+    if math.prod(len(r) for r in pieces) > MAX_RUNS:
+        return f"the positions make more than {MAX_RUNS} runs"
+    return _ScatterPieces(inserted, pieces, start)
 
 
 def _negative_zeros(x) -> bool:
@@ -530,55 +532,49 @@ def _negative_zeros(x) -> bool:
 
 
 def scatter_of_known_positions(op, rewriter):
-    """scatter(zeros, positions known at compile time, u) -> pad(concatenate([zeros, u[run], zeros, ...], d), 0)
+    """scatter(zeros, positions known at compile time, u) -> pad(concatenate([zeros, u[run], zeros, ...], d) per inserted dim d, 0)
 
     // Pattern: scatter(zeros: 2x4x33, [[0], [1], [2], [3]], u: 2x4x4, inserted [2]) -> pad(u, 0, high [0, 0, 29])
     Preconditions: one operand, a zero splat (or broadcast of one); the update computation is set, or
-    add (where the zeros are -0.0, or under finite math: +0.0 + -0.0 is +0.0); no batching dims; one dim
-    of index vectors, known at compile time (``_static``), that index one inserted dim d whose place in
-    the update they take, the vectors' other components the same in each (one window of the other dims,
-    inside the operand: ``out.at[:, :, rows, :m].set(u)``, and jax's transpose of a gather at known
-    positions, a scatter-add); the positions inside the operand (scatter skips the others) and
-    increasing (so each is set once), in at most 16 evenly spaced runs. Each run of u's positions dim
-    is a slice of u (interior-padded with zeros when its positions step by more than one), between
-    zero blocks along d, and the whole is padded with zeros around the window. Exact (set; add of -0.0).
+    add (where the zeros are -0.0, or under finite math: +0.0 + -0.0 is +0.0); no batching dims; index
+    vectors known at compile time (``_static``) whose dims each index one inserted dim (in order) whose
+    place in the update they take, varying only that dim's position (a list, or a mesh:
+    ``out.at[:, rows[:, None], cols].set(u)``), the vectors' other components the same in each (one
+    window of the other dims, inside the operand: ``out.at[:, :, rows, :m].set(u)``; and jax's transpose
+    of a gather at known positions, a scatter-add); each dim's positions inside the operand (scatter
+    skips the others) and increasing (so each element is set once), at most 16 runs in all. Along each
+    inserted dim, each run of u is a slice of u (interior-padded with zeros when its positions step by
+    more than one), between zero blocks, and the whole is padded with zeros around the window. Exact
+    (set; add of -0.0).
     """
     plan = plan_scatter_of_known_positions(op)
     if isinstance(plan, str):
         return plan
     x, _, u = op.operands
-    d, loc, rank = plan.dim, op.location, len(plan.sizes)
-    zero = splat_value(producer(x, "stablehlo.broadcast_in_dim").operands[0]
-                       if producer(x, "stablehlo.broadcast_in_dim") is not None else x)
+    loc, rank, full = op.location, len(plan.start), shape_of(x)
+    b = producer(x, "stablehlo.broadcast_in_dim")
+    zero = np.asarray(splat_value(b.operands[0] if b is not None else x))
     with rewriter.ip:
-        scalar = constant(np.asarray(zero), tensor([], element_type(x)), loc)
-        shape_u = list(shape_of(u))
-
-        def zeros(n):
-            dims = list(shape_u)
-            dims[d] = n
-            return constant(np.asarray(zero), tensor(dims, element_type(x)), loc)
-
-        parts, at = [], 0
-        for k0, k1, step, first in plan.pieces:
-            if first > at:
-                parts.append(zeros(first - at))
-            lo, hi = [0] * rank, list(shape_u)
-            lo[d], hi[d] = k0, k1
-            piece = u if (k0, k1) == (0, shape_u[d]) else build(
-                "stablehlo.slice", [u], start_indices=lo, limit_indices=hi, strides=[1] * rank, loc=loc)
-            if step > 1 and k1 - k0 > 1:
-                interior = [0] * rank
-                interior[d] = step - 1
-                piece = build("stablehlo.pad", [piece, scalar], low=[0] * rank, high=[0] * rank,
-                              interior=interior, loc=loc)
-            parts.append(piece)
-            at = first + (k1 - k0 - 1) * step + 1
-        out = parts[0] if len(parts) == 1 else build("stablehlo.concatenate", parts, dimension=d, loc=loc)
-        low = list(plan.start)
-        high = [n - a - s for n, a, s in zip(shape_of(x), plan.start, shape_of(out))]
-        high[d] = shape_of(x)[d] - at
-        low[d] = 0
+        scalar = constant(zero, tensor([], element_type(x)), loc)
+        out, low, high = u, list(plan.start), [0] * rank
+        for d, runs in zip(plan.dims, plan.pieces):  # (spread u's positions dims one by one)
+            parts, at, now = [], runs[0][3], list(shape_of(out))
+            for k0, k1, step, first in runs:
+                if first > at:
+                    parts.append(constant(zero, tensor([first - at if i == d else n for i, n in enumerate(now)],
+                                                       element_type(x)), loc))
+                piece = out if (k0, k1) == (0, now[d]) else build(
+                    "stablehlo.slice", [out], start_indices=[k0 if i == d else 0 for i in range(rank)],
+                    limit_indices=[k1 if i == d else n for i, n in enumerate(now)], strides=[1] * rank, loc=loc)
+                if step > 1 and k1 - k0 > 1:
+                    piece = build("stablehlo.pad", [piece, scalar], low=[0] * rank, high=[0] * rank,
+                                  interior=[step - 1 if i == d else 0 for i in range(rank)], loc=loc)
+                parts.append(piece)
+                at = first + (k1 - k0 - 1) * step + 1
+            out = parts[0] if len(parts) == 1 else build("stablehlo.concatenate", parts, dimension=d, loc=loc)
+            low[d], high[d] = runs[0][3], full[d] - at  # (the zeros before the first run and after the last)
+        high = [h if i in plan.dims else n - a - s for i, (h, n, a, s) in
+                enumerate(zip(high, full, low, shape_of(out)))]
         if any(low) or any(high):
             out = build("stablehlo.pad", [out, scalar], low=low, high=high, interior=[0] * rank, loc=loc)
     rewriter.replace_op(op, [out])

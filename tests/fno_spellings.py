@@ -186,6 +186,17 @@ def ortho_pair_weights_2d(x, w):
     return jnp.fft.irfft2(out_ft, s=(h, wd), norm="ortho")
 
 
+def mesh_index_2d(x, w):
+    """Both corners' rows and the kept columns picked in one fancy index, x_ft[:, :, rows[:, None], cols],
+    and set back the same way."""
+    h, wd = x.shape[-2:]
+    rows, cols = np.concatenate([np.arange(M), np.arange(h - M, h)]), np.arange(M)
+    x_ft = jnp.fft.rfft2(x)
+    y = jnp.einsum("bixy,ioxy->boxy", x_ft[:, :, rows[:, None], cols], w)
+    out_ft = jnp.zeros((x.shape[0], O, h, wd // 2 + 1), jnp.complex64).at[:, :, rows[:, None], cols].set(y)
+    return jnp.fft.irfft2(out_ft, s=(h, wd))
+
+
 # ---------------------------------------------------------------- 3-D
 
 def at_set_3d(x, w):
@@ -227,6 +238,7 @@ SPELLINGS = {
     "vmapped_1d": Spelling(vmapped_1d, _args((B, C, N), (C, O, M))),
     "ortho_pair_weights_2d": Spelling(ortho_pair_weights_2d,
                                       lambda seed: (_real((B, C, N, N), seed), _real((C, O, M, M, 2), seed + 1) / (C * O))),
+    "mesh_index_2d": Spelling(mesh_index_2d, _args((B, C, N, N), (C, O, 2 * M, M))),
     "at_set_3d": Spelling(at_set_3d, _args((B, C, N3, N3, N3), (4, C, O, M3, M3, M3))),
     "channels_last_3d": Spelling(channels_last_3d, _args((B, N3, N3, N3, C), (M3, M3, M3, C, O))),
 }
