@@ -6,11 +6,14 @@ module at one argument signature. Its lowering inlines the optimized module into
 (hf.debug.print, hf.pure_callback, ...), whose Python functions jax's runtime cannot find, runs
 compiled by hloforge from a jax.pure_callback instead. Its rules hand each transformation to hloforge:
 
-- jvp: the outputs, and the output tangents from ``hloforge_linear_call`` of the module's tangent
-  program (Module.jvp without its outputs), which is linear in the tangents;
+- jvp: the outputs and the residuals from the forward program, and the output tangents from
+  ``hloforge_linear_call`` of the module's tangent program (Module.jvp without its outputs), which is
+  linear in the tangents; the forward program and the backward program (its transpose, which reads the
+  residuals) are Module.vjp split at its cotangents (module_ad.split_vjp), so jax.grad runs the
+  forward once (issue 51);
 - transpose (of ``hloforge_linear_call`` only, as JAX gives linear ops a transpose only): the
-  cotangent program (Module.vjp without its outputs) of the module the tangents came from, or the
-  linear program's own transpose;
+  transpose the call carries (the backward program, or the cotangent program of the module a linear
+  call's tangents came from), or the linear program's own transpose;
 - batch: the program of Module.vmap.
 
 Each derived program is a module again, traced from the unoptimized source (so hf.custom_vjp rules
