@@ -127,3 +127,13 @@ def test_the_transpose_of_a_module_linear_in_two_like_inputs_keeps_them_apart():
     ct = np.ones(4, np.float32)
     got_t1, got_t2 = transposed.compile()(a, ct)
     close_trees([got_t1, got_t2], [a, 2 * ct])
+
+
+def test_a_checkpointed_body_is_recomputed_in_the_backward_not_saved():
+    x = np.linspace(0.0, 1.0, 8).astype(np.float32)
+    body = hf.checkpoint(lambda x: hnp.sin(hnp.sin(x) * 2.0))
+    forward, backward, n_residuals = split_vjp(hf.trace(lambda x: hnp.sum(body(x)), x), (0,))
+    assert n_residuals == 0  # (the backward reads x alone, as jax.checkpoint's does)
+    assert backward.op_counts().get("stablehlo.sine", 0) >= 1
+    f = hf.to_jax(lambda x: hnp.sum(body(x)))
+    close_trees(jax.jit(jax.grad(f))(x), jax.grad(lambda x: jnp.sum(jnp.sin(jnp.sin(x) * 2.0)))(x))
