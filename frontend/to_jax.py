@@ -202,9 +202,9 @@ class Program:
 
     def split(self, wrt) -> tuple:
         """(forward, backward, number of residuals) for the cotangents of the inputs ``wrt`` (indices):
-        forward (primals...) -> (outputs..., residuals...), backward (residuals..., output cotangents...)
-        -> their cotangents (module_ad.split_vjp). Made at once: the residuals are part of the
-        signatures."""
+        forward (primals...) -> (outputs..., residuals...), backward (primals..., residuals..., output
+        cotangents...) -> their cotangents (module_ad.split_vjp). Made at once: the residuals are part of
+        the signatures."""
         key = ("split", tuple(wrt))
         found = self._derived.get(key)
         if found is None:
