@@ -5,9 +5,10 @@ parsed into the current trace's context, its private functions are inlined, and 
 becomes a private function of the program that a ``func.call`` tagged with
 ``hloforge.custom_rule`` calls (the representation of hf.custom_vjp, frontend/ad/custom.py).
 Module.optimize's inliner removes the call, so the passes and the compiler see jax's ops in one
-function. hloforge's AD differentiates the call with jax's own derivative of ``fn`` (``jax.vjp``, as a forward
-that returns the residuals and a pullback that reads them; ``jax.jvp``), itself from_jax functions, so stop_gradient, custom_vjp/custom_jvp rules and jax's
-conventions (relu'(0) = 0) hold, which the lowered ops alone lose.
+function. hloforge's AD differentiates the call with jax's own derivative of ``fn`` (``jax.vjp``, as
+a forward that returns the residuals and a pullback that reads them; ``jax.jvp``), themselves from_jax
+functions, so stop_gradient, custom_vjp/custom_jvp rules and jax's conventions (relu'(0) = 0) hold,
+which the lowered ops alone lose.
 """
 from __future__ import annotations
 

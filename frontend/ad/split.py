@@ -7,10 +7,11 @@
 - ``backward``: ``(known..., residuals..., unknown...) -> (rest...)``, the other ops,
 
 where the residuals are the values the forward computes and the backward reads (in its ops, their
-regions, or its results); the backward reads the known inputs themselves. This is partial evaluation, as jax's linearize splits a jvp: applied to Module.vjp's
-``(primals..., cotangents...) -> (outputs..., input cotangents...)``, the forward computes the outputs
-and saves what the cotangents need, and the backward no longer recomputes the forward (issue 51).
-Constants (ops that read nothing) are copied into both.
+regions, or its results); the backward reads the known inputs themselves. This is partial evaluation,
+as jax's linearize splits a jvp: applied to Module.vjp's ``(primals..., cotangents...) -> (outputs...,
+input cotangents...)``, the forward computes the outputs and saves what the cotangents need, and the
+backward no longer recomputes the forward (issue 51). Constants (ops that read nothing) are copied
+into both.
 """
 from __future__ import annotations
 
