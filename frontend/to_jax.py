@@ -6,11 +6,14 @@ module at one argument signature. Its lowering inlines the optimized module into
 (hf.debug.print, hf.pure_callback, ...), whose Python functions jax's runtime cannot find, runs
 compiled by hloforge from a jax.pure_callback instead. Its rules hand each transformation to hloforge:
 
-- jvp: the outputs, and the output tangents from ``hloforge_linear_call`` of the module's tangent
-  program (Module.jvp without its outputs), which is linear in the tangents;
+- jvp: the outputs and the residuals from the forward program, and the output tangents from
+  ``hloforge_linear_call`` of the module's tangent program (Module.jvp without its outputs), which is
+  linear in the tangents; the forward program and the backward program (its transpose, which reads the
+  residuals) are Module.vjp split at its cotangents (module_ad.split_vjp), so jax.grad runs the
+  forward once (issue 51);
 - transpose (of ``hloforge_linear_call`` only, as JAX gives linear ops a transpose only): the
-  cotangent program (Module.vjp without its outputs) of the module the tangents came from, or the
-  linear program's own transpose;
+  transpose the call carries (the backward program, or the cotangent program of the module a linear
+  call's tangents came from), or the linear program's own transpose;
 - batch: the program of Module.vmap.
 
 Each derived program is a module again, traced from the unoptimized source (so hf.custom_vjp rules
@@ -28,7 +31,7 @@ import numpy as np
 from hloforge import target
 from hloforge.frontend import dtypes, jax_api
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad.module_ad import _entry, _recursion_room, cotangent_module, tangent_module
+from hloforge.frontend.ad.module_ad import _entry, _recursion_room, cotangent_module, split_vjp, tangent_module
 from hloforge.frontend.batching.module_vmap import module_vmap
 from hloforge.frontend.context import ir, static_ops
 from hloforge.frontend.from_jax import from_jax
@@ -189,9 +192,30 @@ class Program:
                     self._derived[key] = program
         return program
 
-    def tangent(self) -> "Program":
-        """(primals..., tangents...) -> output tangents."""
-        return self._derive(("jvp",), tangent_module, (self.ins + self.ins, self.outs))
+    def tangent(self, wrt=None, unused=()) -> "Program":
+        """(primals..., tangents...) -> output tangents; with ``wrt`` (input indices), the tangents of those
+        inputs only; with ``unused`` (ShapeDtypes), arguments between primals and tangents it ignores."""
+        wrt = tuple(range(len(self.ins))) if wrt is None else tuple(wrt)
+        unused = tuple(unused)
+        return self._derive(("jvp", wrt, unused), lambda m: tangent_module(m, wrt=wrt, unused=unused),
+                            (self.ins + list(unused) + [self.ins[i] for i in wrt], self.outs))
+
+    def split(self, wrt) -> tuple:
+        """(forward, backward, number of residuals) for the cotangents of the inputs ``wrt`` (indices):
+        forward (primals...) -> (outputs..., residuals...), backward (primals..., residuals..., output
+        cotangents...) -> their cotangents (module_ad.split_vjp). Made at once: the residuals are part of
+        the signatures."""
+        key = ("split", tuple(wrt))
+        found = self._derived.get(key)
+        if found is None:
+            with self._lock:
+                found = self._derived.get(key)
+                if found is None:
+                    forward, backward, n_residuals = split_vjp(self._differentiated(), wrt)
+                    found = self._derived[key] = (Program(forward, self.options, f"{self.name}_forward"),
+                                                  Program(backward, self.options, f"{self.name}_backward"),
+                                                  n_residuals)
+        return found
 
     def cotangent(self) -> "Program":
         """(primals..., output cotangents...) -> input cotangents: the transpose of ``tangent()``."""
@@ -265,35 +289,47 @@ def _tangents_out(program, tangents):
             for t, a in zip(tangents, program.out_avals)]
 
 
-def _jvp_with(prim, primals, tangents, program, **params):
-    outs = prim.bind(*primals, program=program, **params)
-    if all(jax_api.is_zero(t) for t in tangents):
-        return outs, [jax_api.zero_tangent(a) for a in program.out_avals]
-    tangents = _as_primal(tangents, primals)
-    out_tangents = linear_call_p.bind(*primals, *tangents, program=program.tangent(), linear_from=len(primals),
-                                      origin=program)
-    return outs, _tangents_out(program, out_tangents)
+def _zero_tangents(program):
+    return [jax_api.zero_tangent(a) for a in program.out_avals]
 
 
 def _call_jvp(primals, tangents, *, program):
-    return _jvp_with(call_p, primals, tangents, program)
+    """The outputs and residuals from one forward program, and the output tangents from the tangent
+    program, linear in the tangents, whose transpose is the backward program that reads those residuals:
+    jax.grad runs the forward once (issue 51), jax.jvp runs the tangent program (forward mode, as jax's
+    jvp: no transposed backward, so a custom_vjp inside is refused as jax refuses it)."""
+    wrt = tuple(i for i, (t, s) in enumerate(zip(tangents, program.ins))
+                if not jax_api.is_zero(t) and jax_api.differentiable(s.dtype))
+    if not wrt:
+        return call_p.bind(*primals, program=program), _zero_tangents(program)
+    forward, backward, n_residuals = program.split(wrt)
+    results = call_p.bind(*primals, program=forward)
+    outs, residuals = results[:len(program.outs)], results[len(program.outs):]
+    linear = program.tangent(wrt, forward.outs[len(program.outs):])
+    out_tangents = linear_call_p.bind(*primals, *residuals, *[tangents[i] for i in wrt], program=linear,
+                                      linear_from=len(primals) + n_residuals, transposed=backward)
+    return outs, _tangents_out(program, out_tangents)
 
 
-def _linear_call_jvp(primals, tangents, *, program, linear_from, origin):
+def _linear_call_jvp(primals, tangents, *, program, linear_from, transposed):
     # (the primal stays a linear call: it is linear in the same inputs, for an outer transposition)
-    return _jvp_with(linear_call_p, primals, tangents, program, linear_from=linear_from, origin=origin)
+    outs = linear_call_p.bind(*primals, program=program, linear_from=linear_from, transposed=transposed)
+    if all(jax_api.is_zero(t) for t in tangents):
+        return outs, _zero_tangents(program)
+    out_tangents = linear_call_p.bind(*primals, *_as_primal(tangents, primals), program=program.tangent(),
+                                      linear_from=len(primals), transposed=program.cotangent())
+    return outs, _tangents_out(program, out_tangents)
 
 
-def _linear_call_transpose(cts, *args, program, linear_from, origin):
+def _linear_call_transpose(cts, *args, program, linear_from, transposed):
     fixed, linear = args[:linear_from], args[linear_from:]
     if any(jax_api.is_undefined(x) for x in fixed):
         raise TypeError(f"hf.to_jax: {program.name} is transposed in an input it is not linear in (inputs "
                         f"0..{linear_from - 1} are its primals)")
     cts = [jax_api.zeros(a.shape, a.dtype) if jax_api.is_zero(c) else c for c, a in zip(cts, program.out_avals)]
-    if origin is not None:  # (the tangents of ``origin``: its own cotangent program)
-        grads = call_p.bind(*fixed, *cts, program=origin.cotangent())
-    else:
-        grads = call_p.bind(*fixed, *cts, program=program.transpose(linear_from))
+    if transposed is None:
+        transposed = program.transpose(linear_from)
+    grads = call_p.bind(*fixed, *cts, program=transposed)
     return [None] * linear_from + [g if jax_api.is_undefined(x) else None for g, x in zip(grads, linear)]
 
 
@@ -317,14 +353,17 @@ def _call_batch(args, dims, *, program):
     return call_p.bind(*args, program=batched), [0] * len(batched.outs)
 
 
-def _linear_call_batch(args, dims, *, program, linear_from, origin):
+def _linear_call_batch(args, dims, *, program, linear_from, transposed):
     dims = list(dims)
     size = _axis_size(args, dims)
     batched = program.batched(size, dims)
-    # the batched tangents of the batched origin, where primals and tangents share their batch axes
-    same = origin is not None and dims[:linear_from] == dims[linear_from:]
-    batched_origin = origin.batched(size, dims[:linear_from]) if same else None
-    outs = linear_call_p.bind(*args, program=batched, linear_from=linear_from, origin=batched_origin)
+    # the batched transpose, where it returns the cotangents on the tangents' axis 0 (else the batched
+    # program's own transpose)
+    if transposed is not None and all(d == 0 for d in dims[linear_from:]):
+        transposed = transposed.batched(size, dims[:linear_from] + [0] * len(program.outs))
+    else:
+        transposed = None
+    outs = linear_call_p.bind(*args, program=batched, linear_from=linear_from, transposed=transposed)
     return outs, [0] * len(batched.outs)
 
 

@@ -465,9 +465,10 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
     body_region = region_op.regions[1]
     b = current_builder("hloforge AD")
     saved_ip = b.ip
-    in_place = region_op.block == saved_ip.block
+    anchor = _loop_in_block(region_op, outs, saved_ip.block)
+    in_place = anchor is not None
     if in_place:
-        b.ip = ir.InsertionPoint(region_op)
+        b.ip = ir.InsertionPoint(anchor)
     try:
         # the step, traced once: the body, then its backward sweep from cotangent placeholders
         got_x, got_c, res_of, swept = [], [], [], []
@@ -491,7 +492,7 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
         traced = trace_body(step, specs, tree_util.tree_structure(tuple(range(len(specs)))),
                             "hloforge AD: while loop step")
         try:
-            return _fission(b, saved_ip, traced, region_op, operands, caps, invariant, counter, c_start, c_step,
+            return _fission(b, saved_ip, traced, anchor, operands, caps, invariant, counter, c_start, c_step,
                             trips, diff, cap_diff, cts, res_of, got_x, got_c, in_place, result, dropped, swept[0])
         finally:
             traced.discard()
@@ -499,7 +500,22 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
         b.ip = saved_ip
 
 
-def _fission(b, end_ip, traced, region_op, operands, caps, invariant, counter, c_start, c_step, trips, diff,
+def _loop_in_block(region_op, outs, block):
+    """The loop whose results ``outs`` are, where it lies in ``block`` (the one being emitted into), else
+    None: ``region_op`` itself for hf.grad inside a trace, its re-emitted copy for Module.vjp (region_op is
+    then the parsed module's op), so that the forward loop takes its place there too and the loop runs once
+    forwards (issue 51: the bridge's forward program computes outputs and residuals from one module)."""
+    if region_op.block == block:
+        return region_op
+    owner = outs[0].value.owner if outs else None
+    owner = getattr(owner, "operation", owner)
+    if getattr(owner, "name", None) == "stablehlo.while" and owner.block == block and \
+            [o.value for o in outs] == list(owner.results):
+        return owner
+    return None
+
+
+def _fission(b, end_ip, traced, anchor, operands, caps, invariant, counter, c_start, c_step, trips, diff,
              cap_diff, cts, res_of, got_x, got_c, in_place, result, dropped, swept):
     n, nc = len(operands), len(caps)
     block = traced.block
@@ -561,7 +577,7 @@ def _fission(b, end_ip, traced, region_op, operands, caps, invariant, counter, c
     init = [_const(0, i32), *operands, *[_zeros((trips, *s), d) for s, d in res_specs], *caps]
     fwd = ops.while_(init, fwd_cond, fwd_body)
     if in_place:
-        for old, new in zip(list(region_op.results)[:n], fwd[1:n + 1]):
+        for old, new in zip(list(anchor.results)[:n], fwd[1:n + 1]):
             old.replace_all_uses_with(new.value)
     bufs = fwd[n + 1:n + 1 + nr]
     b.ip = end_ip

@@ -6,11 +6,13 @@ import sys
 import threading
 
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad._util import differentiable, full, zeros_like
+from hloforge.frontend.ad._util import differentiable, zeros_like
+from hloforge.frontend.ad.split import split_module
 from hloforge.frontend.calls import MAX_INLINED_CALLS, CallGraph, check_no_recursion, inline_calls
 from hloforge.frontend.module import Module
 from hloforge.frontend.parsing import MAX_NESTING
 from hloforge.frontend.trace_function import trace
+from hloforge.frontend.tracing import splat
 
 # Re-emission recurses through calls and regions: calls nested deeper than this are inlined first
 # (on a copy), and each nested region takes Python frames (about 8; room for twice that is made).
@@ -94,22 +96,37 @@ def cotangent_module(module: Module, linear_from: int | None = None, name: str =
     return _vjp(module, name, "hf.to_jax", with_outputs=False, linear_from=linear_from)
 
 
-def _vjp(self, name, what, with_outputs, linear_from=None):
+def split_vjp(module: Module, wrt) -> tuple:
+    """Module.vjp in two parts (split.py), so that the cotangents do not recompute the outputs:
+    (forward, backward, number of residuals), where forward is (primals...) -> (outputs...,
+    residuals...) and backward (primals..., residuals..., output cotangents...) -> the cotangents of
+    the inputs ``wrt`` (their indices, in order); the other inputs are constants (no cotangent is
+    computed through them)."""
+    ins, outs = module.signature
+    full = _vjp(module, "main", "hf.to_jax", with_outputs=True, wrt=tuple(wrt))
+    return split_module(full, len(ins), len(outs))
+
+
+def _vjp(self, name, what, with_outputs, linear_from=None, wrt=None):
     ins, outs = self.signature
     func_op, symbols, source, depth = _entry(self, what)  # (source: keeps an inlined copy alive)
     given = len(ins) if linear_from is None else linear_from
 
     def body(*args):
-        primals = list(args[:given]) + [full(0, tuple(s.shape), s.dtype) for s in ins[given:]]
+        # (one constant per linear input: a shared one would give them all the sum of their cotangents)
+        primals = list(args[:given]) + [splat(0, s.dtype, tuple(s.shape), what=what) for s in ins[given:]]
         cts = args[given:]
         results, tape = core.reemit_function(func_op, primals, symbols)
         seeds = {}
         for r, c in zip(results, cts):
             if differentiable(r.dtype):
                 seeds[r.value] = c if r.value not in seeds else core.add_any(seeds[r.value], c)
-        grads = core.backward(tape, seeds)
-        cotangents = tuple(zeros_like(x) if grads.get(x.value) is None else grads[x.value]
-                           for x in primals[linear_from or 0:])
+        if wrt is None:
+            grads, chosen = core.backward(tape, seeds), primals[linear_from or 0:]
+        else:
+            chosen = [primals[i] for i in wrt]
+            grads = core.backward(tape, seeds, core.active_values(tape, chosen))
+        cotangents = tuple(zeros_like(x) if grads.get(x.value) is None else grads[x.value] for x in chosen)
         return tuple(results) + cotangents if with_outputs else cotangents
 
     with _recursion_room(depth):
@@ -122,27 +139,30 @@ def module_jvp(self, name: str = "main") -> Module:
     return _jvp(self, name, "Module.jvp", with_outputs=True)
 
 
-def tangent_module(module: Module, name: str = "main") -> Module:
+def tangent_module(module: Module, name: str = "main", wrt=None, unused=()) -> Module:
     """Module.jvp without the outputs: (primals..., tangents...) -> output tangents, linear in the
-    tangents."""
-    return _jvp(module, name, "hf.to_jax", with_outputs=False)
+    tangents. With ``wrt`` (input indices), tangents of those inputs only (the others are zero); with
+    ``unused`` (ShapeDtypes), arguments of those types between the primals and the tangents, which
+    it does not read."""
+    return _jvp(module, name, "hf.to_jax", with_outputs=False, wrt=wrt, unused=tuple(unused))
 
 
-def _jvp(self, name, what, with_outputs):
+def _jvp(self, name, what, with_outputs, wrt=None, unused=()):
     ins, outs = self.signature
     func_op, symbols, source, depth = _entry(self, what)  # (source: keeps an inlined copy alive)
     n = len(ins)
+    wrt = tuple(range(n)) if wrt is None else tuple(wrt)
 
     def body(*args):
-        primals, tangents = args[:n], args[n:]
+        primals, tangents = args[:n], args[n + len(unused):]
         results, tape = core.reemit_function(func_op, primals, symbols)
-        seeds = {x.value: t for x, t in zip(primals, tangents) if differentiable(x.dtype)}
+        seeds = {primals[i].value: t for i, t in zip(wrt, tangents) if differentiable(primals[i].dtype)}
         tans = core.forward(tape, seeds)
         out_tangents = tuple(zeros_like(r) if tans.get(r.value) is None else tans[r.value] for r in results)
         return tuple(results) + out_tangents if with_outputs else out_tangents
 
     with _recursion_room(depth):
-        return trace(body, *ins, *ins, name=name)
+        return trace(body, *ins, *unused, *[ins[i] for i in wrt], name=name)
 
 
 Module.vjp = module_vjp
