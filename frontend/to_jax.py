@@ -38,6 +38,7 @@ from hloforge.frontend.from_jax import from_jax
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.trace_function import trace_flat
 from hloforge.frontend.tracing import Tensor
+from hloforge.passes.cost import estimate
 from hloforge.passes.fold import BOUNDARY
 from hloforge.passes.pipeline import optimize as optimize_module
 from hloforge.runtime import cache, pjrt
@@ -84,9 +85,19 @@ def _optimized_copy(module: Module, options: dict) -> Module:
                 return found
     copy = module.clone()
     copy.optimize(**options)
+    if not _pays(module, copy, options.get("cost_model")):
+        cache.count("pipeline_reverts")
+        copy = module.clone()
     if key is not None:
         cache.disk_store(directory, key, copy.to_bytecode(), config.cache_max_bytes, event="pipeline_writes")
     return copy
+
+
+def _pays(source: Module, optimized: Module, cost_model) -> bool:
+    """Whether the pipeline's result is estimated no slower than ``source`` (jax's program) on the target
+    of ``cost_model`` (passes/cost.py: FFTs and dot_generals); otherwise hf.optimize hands back jax's."""
+    model = target.resolve(cost_model)
+    return estimate(optimized, model) <= estimate(source, model) * (1 + 1e-9)
 
 
 class Program:

@@ -520,3 +520,25 @@ def test_an_eager_call_on_two_devices_names_the_function(tmp_path):
         "print(json.dumps({'message': message}))\n")
     message = run_on_eight_devices(str(script))["message"]
     assert "incompatible devices" in message and "hf.to_jax(<lambda>)" in message and "locals" not in message
+
+
+def test_optimize_hands_back_jax_program_where_the_rewrite_does_not_pay(monkeypatch):
+    """hf.optimize compares passes/cost.py's estimate of its rewrite with jax's program and keeps jax's
+    when the rewrite is estimated slower (here: an estimate that charges dots far above FFTs)."""
+    def spectral(x, w):
+        spectrum = jnp.fft.rfft(x)
+        mixed = jnp.einsum("bim,iom->bom", spectrum[..., :4], w)
+        return jnp.fft.irfft(jnp.zeros_like(spectrum).at[..., :4].set(mixed), n=x.shape[-1])
+
+    x = RNG.standard_normal((2, 3, 64)).astype(np.float32)
+    w = (RNG.standard_normal((3, 3, 4)) + 1j * RNG.standard_normal((3, 3, 4))).astype(np.complex64)
+    assert "stablehlo.fft" not in jax.jit(hf.optimize(spectral, cost_model="cpu")).lower(x, w).as_text()
+    dots_dear = hf.target.CostModel("dots-dear", {"FFT": 1e-3, "IFFT": 1e-3, "RFFT": 1e-3, "IRFFT": 1e-3},
+                                    flop_ns=1.0, byte_ns=0.0)
+    estimate = bridge.estimate
+    monkeypatch.setattr(bridge, "estimate", lambda module, model: estimate(module, dots_dear))
+    hf.runtime.cache.reset_stats()
+    kept = hf.optimize(spectral, cost_model="cpu")
+    assert jax.jit(kept).lower(x, w).as_text().count("stablehlo.fft") == 2
+    assert hf.runtime.cache.stats()["pipeline_reverts"] == 1
+    close_trees(jax.jit(kept)(x, w), jax.jit(spectral)(x, w), rtol=1e-6, atol=1e-6)
