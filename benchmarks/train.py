@@ -105,7 +105,15 @@ def jax_darcy_trainer(config, optimizer):
         grads = jax.tree_util.tree_map(lambda g: jnp.conj(g) if jnp.iscomplexobj(g) else g, grads)
         updates, state = optimizer.update(grads, state, params)
         return optax.apply_updates(params, updates), state, loss
-    return step
+
+    precision = config.get("precision", "default")
+    if precision == "default":
+        return step
+
+    def step_at_precision(*args):  # (the example's hf.nn.FNO(precision=...): every einsum of the model)
+        with jax.default_matmul_precision(precision):
+            return step(*args)
+    return step_at_precision
 
 
 def jax_relative_l2(pred, target):

@@ -34,10 +34,12 @@ import train_fno_1d  # noqa: E402
 
 # Li et al.: 421x421 solutions subsampled to 85x85, padding 9 for the non-periodic domain, Adam 1e-3
 # halved every 100 epochs, batch 20.
+# precision: the model's contractions' ("default": on a TPU one bfloat16 pass per float32 product, as
+# jax's default; "highest": float32 throughout, about 3-6 passes)
 FULL = dict(train=1000, test=100, resolution=85, grid=421, modes=12, width=32, layers=4, padding=9, epochs=500,
-            batch=20, lr=1e-3, decay_every=100, seed=0)
+            batch=20, lr=1e-3, decay_every=100, seed=0, precision="default")
 QUICK = dict(train=300, test=50, resolution=29, grid=57, modes=8, width=24, layers=4, padding=4, epochs=40,
-             batch=10, lr=3e-3, decay_every=10, seed=0)
+             batch=10, lr=3e-3, decay_every=10, seed=0, precision="default")
 COUNTED_OPS = ("stablehlo.fft", "stablehlo.dot_general")
 
 
@@ -55,6 +57,11 @@ def make_inputs(a):
     gx, gy = np.meshgrid(grid, grid, indexing="ij")
     coords = np.broadcast_to(np.stack([gx, gy]), (a.shape[0], 2) + a.shape[1:])
     return np.concatenate([a[:, None], coords], axis=1).astype(np.float32)
+
+
+def model_precision(config):
+    """hf.nn.FNO's precision for the configuration's ("default": None)."""
+    return None if config["precision"] == "default" else config["precision"]
 
 
 def data_path(config, out_dir, resolution=None):
@@ -130,7 +137,7 @@ class Trainer(train_fno_1d.Trainer):
 
     def build_model(self, config):
         return hf.nn.FNO(n_dims=2, modes=config["modes"], width=config["width"], n_layers=config["layers"],
-                         in_channels=3, padding=config["padding"])
+                         in_channels=3, padding=config["padding"], precision=model_precision(config))
 
     def op_counts(self, state, x, y):
         """{op: (before optimize(), after)} for the FFTs and dots of the training step's module."""
@@ -198,6 +205,8 @@ def parse_config(argv=None):
                      f"epochs; got {config}")
     if config["train"] % config["batch"]:
         parser.error(f"--train {config['train']} must be a multiple of --batch {config['batch']}")
+    if config["precision"] not in ("default", "high", "highest"):
+        parser.error(f"--precision must be default, high or highest, got {config['precision']!r}")
     try:
         for resolution in (config["resolution"], *(args.zero_shot or ())):
             darcy_data.stride(config["grid"], resolution)

@@ -200,3 +200,15 @@ def test_the_command_line_refuses_modes_the_grid_cannot_hold(capsys):
     with pytest.raises(SystemExit, match="2"):
         train_fno_darcy.main(["--quick", "--resolution", "16", "--padding", "2", "--modes", "10"])
     assert "need modes <= (resolution + padding) // 2 = 9" in capsys.readouterr().err
+
+
+def test_the_precision_option_reaches_every_contraction_of_the_step(capsys):
+    trainer = train_fno_darcy.Trainer(dict(TINY, precision="highest"), "unused")
+    state = trainer.init_state()
+    text = trainer.step.lower(state["params"], state["opt"], np.zeros((4, 3, 16, 16), np.float32),
+                              np.ones((4, 16, 16), np.float32)).text
+    dots = [line for line in text.splitlines() if "stablehlo.dot_general" in line]
+    assert dots and all("HIGHEST" in line for line in dots)
+    with pytest.raises(SystemExit, match="2"):
+        train_fno_darcy.main(TINY_ARGS + ["--precision", "max"])
+    assert "--precision must be default, high or highest, got 'max'" in capsys.readouterr().err
