@@ -309,8 +309,9 @@ def save(path: str, a, u) -> None:
 
 
 def _resolutions(text: str) -> tuple:
+    """Comma-separated ints ("" for none)."""
     try:
-        return tuple(int(r) for r in text.split(","))
+        return tuple(int(r) for r in text.split(",")) if text.strip() else ()
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
