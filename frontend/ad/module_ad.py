@@ -107,9 +107,12 @@ def _vjp(self, name, what, with_outputs, linear_from=None):
         for r, c in zip(results, cts):
             if differentiable(r.dtype):
                 seeds[r.value] = c if r.value not in seeds else core.add_any(seeds[r.value], c)
-        grads = core.backward(tape, seeds)
+        differentiated = primals[linear_from or 0:]
+        # (only what depends on the inputs gets a cotangent: a while loop's constant initial
+        # values then need none, which its rule uses, control_flow._unzeroed)
+        grads = core.backward(tape, seeds, core.active_values(tape, differentiated))
         cotangents = tuple(zeros_like(x) if grads.get(x.value) is None else grads[x.value]
-                           for x in primals[linear_from or 0:])
+                           for x in differentiated)
         return tuple(results) + cotangents if with_outputs else cotangents
 
     with _recursion_room(depth):
