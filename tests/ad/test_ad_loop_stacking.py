@@ -1,0 +1,120 @@
+"""Reverse mode of loops that stack a value per step (lax.scan's ys, fori_loop's dynamic_update_slice
+at its index), issue 51: the backward loop reads each step's cotangent row in place, never rewriting
+a carried [n, ...] buffer that it also reads (XLA would copy the buffer twice per iteration: a
+gradient quadratic in the number of steps)."""
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from ad_helpers import close, jax_run
+import hloforge as hf
+import hloforge.numpy as hnp
+from hloforge import lax
+
+N = 6
+X = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+
+
+def scan_fn(L, xp, reverse=False):
+    return lambda x: L.scan(lambda c, _: (xp.sin(c) * .99,) * 2, x, None, length=N, reverse=reverse)[1]
+
+
+def fori_fn(L, xp):
+    def f(x):
+        def body(i, cb):
+            c = xp.sin(cb[0]) * .99
+            return c, L.dynamic_update_slice(cb[1], c[None], (i, 0, 0))
+        return L.fori_loop(0, N, body, (x, xp.zeros((N, *x.shape), x.dtype)))[1]
+    return f
+
+
+def of_jax(fn):
+    return hf.Module.parse(jax.jit(fn).lower(X).as_text())
+
+
+def of_hloforge(fn):
+    return hf.trace(fn, hf.ShapeDtype(X.shape, X.dtype))
+
+
+CASES = {
+    "jax scan": (lambda: of_jax(scan_fn(jax.lax, jnp)), scan_fn(jax.lax, jnp)),
+    "jax reverse scan": (lambda: of_jax(scan_fn(jax.lax, jnp, True)), scan_fn(jax.lax, jnp, True)),
+    "jax fori_loop": (lambda: of_jax(fori_fn(jax.lax, jnp)), fori_fn(jax.lax, jnp)),
+    "hloforge scan": (lambda: of_hloforge(scan_fn(lax, hnp)), scan_fn(jax.lax, jnp)),
+    "hloforge reverse scan": (lambda: of_hloforge(scan_fn(lax, hnp, True)), scan_fn(jax.lax, jnp, True)),
+    "hloforge fori_loop": (lambda: of_hloforge(fori_fn(lax, hnp)), fori_fn(jax.lax, jnp)),
+}
+
+
+def rewritten_buffers_read_in_loops(module) -> list:
+    """The carries of while bodies that are read by a dynamic_slice and returned rewritten: XLA
+    keeps such a buffer alive across the update and copies it per iteration."""
+    found = []
+    for op in module.walk():
+        if op.name != "stablehlo.while":
+            continue
+        body = op.regions[1].blocks[0]
+        returned = list(body.operations)[-1].operands
+        for j, arg in enumerate(body.arguments):
+            sliced = any(u.owner.name == "stablehlo.dynamic_slice" and u.operand_number == 0 for u in arg.uses)
+            if sliced and returned[j] != arg:
+                found.append(str(arg.type))
+    return found
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_backward_loop_reads_stacked_cotangents_in_place(name):
+    make, jax_fn = CASES[name]
+    ct = np.random.default_rng(1).standard_normal((N, *X.shape)).astype(np.float32)
+    want = jax_run(lambda x, ct: jax.vjp(jax_fn, x)[1](ct)[0], X, ct)
+    for optimize_first in (False, True):
+        module = make()
+        if optimize_first:
+            module.optimize()
+        vjp = module.vjp()
+        assert rewritten_buffers_read_in_loops(vjp) == [], (name, vjp.text)
+        close(vjp.compile()(X, ct)[1], np.asarray(want))
+        vjp.optimize()
+        assert rewritten_buffers_read_in_loops(vjp) == [], (name, vjp.text)
+
+
+def test_stacked_cotangent_keeps_zeroing_where_the_initial_buffer_needs_one():
+    """The initial stacked buffer is an input: its cotangent is the incoming one with every written row
+    zeroed, so the backward loop still rewrites the buffer (values against jax)."""
+    def f(L, x, buf):
+        def body(i, cb):
+            c = jnp.sin(cb[0]) * .99
+            return c, L.dynamic_update_slice(cb[1], c[None], (i, 0, 0))
+        return L.fori_loop(0, N - 2, body, (x, buf))[1]
+    buf = np.random.default_rng(2).standard_normal((N, *X.shape)).astype(np.float32)
+    module = hf.Module.parse(jax.jit(lambda x, b: f(jax.lax, x, b)).lower(X, buf).as_text())
+    ct = np.random.default_rng(3).standard_normal(buf.shape).astype(np.float32)
+    want = jax_run(lambda x, b, ct: jax.vjp(lambda x, b: f(jax.lax, x, b), x, b)[1](ct), X, buf, ct)
+    got = module.vjp().compile()(X, buf, ct)
+    close(got[1:], [np.asarray(w) for w in want])
+
+
+def _best_time(fn, x, repeats=7):
+    fn(x).block_until_ready()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn(x).block_until_ready()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_scan_gradient_through_optimize_grows_linearly():
+    """Eight times the steps: about eight times the time (a quadratic gradient took 30-60 times as
+    long, issue 51). The bound is loose, for a loaded 2-core machine."""
+    x = jnp.ones((8, 256), jnp.float32)
+
+    def grad_time(n):
+        roll = lambda x: jax.lax.scan(lambda c, _: (jnp.sin(c) * .99,) * 2, x, None, length=n)[1]  # noqa: E731
+        return _best_time(jax.jit(jax.grad(lambda x: jnp.sum(hf.optimize(roll)(x) ** 2))), x)
+
+    short, long = grad_time(100), grad_time(800)
+    assert long / short < 20, (short, long)
