@@ -28,12 +28,12 @@ import numpy as np
 from hloforge import target
 from hloforge.frontend import dtypes, jax_api
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad.module_ad import _entry, _recursion_room, cotangent_module, tangent_module
+from hloforge.frontend.ad.module_ad import _entry, _recursion_room, cotangent_module, tangent_module, vjp_split
 from hloforge.frontend.batching.module_vmap import module_vmap
 from hloforge.frontend.context import ir, static_ops
 from hloforge.frontend.from_jax import from_jax
 from hloforge.frontend.module import Module, ShapeDtype
-from hloforge.frontend.trace_function import trace_flat
+from hloforge.frontend.trace_function import trace, trace_flat
 from hloforge.frontend.tracing import Tensor
 from hloforge.passes.fold import BOUNDARY
 from hloforge.passes.pipeline import optimize as optimize_module
@@ -109,6 +109,8 @@ class Program:
         self._exported = None
         self._host = None
         self._derived = {}
+        self._split = None
+        self.residuals = None  # (a backward program of split(): how many residuals it takes last)
         self._lock = threading.RLock()
 
     @property
@@ -203,6 +205,36 @@ class Program:
         return self._derive(("transpose", linear_from), lambda m: cotangent_module(m, linear_from),
                             (self.ins[:linear_from] + self.outs, self.ins[linear_from:]))
 
+    def split(self):
+        """(forward, backward) programs of this one cut as jax's linearize cuts a function
+        (module_ad.vjp_split): forward maps the inputs to the outputs and the residuals, backward
+        (output cotangents..., residuals...) to the input cotangents; None for a program whose
+        reverse mode hloforge cannot build (a while loop without a static trip count), which keeps
+        the tangent program's transposition."""
+        if self._split is None:
+            with self._lock:
+                if self._split is None:
+                    try:
+                        forward, backward, residuals = vjp_split(self._differentiated())
+                    except NotImplementedError:
+                        self._split = False
+                    else:
+                        backward = Program(backward, self.options, f"{self.name}_backward")
+                        backward.residuals = len(residuals)
+                        self._split = (Program(forward, self.options, f"{self.name}_forward"), backward)
+        return self._split or None
+
+    def tangent_beside(self, residuals: list) -> "Program":
+        """The tangent program taking ``residuals`` (ShapeDtypes, ignored) between the primals and
+        the tangents: the linear program that split()'s backward program transposes."""
+        n, ins = len(self.ins), list(self.ins)
+
+        def make(module):
+            tangent = tangent_module(module)
+            return trace(lambda *a: tuple(_inline(tangent, a[:n] + a[n + len(residuals):])),
+                         *ins, *residuals, *ins)
+        return self._derive(("jvp beside", len(residuals)), make, (ins + list(residuals) + ins, self.outs))
+
     def batched(self, size: int, dims) -> "Program":
         ins = [s if d is None else _with_axis(s, d, size) for s, d in zip(self.ins, dims)]
         return self._derive(("vmap", size, tuple(dims)), lambda m: module_vmap(m, size, in_axes=list(dims), out_axes=0),
@@ -276,7 +308,18 @@ def _jvp_with(prim, primals, tangents, program, **params):
 
 
 def _call_jvp(primals, tangents, *, program):
-    return _jvp_with(call_p, primals, tangents, program)
+    split = None if all(jax_api.is_zero(t) for t in tangents) else program.split()
+    if split is None:
+        return _jvp_with(call_p, primals, tangents, program)
+    # as jax's linearize: the forward program's residuals feed the backward one, so a gradient
+    # runs the forward computation once (issue 51)
+    forward, backward = split
+    results = call_p.bind(*primals, program=forward)
+    outs, residuals = results[:len(program.outs)], results[len(program.outs):]
+    linear = program.tangent_beside(forward.outs[len(program.outs):])
+    out_tangents = linear_call_p.bind(*primals, *residuals, *_as_primal(tangents, primals), program=linear,
+                                      linear_from=len(primals) + len(residuals), origin=backward)
+    return outs, _tangents_out(program, out_tangents)
 
 
 def _linear_call_jvp(primals, tangents, *, program, linear_from, origin):
@@ -290,7 +333,9 @@ def _linear_call_transpose(cts, *args, program, linear_from, origin):
         raise TypeError(f"hf.to_jax: {program.name} is transposed in an input it is not linear in (inputs "
                         f"0..{linear_from - 1} are its primals)")
     cts = [jax_api.zeros(a.shape, a.dtype) if jax_api.is_zero(c) else c for c, a in zip(cts, program.out_avals)]
-    if origin is not None:  # (the tangents of ``origin``: its own cotangent program)
+    if origin is not None and origin.residuals is not None:  # (split()'s backward, on the residuals)
+        grads = call_p.bind(*cts, *fixed[len(fixed) - origin.residuals:], program=origin)
+    elif origin is not None:  # (the tangents of ``origin``: its own cotangent program)
         grads = call_p.bind(*fixed, *cts, program=origin.cotangent())
     else:
         grads = call_p.bind(*fixed, *cts, program=program.transpose(linear_from))
@@ -322,7 +367,7 @@ def _linear_call_batch(args, dims, *, program, linear_from, origin):
     size = _axis_size(args, dims)
     batched = program.batched(size, dims)
     # the batched tangents of the batched origin, where primals and tangents share their batch axes
-    same = origin is not None and dims[:linear_from] == dims[linear_from:]
+    same = origin is not None and origin.residuals is None and dims[:linear_from] == dims[linear_from:]
     batched_origin = origin.batched(size, dims[:linear_from]) if same else None
     outs = linear_call_p.bind(*args, program=batched, linear_from=linear_from, origin=batched_origin)
     return outs, [0] * len(batched.outs)

@@ -17,7 +17,7 @@ from jax import tree_util
 
 from hloforge.frontend import ops
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad._util import add_any, differentiable, instantiate, needs, splat, zeros_like
+from hloforge.frontend.ad._util import ad_state, add_any, differentiable, instantiate, needs, splat, zeros_like
 from hloforge.frontend.attributes import constant_array
 from hloforge.frontend.context import ir, shape_dtype_of
 from hloforge.frontend.lax._trace import nested_ops, trace_body
@@ -538,7 +538,8 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
                             "hloforge AD: while loop step")
         try:
             return _fission(b, saved_ip, traced, region_op, operands, caps, invariant, counter, c_start, c_step,
-                            trips, diff, cap_diff, cts, res_of, got_x, got_c, in_place, result, dropped, swept[0])
+                            trips, diff, cap_diff, cts, res_of, got_x, got_c, in_place, outs, result, dropped,
+                            swept[0])
         finally:
             traced.discard()
     finally:
@@ -546,7 +547,7 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
 
 
 def _fission(b, end_ip, traced, region_op, operands, caps, invariant, counter, c_start, c_step, trips, diff,
-             cap_diff, cts, res_of, got_x, got_c, in_place, result, dropped, swept):
+             cap_diff, cts, res_of, got_x, got_c, in_place, outs, result, dropped, swept):
     n, nc = len(operands), len(caps)
     block = traced.block
     args = list(block.arguments)
@@ -607,9 +608,13 @@ def _fission(b, end_ip, traced, region_op, operands, caps, invariant, counter, c
     fwd_args = {}  # (the step's block arguments -> the forward body's)
     init = [_const(0, i32), *operands, *[_zeros((trips, *s), d) for s, d in res_specs], *caps]
     fwd = ops.while_(init, fwd_cond, fwd_body)
-    if in_place:
-        for old, new in zip(list(region_op.results)[:n], fwd[1:n + 1]):
+    # the forward loop computes the loop's results: in place of the loop itself (hf.grad), else
+    # (a re-emitted module's loop, Module.vjp) for the outputs the trace returns (ADState.replaced)
+    replaced = ad_state().replaced
+    for old, new in zip(list(region_op.results)[:n] if in_place else [o.value for o in outs[:n]], fwd[1:n + 1]):
+        if in_place:
             old.replace_all_uses_with(new.value)
+        replaced[old] = new.value
     bufs = fwd[n + 1:n + 1 + nr]
     b.ip = end_ip
 

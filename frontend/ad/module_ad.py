@@ -6,11 +6,13 @@ import sys
 import threading
 
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad._util import differentiable, full, zeros_like
+from hloforge.frontend.ad._util import ad_state, differentiable, full, zeros_like
 from hloforge.frontend.calls import MAX_INLINED_CALLS, CallGraph, check_no_recursion, inline_calls
-from hloforge.frontend.module import Module
+from hloforge.frontend.context import func, ir, shape_dtype_of
+from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.parsing import MAX_NESTING
 from hloforge.frontend.trace_function import trace
+from hloforge.frontend.tracing import current_builder
 
 # Re-emission recurses through calls and regions: calls nested deeper than this are inlined first
 # (on a copy), and each nested region takes Python frames (about 8; room for twice that is made).
@@ -113,10 +115,24 @@ def _vjp(self, name, what, with_outputs, linear_from=None):
         grads = core.backward(tape, seeds, core.active_values(tape, differentiated))
         cotangents = tuple(zeros_like(x) if grads.get(x.value) is None else grads[x.value]
                            for x in differentiated)
-        return tuple(results) + cotangents if with_outputs else cotangents
+        return tuple(_surviving(results)) + cotangents if with_outputs else cotangents
 
     with _recursion_room(depth):
         return trace(body, *ins[:given], *outs, name=name)
+
+
+def _surviving(results) -> list:
+    """``results`` with the values that took their uses during the backward sweep (a while loop's
+    forward loop, control_flow._fission), so that the replaced loop is left dead, not run twice."""
+    b = current_builder("hloforge AD")
+    replaced = ad_state(b).replaced
+    out = []
+    for r in results:
+        v = r.value
+        while v in replaced:
+            v = replaced[v]
+        out.append(r if v == r.value else b.tensor(v))
+    return out
 
 
 def module_jvp(self, name: str = "main") -> Module:
@@ -150,3 +166,121 @@ def _jvp(self, name, what, with_outputs):
 
 Module.vjp = module_vjp
 Module.jvp = module_jvp
+
+
+def vjp_split(module: Module, name: str = "main") -> tuple:
+    """Module.vjp cut where the output cotangents enter, as jax's linearize splits a function:
+    (forward, backward, residual ShapeDtypes). ``forward`` takes the primals and returns the
+    outputs, then the residuals (the values the derivative reads); ``backward`` takes the output
+    cotangents, then the residuals, and returns the input cotangents. A caller that keeps the
+    residuals of the forward call runs the forward computation once, not again for the gradient
+    (hf.to_jax's jvp, issue 51). Constants the derivative reads are copied, not passed."""
+    ins, outs = module.signature
+    whole = _vjp(module, name, "hf.to_jax", with_outputs=True)
+    with whole.context:
+        forward, backward = whole.clone(), whole.clone()
+        late = _reading_cotangents(whole.entry_function(), len(ins))
+        residuals = _cut_forward(forward.entry_function(), late, len(ins), len(outs))
+        _cut_backward(backward.entry_function(), late, residuals, len(ins), len(outs))
+    try:
+        specs = [ShapeDtype(*shape_dtype_of(t)) for t in _types_at(whole, residuals)]
+    except TypeError as e:  # (a token or tuple the derivative reads)
+        raise NotImplementedError(f"vjp_split: a residual is not a tensor: {e}") from None
+    return forward, backward, specs
+
+
+def _body_ops(func_op) -> list:
+    return [op.operation for op in func_op.regions[0].blocks[0].operations]
+
+
+def _reading_cotangents(func_op, n_in) -> set:
+    """Positions of the entry's ops that depend on the cotangent arguments (past ``n_in``)."""
+    block = func_op.regions[0].blocks[0]
+    late, found = set(list(block.arguments)[n_in:]), set()
+    for k, op in enumerate(_body_ops(func_op)[:-1]):
+        reads = list(op.operands) + (core.captured_values(op) if len(op.regions) else [])
+        if any(v in late for v in reads):
+            late.update(op.results)
+            found.add(k)
+    return found
+
+
+def _copied(op) -> bool:
+    """Whether the backward part makes its own copy of forward op ``op`` rather than take its result."""
+    return not len(op.operands) and not len(op.regions)
+
+
+def _residual_keys(func_op, late, n_in, n_out) -> list:
+    """The forward values the backward part reads, as ("arg", i) or (op position, result index)."""
+    body = _body_ops(func_op)
+    block = func_op.regions[0].blocks[0]
+    key_of = {a: ("arg", i) for i, a in enumerate(list(block.arguments)[:n_in])}
+    for k, op in enumerate(body[:-1]):
+        if k not in late and not _copied(op):
+            key_of.update({r: (k, j) for j, r in enumerate(op.results)})
+    keys = {}
+    reads = [v for k in sorted(late) for v in list(body[k].operands) + core.captured_values(body[k])]
+    for v in reads + list(body[-1].operands)[n_out:]:
+        if v in key_of:
+            keys[key_of[v]] = None
+    return list(keys)
+
+
+def _value_at(func_op, key):
+    if key[0] == "arg":
+        return func_op.regions[0].blocks[0].arguments[key[1]]
+    return _body_ops(func_op)[key[0]].results[key[1]]
+
+
+def _types_at(module, keys) -> list:
+    return [_value_at(module.entry_function(), key).type for key in keys]
+
+
+def _set_results(func_op, values) -> None:
+    """Replace the entry's return (and its type) with one of ``values``."""
+    block = func_op.regions[0].blocks[0]
+    ret = _body_ops(func_op)[-1]
+    with ir.InsertionPoint.at_block_terminator(block), ret.location:
+        func.ReturnOp(values)
+    ret.erase()
+    _retype(func_op)
+
+
+def _retype(func_op) -> None:
+    block = func_op.regions[0].blocks[0]
+    ret = _body_ops(func_op)[-1]
+    func_op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        [a.type for a in block.arguments], [v.type for v in ret.operands]))
+    for attr in ("arg_attrs", "res_attrs"):
+        if attr in func_op.attributes:
+            del func_op.attributes[attr]
+
+
+def _cut_forward(func_op, late, n_in, n_out) -> list:
+    """Leave the forward part in ``func_op``: primals -> outputs, residuals. Returns the residual keys."""
+    keys = _residual_keys(func_op, late, n_in, n_out)
+    body = _body_ops(func_op)
+    _set_results(func_op, list(body[-1].operands)[:n_out] + [_value_at(func_op, key) for key in keys])
+    for k in sorted(late, reverse=True):
+        body[k].erase()
+    block = func_op.regions[0].blocks[0]
+    for i in reversed(range(n_in, len(block.arguments))):
+        block.erase_argument(i)
+    _retype(func_op)
+    return keys
+
+
+def _cut_backward(func_op, late, keys, n_in, n_out) -> None:
+    """Leave the backward part in ``func_op``: (output cotangents, residuals) -> input cotangents."""
+    block = func_op.regions[0].blocks[0]
+    body = _body_ops(func_op)
+    _set_results(func_op, list(body[-1].operands)[n_out:])
+    for key in keys:
+        value = _value_at(func_op, key)
+        value.replace_all_uses_with(block.add_argument(value.type, func_op.location))
+    for k in reversed(range(len(body) - 1)):
+        if k not in late and not (_copied(body[k]) and any(len(list(r.uses)) for r in body[k].results)):
+            body[k].erase()
+    for i in reversed(range(n_in)):
+        block.erase_argument(i)
+    _retype(func_op)

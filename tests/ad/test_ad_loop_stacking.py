@@ -118,3 +118,45 @@ def test_scan_gradient_through_optimize_grows_linearly():
 
     short, long = grad_time(100), grad_time(800)
     assert long / short < 20, (short, long)
+
+
+def small_roll(n):
+    return lambda x: jax.lax.scan(lambda c, _: (jnp.tanh(c) * .99,) * 2, x, None, length=n)[1]
+
+
+def test_gradient_through_optimize_runs_the_loop_forwards_once():
+    """jax.grad through hf.optimize keeps the forward call's residuals for the backward call, as jax's
+    linearize does (module_ad.vjp_split): two loops compiled, as for jax.grad itself, not three."""
+    roll = small_roll(N)
+    grad = jax.jit(jax.grad(lambda x: jnp.sum(hf.optimize(roll)(x) ** 2)))
+    assert grad.lower(X).compile().as_text().count(" while(") == 2
+    close(grad(X), jax.grad(lambda x: jnp.sum(roll(x) ** 2))(X))
+
+
+def test_split_program_composes_with_jvp_hessian_and_vmap():
+    roll = small_roll(3)
+    x = X[:2, :3]
+    loss = lambda f: lambda x: jnp.sum(f(x) ** 2)  # noqa: E731
+    t = np.ones_like(x)
+    for transform in (lambda f: jax.jvp(f, (x,), (t,)), lambda f: jax.hessian(loss(f))(x),
+                      lambda f: jax.vmap(jax.grad(loss(f)))(np.stack([x, 2 * x])),
+                      lambda f: jax.grad(lambda x: jnp.sum(jax.jvp(f, (x,), (t,))[1]))(x)):
+        close(transform(hf.optimize(roll)), transform(roll))
+
+
+def test_vjp_split_cuts_where_the_cotangents_enter():
+    def f(x, w):
+        ys = jax.lax.scan(lambda c, _: (jnp.tanh(c @ w),) * 2, x, None, length=4)[1]
+        return ys, jnp.sum(jnp.sin(x) * w[0])
+    from hloforge.frontend.ad.module_ad import vjp_split
+    w = np.random.default_rng(4).standard_normal((8, 8)).astype(np.float32)
+    module = hf.Module.parse(jax.jit(f).lower(X, w).as_text())
+    forward, backward, residuals = vjp_split(module)
+    assert [s.shape for s in forward.signature[1][2:]] == [s.shape for s in residuals]
+    assert len(backward.signature[0]) == 2 + len(residuals)
+    outs = forward.compile()(X, w)
+    cts = (np.ones((4, *X.shape), np.float32), np.float32(2))
+    got = backward.compile()(*cts, *outs[2:])
+    want_outs, pullback = jax.vjp(f, X, w)
+    close(outs[:2], want_outs)
+    close(got, pullback(cts))
