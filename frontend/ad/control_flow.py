@@ -425,6 +425,23 @@ def _unzeroed(g, seed, counters, static, trips) -> bool:
     return True
 
 
+# Elementwise ops whose result the backward loop recomputes from stored residuals rather than
+# store it too (``u * u`` beside ``u``, of ``u * u * u``): one op against a buffer written and read.
+_REMADE = frozenset(f"stablehlo.{name}" for name in ("multiply", "add", "subtract", "negate"))
+
+
+def _remade_residuals(residuals, cheap, defining) -> set:
+    """The residuals an op of _REMADE computes from other stored residuals and cheap values only."""
+    remade = set()
+    for v in residuals:
+        op = defining.get(v)
+        if op is None or op.name not in _REMADE:
+            continue
+        if all(r in cheap or (r in residuals and r not in remade and r != v) for r in op.operands):
+            remade.add(v)
+    return remade
+
+
 def _static_in_step(args, operands, caps, invariant):
     """value -> the int it holds at trace time, or None, for the values of the traced loop step
     (block arguments: the carries, then the captures): constants, invariant carries and captures
@@ -571,15 +588,18 @@ def _fission(b, end_ip, traced, region_op, operands, caps, invariant, counter, c
             needed[v] = None
         else:
             residuals[v] = None
-    residuals = list(residuals)
-    # the recomputed ops the backward loop needs, in program order
+    remade = _remade_residuals(residuals, cheap, defining)
+    needed.update(dict.fromkeys(remade))
+    residuals = [v for v in residuals if v not in remade]
+    stored = set(residuals)
+    # the recomputed ops the backward loop needs, in program order (from the stored residuals)
     clones, stack = set(), [v for v in needed if v in defining]
     while stack:
         op = defining[stack.pop()]
         if op in clones:
             continue
         clones.add(op)
-        stack.extend(v for v in _inner_values(op) if v in defining)
+        stack.extend(v for v in _inner_values(op) if v in defining and v not in stored)
     clones = [op for op in fwd_ops if op in clones]
     i32 = _I32
     nr = len(residuals)

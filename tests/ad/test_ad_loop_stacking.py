@@ -160,3 +160,17 @@ def test_vjp_split_cuts_where_the_cotangents_enter():
     want_outs, pullback = jax.vjp(f, X, w)
     close(outs[:2], want_outs)
     close(got, pullback(cts))
+
+
+def test_products_of_stored_residuals_are_recomputed_not_stored():
+    """``c * c * c``'s derivative reads c and c * c: the backward loop recomputes c * c from the stored
+    c (control_flow._remade_residuals), one [n, ...] buffer as jax's integer_pow stores."""
+    from hloforge.frontend.ad.module_ad import vjp_split
+    cube = lambda x: jax.lax.scan(lambda c, _: (c - 0.01 * c * c * c,) * 2, x, None, length=N)[1]  # noqa: E731
+    module = hf.Module.parse(jax.jit(cube).lower(X).as_text())
+    module.optimize()
+    forward, backward, residuals = vjp_split(module)
+    assert [s.shape for s in residuals] == [(N, *X.shape)]
+    ct = np.random.default_rng(5).standard_normal((N, *X.shape)).astype(np.float32)
+    outs = forward.compile()(X)
+    close(backward.compile()(ct, *outs[1:]), jax.vjp(cube, X)[1](ct)[0])
