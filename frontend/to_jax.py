@@ -96,11 +96,13 @@ class Program:
     functions that use jax's custom_jvp, custom_vjp or stop_gradient), which the optimizer's
     inlining would lose: then from the source."""
 
-    def __init__(self, source, options: dict | None, name: str, signature=None):
+    def __init__(self, source, options: dict | None, name: str, signature=None, optimized: bool = False):
         """``source``: a Module, or a function that makes it (derived programs are made only when
         jax lowers, batches or differentiates them: jax.grad transposes a tangent program and
-        never runs it), then with its ``signature`` (argument and result ShapeDtypes)."""
+        never runs it), then with its ``signature`` (argument and result ShapeDtypes).
+        ``optimized``: the source went through the passes already (split()'s programs)."""
         self._source, self.options, self.name = source, options, name
+        self._source_optimized = optimized
         self.ins, self.outs = source.signature if signature is None else signature
         self.out_avals = [jax_api.shaped(s.shape, s.dtype) for s in self.outs]
         self.eager = {}  # (jax_api.define_primitive: the jitted eager calls)
@@ -130,7 +132,7 @@ class Program:
             with self._lock:
                 if self._optimized is None:
                     module = self.source
-                    if self.options is not None:
+                    if self.options is not None and not self._source_optimized:
                         module = _optimized_copy(module, self.options)
                     self._optimized = module
         return self._optimized
@@ -214,14 +216,17 @@ class Program:
         if self._split is None:
             with self._lock:
                 if self._split is None:
+                    prepare = None if self.options is None else lambda m: _optimized_copy(m, self.options)
                     try:
-                        forward, backward, residuals = vjp_split(self._differentiated())
+                        forward, backward, residuals = vjp_split(self._differentiated(), prepare=prepare)
                     except NotImplementedError:
                         self._split = False
                     else:
-                        backward = Program(backward, self.options, f"{self.name}_backward")
+                        done = prepare is not None  # (the passes ran on the whole vjp, before the cut)
+                        backward = Program(backward, self.options, f"{self.name}_backward", optimized=done)
                         backward.residuals = len(residuals)
-                        self._split = (Program(forward, self.options, f"{self.name}_forward"), backward)
+                        self._split = (Program(forward, self.options, f"{self.name}_forward", optimized=done),
+                                       backward)
         return self._split or None
 
     def tangent_beside(self, residuals: list) -> "Program":

@@ -168,15 +168,19 @@ Module.vjp = module_vjp
 Module.jvp = module_jvp
 
 
-def vjp_split(module: Module, name: str = "main") -> tuple:
+def vjp_split(module: Module, name: str = "main", prepare=None) -> tuple:
     """Module.vjp cut where the output cotangents enter, as jax's linearize splits a function:
     (forward, backward, residual ShapeDtypes). ``forward`` takes the primals and returns the
     outputs, then the residuals (the values the derivative reads); ``backward`` takes the output
     cotangents, then the residuals, and returns the input cotangents. A caller that keeps the
     residuals of the forward call runs the forward computation once, not again for the gradient
-    (hf.to_jax's jvp, issue 51). Constants the derivative reads are copied, not passed."""
+    (hf.to_jax's jvp, issue 51). Constants the derivative reads are copied, not passed.
+    ``prepare``: applied to the whole vjp module before the cut (hf.to_jax optimizes it there,
+    once for both parts)."""
     ins, outs = module.signature
     whole = _vjp(module, name, "hf.to_jax", with_outputs=True)
+    if prepare is not None:
+        whole = prepare(whole)
     with whole.context:
         forward, backward = whole.clone(), whole.clone()
         late = _reading_cotangents(whole.entry_function(), len(ins))
