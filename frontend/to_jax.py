@@ -6,11 +6,15 @@ module at one argument signature. Its lowering inlines the optimized module into
 (hf.debug.print, hf.pure_callback, ...), whose Python functions jax's runtime cannot find, runs
 compiled by hloforge from a jax.pure_callback instead. Its rules hand each transformation to hloforge:
 
-- jvp: the outputs, and the output tangents from ``hloforge_linear_call`` of the module's tangent
-  program (Module.jvp without its outputs), which is linear in the tangents;
+- jvp: the outputs and residuals of the forward program (Program.split: Module.vjp cut where the
+  output cotangents enter, as jax's linearize), and the output tangents from
+  ``hloforge_linear_call`` of the module's tangent program (Module.jvp without its outputs), which
+  is linear in the tangents and carries the residuals as fixed arguments;
 - transpose (of ``hloforge_linear_call`` only, as JAX gives linear ops a transpose only): the
-  cotangent program (Module.vjp without its outputs) of the module the tangents came from, or the
-  linear program's own transpose;
+  split's backward program on those residuals, so a gradient runs the forward once (issue 51); for
+  a module without a split (a while without a static trip count), the cotangent program
+  (Module.vjp without its outputs) of the module the tangents came from; or the linear program's
+  own transpose;
 - batch: the program of Module.vmap.
 
 Each derived program is a module again, traced from the unoptimized source (so hf.custom_vjp rules
