@@ -528,9 +528,9 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
     body_region = region_op.regions[1]
     b = current_builder("hloforge AD")
     saved_ip = b.ip
-    in_place = region_op.block == saved_ip.block
-    if in_place:
-        b.ip = ir.InsertionPoint(region_op)
+    anchor = _loop_here(region_op, outs, saved_ip.block)
+    if anchor is not None:
+        b.ip = ir.InsertionPoint(anchor)
     try:
         # the step, traced once: the body, then its backward sweep from cotangent placeholders
         got_x, got_c, res_of, swept = [], [], [], []
@@ -555,7 +555,7 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
                             "hloforge AD: while loop step")
         try:
             return _fission(b, saved_ip, traced, region_op, operands, caps, invariant, counter, c_start, c_step,
-                            trips, diff, cap_diff, cts, res_of, got_x, got_c, in_place, outs, result, dropped,
+                            trips, diff, cap_diff, cts, res_of, got_x, got_c, anchor, outs, result, dropped,
                             swept[0])
         finally:
             traced.discard()
@@ -563,8 +563,22 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
         b.ip = saved_ip
 
 
+def _loop_here(region_op, outs, block):
+    """The while op whose place the forward loop takes, in ``block`` (the trace's): ``region_op``
+    itself (hf.grad of a traced function), or its re-emission whose results are ``outs``
+    (Module.vjp, hf.to_jax), so that uses of the loop's results inside the module read the forward
+    loop's and the loop runs once; else None."""
+    if region_op.block == block:
+        return region_op
+    owner = outs[0].value.owner if outs and not isinstance(outs[0].value, ir.BlockArgument) else None
+    owner = getattr(owner, "operation", owner)
+    if owner is not None and owner.name == "stablehlo.while" and owner.block == block:
+        return owner
+    return None
+
+
 def _fission(b, end_ip, traced, region_op, operands, caps, invariant, counter, c_start, c_step, trips, diff,
-             cap_diff, cts, res_of, got_x, got_c, in_place, outs, result, dropped, swept):
+             cap_diff, cts, res_of, got_x, got_c, anchor, outs, result, dropped, swept):
     n, nc = len(operands), len(caps)
     block = traced.block
     args = list(block.arguments)
@@ -628,11 +642,12 @@ def _fission(b, end_ip, traced, region_op, operands, caps, invariant, counter, c
     fwd_args = {}  # (the step's block arguments -> the forward body's)
     init = [_const(0, i32), *operands, *[_zeros((trips, *s), d) for s, d in res_specs], *caps]
     fwd = ops.while_(init, fwd_cond, fwd_body)
-    # the forward loop computes the loop's results: in place of the loop itself (hf.grad), else
-    # (a re-emitted module's loop, Module.vjp) for the outputs the trace returns (ADState.replaced)
+    # the forward loop computes the loop's results: it takes the place of the loop where that is in
+    # this block, else only of the outputs the trace returns (ADState.replaced, Module.vjp's)
     replaced = ad_state().replaced
-    for old, new in zip(list(region_op.results)[:n] if in_place else [o.value for o in outs[:n]], fwd[1:n + 1]):
-        if in_place:
+    for old, new in zip(list(anchor.results)[:n] if anchor is not None else [o.value for o in outs[:n]],
+                        fwd[1:n + 1]):
+        if anchor is not None:
             old.replace_all_uses_with(new.value)
         replaced[old] = new.value
     bufs = fwd[n + 1:n + 1 + nr]

@@ -174,3 +174,15 @@ def test_products_of_stored_residuals_are_recomputed_not_stored():
     ct = np.random.default_rng(5).standard_normal((N, *X.shape)).astype(np.float32)
     outs = forward.compile()(X)
     close(backward.compile()(ct, *outs[1:]), jax.vjp(cube, X)[1](ct)[0])
+
+
+def test_vjp_of_a_module_that_uses_the_loop_results_runs_one_forward_loop():
+    """The forward loop takes the re-emitted loop's place (control_flow._loop_here), so a loss computed
+    from the scan inside the module reads it: Module.vjp keeps two loops, not the original beside it."""
+    loss = lambda x: jnp.sum(small_roll(N)(x) ** 2)  # noqa: E731
+    module = hf.Module.parse(jax.jit(loss).lower(X).as_text())
+    vjp = module.vjp()
+    vjp.optimize()
+    assert vjp.text.count("stablehlo.while") == 2
+    value, grad = vjp.compile()(X, np.float32(1))
+    close((value, grad), jax.value_and_grad(loss)(X))
