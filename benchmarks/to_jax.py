@@ -19,7 +19,7 @@ interleaved, median of repeats.
   (``sin(c) * .99``) and a spectral one (rfft, a decay per mode, irfft, a cubic term). Target <= 1.1
   at every length (issue 51: the backward loop once copied its stacked cotangent per step).
 
-Run: python benchmarks/to_jax.py [--quick] [--only fno2d|tiny|rollout] [--device tpu]   (--device: both on that device, with
+Run: python benchmarks/to_jax.py [--quick] [--only fno2d|tiny|rollout] [--steps 50 200 800] [--device tpu]   (--device: both on that device, with
 its targets: on a TPU the step at most 0.45x, the forward 0.5x; issue 46)
 """
 from __future__ import annotations
@@ -151,18 +151,19 @@ def _spectral_step(c):
     return u - 0.01 * u ** 3
 
 
-def rollout(repeats):
+def rollout(repeats, steps=ROLLOUT_STEPS):
     """jax.grad of a scan rollout's sum of squares, through hf.optimize against plain jax."""
     x = jnp.asarray(np.random.default_rng(0).standard_normal((8, 256)).astype(np.float32))
     results = {}
     for kind, stepper in (("sin", _sin_step), ("spectral", _spectral_step)):
-        for n in ROLLOUT_STEPS:
+        for n in steps:
             roll = lambda x, n=n, stepper=stepper: jax.lax.scan(  # noqa: E731
                 lambda c, _: (stepper(c),) * 2, x, None, length=n)[1]
             grad_jax = jax.jit(jax.grad(lambda x: jnp.sum(roll(x) ** 2)))
             grad_hf = jax.jit(jax.grad(lambda x: jnp.sum(hf.optimize(roll)(x) ** 2)))
             t_jax, t_hf = steady([grad_jax, grad_hf], (x,), repeats)
             key = f"rollout_{kind}_{n}"
+            TARGETS.setdefault(key, 1.1)
             print(f"rollout {kind:8s} {n:4d} jax.grad {t_jax * 1e3:8.2f} ms   through hf.optimize "
                   f"{t_hf * 1e3:8.2f} ms   ratio {t_hf / t_jax:.3f}  (target <= {TARGETS[key]})")
             results[key] = t_hf / t_jax
@@ -173,6 +174,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     parser.add_argument("--only", choices=("fno2d", "tiny", "rollout"), default=None, help="one part only")
+    parser.add_argument("--steps", type=int, nargs="+", default=list(ROLLOUT_STEPS),
+                        help="the rollout rows' lengths (default: 50 200 800)")
     parser.add_argument("--device", default=None, choices=("cpu", "gpu", "tpu"),
                         help="cpu, gpu or tpu (default: jax's default device, with the CPU's targets)")
     args = parser.parse_args(argv)
@@ -182,7 +185,7 @@ def main(argv=None):
         TARGETS.update(ACCELERATOR_TARGETS)
     repeats = 5 if args.quick else 15
     parts = {"fno2d": lambda: fno2d(repeats, 5 if args.quick else 10), "tiny": lambda: tiny(repeats),
-             "rollout": lambda: rollout(repeats)}
+             "rollout": lambda: rollout(repeats, args.steps)}
     results = {}
     for name, part in parts.items():
         if args.only in (None, name):
