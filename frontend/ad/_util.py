@@ -39,6 +39,15 @@ def ad_state(b=None) -> ADState:
     return state
 
 
+def latest(v):
+    """The ir.Value that now holds what ``v`` held (``ADState.replaced``: a while loop's result
+    once its vjp's forward loop took the loop's place), else ``v``."""
+    replaced = ad_state().replaced
+    while v in replaced:
+        v = replaced[v]
+    return v
+
+
 def deflinear(name: str, transpose) -> None:
     """The rules of op ``name``, linear in its operands (jax's ``ad.deflinear2``): only its
     transpose is written. The jvp is the op itself on the tangents (zeros of the operand where a

@@ -17,7 +17,8 @@ from jax import tree_util
 
 from hloforge.frontend import ops
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad._util import ad_state, add_any, differentiable, instantiate, needs, splat, zeros_like
+from hloforge.frontend.ad._util import (ad_state, add_any, differentiable, instantiate, latest, needs, splat,
+                                        zeros_like)
 from hloforge.frontend.attributes import constant_array
 from hloforge.frontend.context import ir, shape_dtype_of
 from hloforge.frontend.lax._trace import nested_ops, trace_body
@@ -544,7 +545,7 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
                 seeds[results[i].value] = add_any(seeds.get(results[i].value), s)
             sources = [xs[i] for i in diff] + [cap_args[k] for k in cap_diff]
             grads = core.backward(tape, seeds, core.active_values(tape, sources))
-            res_of.extend(r.value for r in results)
+            res_of.extend(latest(r.value) for r in results)  # (a nested loop's forward loop's results)
             got_x.extend(grads.get(xs[i].value) for i in diff)
             got_c.extend(grads.get(cap_args[k].value) for k in cap_diff)
             return ()

@@ -6,7 +6,7 @@ import sys
 import threading
 
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad._util import ad_state, differentiable, full, zeros_like
+from hloforge.frontend.ad._util import differentiable, full, latest, zeros_like
 from hloforge.frontend.calls import MAX_INLINED_CALLS, CallGraph, check_no_recursion, inline_calls
 from hloforge.frontend.context import func, ir, shape_dtype_of
 from hloforge.frontend.module import Module, ShapeDtype
@@ -125,14 +125,7 @@ def _surviving(results) -> list:
     """``results`` with the values that took their uses during the backward sweep (a while loop's
     forward loop, control_flow._fission), so that the replaced loop is left dead, not run twice."""
     b = current_builder("hloforge AD")
-    replaced = ad_state(b).replaced
-    out = []
-    for r in results:
-        v = r.value
-        while v in replaced:
-            v = replaced[v]
-        out.append(r if v == r.value else b.tensor(v))
-    return out
+    return [r if latest(r.value) == r.value else b.tensor(latest(r.value)) for r in results]
 
 
 def module_jvp(self, name: str = "main") -> Module:

@@ -186,3 +186,16 @@ def test_vjp_of_a_module_that_uses_the_loop_results_runs_one_forward_loop():
     assert vjp.text.count("stablehlo.while") == 2
     value, grad = vjp.compile()(X, np.float32(1))
     close((value, grad), jax.value_and_grad(loss)(X))
+
+
+def test_a_nested_loop_that_is_the_outer_step_runs_once_forwards():
+    """The inner loop's result is the outer body's result: the outer forward loop returns the inner
+    forward loop's results (_util.latest), so no copy of the inner loop runs beside it (4 loops:
+    forward and backward, outer and inner)."""
+    def f(x):
+        return jnp.sum(jax.lax.fori_loop(0, 4, lambda i, v: jax.lax.fori_loop(0, 3, lambda j, u: jnp.sin(u) * .9, v),
+                                         x) ** 2)
+    vjp = hf.Module.parse(jax.jit(f).lower(X).as_text()).vjp()
+    vjp.optimize()
+    assert vjp.text.count("stablehlo.while") == 4
+    close(vjp.compile()(X, np.float32(1)), jax.value_and_grad(f)(X))
