@@ -215,14 +215,19 @@ class Program:
         """(forward, backward) programs of this one cut as jax's linearize cuts a function
         (module_ad.vjp_split): forward maps the inputs to the outputs and the residuals, backward
         (output cotangents..., residuals...) to the input cotangents; None for a program whose
-        reverse mode hloforge cannot build (a while loop without a static trip count), which keeps
-        the tangent program's transposition."""
+        reverse mode hloforge cannot build (a while loop without a static trip count) and for a
+        source with derivatives of its own (stop_gradient, custom rules: the cut's optimized parts
+        would lose them for higher derivatives), which keep the tangent program's transposition."""
         if self._split is None:
             with self._lock:
                 if self._split is None:
                     prepare = None if self.options is None else lambda m: _optimized_copy(m, self.options)
+                    differentiated = self._differentiated()
+                    if self._own_rules:
+                        self._split = False
+                        return None
                     try:
-                        forward, backward, residuals = vjp_split(self._differentiated(), prepare=prepare)
+                        forward, backward, residuals = vjp_split(differentiated, prepare=prepare)
                     except NotImplementedError:
                         self._split = False
                     else:
