@@ -19,8 +19,9 @@ interleaved, median of repeats.
   (``sin(c) * .99``) and a spectral one (rfft, a decay per mode, irfft, a cubic term). Target <= 1.1
   at every length (issue 51: the backward loop once copied its stacked cotangent per step).
 
-Run: python benchmarks/to_jax.py [--quick] [--only fno2d|tiny|rollout] [--steps 50 200 800] [--device tpu]   (--device: both on that device, with
-its targets: on a TPU the step at most 0.45x, the forward 0.5x; issue 46)
+Run: python benchmarks/to_jax.py [--quick] [--only fno2d|tiny|rollout] [--steps 50 200 800] [--device tpu]
+(--device: both on that device, with its targets: on a TPU the step at most 0.45x, the forward 0.5x;
+issue 46)
 """
 from __future__ import annotations
 
