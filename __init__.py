@@ -29,6 +29,7 @@ _NAMES = {
     **{name: ("hloforge.runtime.pjrt", name) for name in (
         "devices", "Mesh", "NamedSharding", "DeviceNotFoundError", "CompileError", "ExecutionError")},
     "P": ("hloforge.runtime.pjrt", "PartitionSpec"),
+    "UnsupportedOnDevice": ("hloforge.target", "UnsupportedOnDevice"),
     **{name: ("hloforge.frontend.ad", name) for name in (
         "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp")},
     "closure_convert": ("hloforge.frontend.ad.custom", "closure_convert"),
@@ -148,7 +149,7 @@ _sys.meta_path.insert(0, _Aliases(__name__))
 
 __all__ = ["jit", "trace", "Jitted", "from_jax", "Module", "ShapeDtype", "Tensor", "PassReport", "Executable",
            "ShardedExecutable", "DynamicExecutable", "devices", "config", "Mesh", "NamedSharding", "P",
-           "DeviceNotFoundError", "CompileError", "ExecutionError", "grad", "value_and_grad", "vjp", "jvp",
+           "DeviceNotFoundError", "CompileError", "UnsupportedOnDevice", "ExecutionError", "grad", "value_and_grad", "vjp", "jvp",
            "jacfwd", "jacrev", "hessian", "custom_vjp", "custom_jvp", "closure_convert", "stop_gradient", "vmap", "numpy", "ops", "nn", "lax",
            "random", "bfloat16", "__version__",
            "checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "eval_shape", "ShapeDtypeStruct",

@@ -19,6 +19,18 @@ _KIND_OF_PLATFORM = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "rocm": "gpu", "
 PARTIAL_DFT_ATTR = "hloforge.partial_dft"
 
 
+class UnsupportedOnDevice(NotImplementedError):
+    """What hloforge refuses to build or compile for a device kind (complex128 or host callbacks on a
+    TPU, LAPACK factorizations there): one line naming it, the device kind and what to do instead.
+
+    Example:
+      >>> try:
+      ...     hf.jit(f, device="tpu")(x)
+      ... except hf.UnsupportedOnDevice as e:
+      ...     print(e)
+    """
+
+
 @dataclasses.dataclass(frozen=True)
 class CostModel:
     """Estimated run times (ns) of an FFT and of the partial DFT that would replace it.

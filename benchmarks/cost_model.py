@@ -137,25 +137,15 @@ def main(argv=None) -> int:
                         help="cpu, gpu or tpu (default: jax's default device)")
     parser.add_argument("--json", default=None, help="also write the tables here")
     parser.add_argument("--quick", action="store_true", help="small sizes (to try the script on a CPU)")
+    parser.add_argument("--decisions-only", action="store_true",
+                        help="only the FNO decision table (the FFT, dot and zero-fill tables are skipped)")
     args = parser.parse_args(argv)
     hf.config.cache_dir = None
     device = hf.devices(args.device)[0] if args.device else jax.devices()[0]
     kind = target.kind_of(device.platform)
     rng = np.random.default_rng(0)
     print(f"device: {device.device_kind} ({device.platform}); jax {jax.__version__}", flush=True)
-    ffts = fft_rows(device, rng, 2 ** 16 if args.quick else 2 ** 22)
-    print(f"{'kind':<6} {'dims':>4} {'n':>5} {'batch':>6} {'ms':>9} {'ns/(pt*log2)':>13}")
-    for r in ffts:
-        print(f"{r['kind']:<6} {r['dims']:>4} {r['n']:>5} {r['batch']:>6} {r['ms']:9.3f} {r['ns_per']:13.2e}")
-    dots, pads = dot_rows(device, rng, 64 if args.quick else 1)
-    print(f"\n{'m':>6} {'n':>4} {'k':>3} {'ms':>8} {'ns/flop':>9}   (dot_general, HIGHEST)")
-    for r in dots:
-        print(f"{r['m']:>6} {r['n']:>4} {r['k']:>3} {r['ms']:8.3f} {r['flop_ns']:9.2e}")
-    for r in pads:
-        print(f"zero-fill {r['bytes']:>9} bytes: {r['ms']:.3f} ms, {r['byte_ns']:.2e} ns/byte")
-    fitted = fit(ffts, dots, pads)
-    print("\nfitted: CostModel({!r}, {{{}}}, flop_ns={:.2e}, byte_ns={:.2e})".format(
-        kind, ", ".join(f'"{k}": {v:.2e}' for k, v in fitted["fft_ns"].items()), fitted["flop_ns"], fitted["byte_ns"]))
+    tables = {} if args.decisions_only else cost_tables(device, rng, kind, args.quick)
     model = target.COST_MODELS[kind]
     decisions = decision_rows(device, rng, model, ((2, 8, 32, 6),) if args.quick else DECISION_CASES)
     print(f"\nFNO spectral convolution (rfft2 -> modes x weights -> irfft2), target.{kind.upper()}'s choice:")
@@ -169,9 +159,26 @@ def main(argv=None) -> int:
     print(f"the {kind} model chose the faster program in {right} of {len(decisions)} cases")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": device.device_kind, "ffts": ffts, "dots": dots, "pads": pads, "fitted": fitted,
-                       "decisions": decisions}, f, indent=1)
+            json.dump({"device": device.device_kind, **tables, "decisions": decisions}, f, indent=1)
     return 0
+
+
+def cost_tables(device, rng, kind, quick) -> dict:
+    """The FFT, dot and zero-fill tables, printed, and the cost model fitted to them."""
+    ffts = fft_rows(device, rng, 2 ** 16 if quick else 2 ** 22)
+    print(f"{'kind':<6} {'dims':>4} {'n':>5} {'batch':>6} {'ms':>9} {'ns/(pt*log2)':>13}")
+    for r in ffts:
+        print(f"{r['kind']:<6} {r['dims']:>4} {r['n']:>5} {r['batch']:>6} {r['ms']:9.3f} {r['ns_per']:13.2e}")
+    dots, pads = dot_rows(device, rng, 64 if quick else 1)
+    print(f"\n{'m':>6} {'n':>4} {'k':>3} {'ms':>8} {'ns/flop':>9}   (dot_general, HIGHEST)")
+    for r in dots:
+        print(f"{r['m']:>6} {r['n']:>4} {r['k']:>3} {r['ms']:8.3f} {r['flop_ns']:9.2e}")
+    for r in pads:
+        print(f"zero-fill {r['bytes']:>9} bytes: {r['ms']:.3f} ms, {r['byte_ns']:.2e} ns/byte")
+    fitted = fit(ffts, dots, pads)
+    print("\nfitted: CostModel({!r}, {{{}}}, flop_ns={:.2e}, byte_ns={:.2e})".format(
+        kind, ", ".join(f'"{k}": {v:.2e}' for k, v in fitted["fft_ns"].items()), fitted["flop_ns"], fitted["byte_ns"]))
+    return {"ffts": ffts, "dots": dots, "pads": pads, "fitted": fitted}
 
 
 if __name__ == "__main__":

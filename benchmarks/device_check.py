@@ -35,10 +35,22 @@ TESTS = ["tests/ops/test_elementwise.py", "tests/ops/test_fft.py", "tests/ops/te
          "tests/lax/test_lax.py", "tests/test_accuracy.py", "tests/numpy/test_numpy_pad.py",
          "tests/numpy/test_numpy_fft.py", "tests/random/test_random.py"]
 _RESULT = re.compile(r"^(tests/\S+?)::(.+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: |$)")
+_REASON = "device_check reason: "
+
+
+def pytest_runtest_logreport(report):
+    """(this file is also the tests' pytest plugin, -p device_check) each failure's reason, printed as it
+    happens: a run stopped by --timeout never reaches pytest's summary."""
+    if report.failed:
+        lines = str(report.longrepr).strip().splitlines()
+        where = next((line for line in reversed(lines) if re.match(r"^(/|tests/)\S+:\d+: ", line)), "")
+        print(f"\n{_REASON}{report.nodeid} [{report.when}]: {(where or (lines[-1] if lines else ''))[:400]}",
+              flush=True)
 
 
 def _pytest(files, env, timeout, deselect):
-    command = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-o", "console_output_style=classic",
+    command = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "device_check",
+               "-o", "console_output_style=classic",
                "--tb=line", "--continue-on-collection-errors", *files]
     for test in deselect:
         command += ["--deselect", test]
@@ -55,6 +67,7 @@ def run_tests(device: str, timeout: int, log_path: str | None, files=None) -> di
     rest of its file as not run ("CRASHED"), and pytest starts again without them."""
     files = files or TESTS
     env = dict(os.environ, HLOFORGE_DEVICE=device)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), os.path.dirname(__file__)]))
     if device == "cpu":  # (jax's reference programs on the CPU too)
         env["JAX_PLATFORMS"] = "cpu"
     start = time.perf_counter()
@@ -75,7 +88,7 @@ def run_tests(device: str, timeout: int, log_path: str | None, files=None) -> di
                     failing[path].append(test)
             elif "Fatal Python error" in line and "::" in line:
                 crashed = line.split(" Fatal Python error")[0]
-        reasons += [line for line in text.splitlines() if re.match(r"^(/|tests/)\S+:\d+: ", line)]
+        reasons += [line[len(_REASON):] for line in text.splitlines() if line.startswith(_REASON)]
         if crashed is None or timed_out:
             break
         path = crashed.split("::")[0]

@@ -129,9 +129,9 @@ def _median(fn, repeats):
     return statistics.median(times)
 
 
-def measure(name, program, args, repeats, first_repeats=5, compile_repeats=None):
+def measure(name, program, args, repeats, first_repeats=5, compile_repeats=None, steady_only=False):
     """One case's rows; ``compile_repeats`` (default ``repeats``) and ``first_repeats`` bound the rows that
-    compile (on a TPU each compile takes seconds)."""
+    compile (on a TPU each compile takes seconds); ``steady_only`` measures the steady state alone."""
     hf_fn = functools.partial(program, hnp)
     jax_fn = functools.partial(program, jnp)
     dev_args = jax.device_put(args)
@@ -145,6 +145,15 @@ def measure(name, program, args, repeats, first_repeats=5, compile_repeats=None)
         jax.clear_caches()
         return jax.jit(jax_fn).lower(*args)
 
+    if not steady_only:
+        r = measure_compiles(hf_trace, jax_trace, repeats, compile_repeats)
+        r = measure_first_calls(r, hf_fn, jax_fn, dev_args, repeats, first_repeats, compile_repeats)
+    return measure_steady(r, hf_fn, jax_fn, args, dev_args, repeats)
+
+
+def measure_compiles(hf_trace, jax_trace, repeats, compile_repeats):
+    """trace_emit, passes and compile rows, hloforge's and jax's interleaved."""
+    r = {"hloforge": {}, "jax": {}}
     for _ in range(2 if compile_repeats is None else 1):  # warm-up of both frameworks' Python paths
         hf_trace(), jax_trace()
     trace_h, trace_j, passes, comp_h, comp_j = [], [], [], [], []
@@ -157,7 +166,11 @@ def measure(name, program, args, repeats, first_repeats=5, compile_repeats=None)
     r["hloforge"].update(trace_emit=statistics.median(trace_h), passes=statistics.median(passes),
                          compile=statistics.median(comp_h))
     r["jax"].update(trace_emit=statistics.median(trace_j), passes=0.0, compile=statistics.median(comp_j))
+    return r
 
+
+def measure_first_calls(r, hf_fn, jax_fn, dev_args, repeats, first_repeats, compile_repeats):
+    """first_call rows: a cold call (trace, passes, compile, run), alternating who goes first."""
     first_h, first_j = [], []
 
     def first_hloforge():
@@ -175,7 +188,11 @@ def measure(name, program, args, repeats, first_repeats=5, compile_repeats=None)
             first()
     r["hloforge"]["first_call"] = statistics.median(first_h)
     r["jax"]["first_call"] = statistics.median(first_j)
+    return r
 
+
+def measure_steady(r, hf_fn, jax_fn, args, dev_args, repeats):
+    """steady rows (medians of interleaved runs), the largest difference and XLA's bytes accessed."""
     f_h, f_j = hf.jit(hf_fn), jax.jit(jax_fn)
     _block(f_h(*dev_args)), _block(f_j(*dev_args))
     f_h.finish_compiling()  # (hf.config.first_call: the truncated program from here on)
@@ -305,6 +322,8 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default=None, choices=("cpu", "gpu", "tpu"),
                         help="cpu, gpu or tpu: the accelerator rows and targets off the CPU (default: the CPU rows "
                              "on jax's default device)")
+    parser.add_argument("--steady-only", action="store_true",
+                        help="only the steady-state rows (no compile or first-call rows: a TPU compile takes seconds)")
     parser.add_argument("--out", default=HERE, help="folder for results.json and results.png")
     args = parser.parse_args(argv)
     hf.config.cache_dir = None  # (compile and first-call rows measure XLA's compiles, not the persistent cache)
@@ -319,8 +338,11 @@ def main(argv=None) -> int:
         if only is not None and name not in only:
             continue
         print(f"measuring {name} ...", flush=True)
-        results[name] = (measure(name, program, case_args, repeats, 2, 1) if accelerator
-                         else measure(name, program, case_args, repeats))
+        results[name] = (measure(name, program, case_args, repeats, 2, 1, args.steady_only) if accelerator
+                         else measure(name, program, case_args, repeats, steady_only=args.steady_only))
+        steady = results[name]["hloforge"]["steady"], results[name]["jax"]["steady"]
+        print(f"  {name}: steady {steady[0] * 1e3:.3f} ms against jax's {steady[1] * 1e3:.3f} ms "
+              f"({steady[0] / steady[1]:.2f}x)", flush=True)  # (as it goes: a run cut short keeps its rows)
     results["dispatch"] = measure_dispatch(7 if accelerator else repeats)
     if not accelerator and not args.dispatch_only and (only is None or "passes_10k" in only):
         results["passes_10k"] = measure_passes(repeats)

@@ -105,7 +105,15 @@ def jax_darcy_trainer(config, optimizer):
         grads = jax.tree_util.tree_map(lambda g: jnp.conj(g) if jnp.iscomplexobj(g) else g, grads)
         updates, state = optimizer.update(grads, state, params)
         return optax.apply_updates(params, updates), state, loss
-    return step
+
+    precision = config.get("precision", "default")
+    if precision == "default":
+        return step
+
+    def step_at_precision(*args):  # (the example's hf.nn.FNO(precision=...): every einsum of the model)
+        with jax.default_matmul_precision(precision):
+            return step(*args)
+    return step_at_precision
 
 
 def jax_relative_l2(pred, target):
@@ -159,9 +167,10 @@ def _gap(a, b) -> float:
 
 
 def darcy_batches(config, steps, seed=0):
-    """``steps`` training batches of Darcy data (at most 200 samples solved, cycled in a shuffled order)."""
+    """``steps`` training batches of Darcy data (at most 200 samples, solved at the training resolution: a
+    step's time does not depend on the grid solved on; cycled in a shuffled order)."""
     n = min(config["train"], max(steps, 1) * config["batch"], 200)
-    a, u = darcy_data.dataset(n, config["resolution"], seed)
+    a, u = darcy_data.dataset(n, config["resolution"], (config["resolution"],), seed)[config["resolution"]]
     x, y = train_fno_darcy.make_inputs(a), (u / u.std()).astype(np.float32)
     order = np.random.default_rng(1234).permutation(np.resize(np.arange(n), steps * config["batch"]))
     return [(x[order[i * config["batch"]:(i + 1) * config["batch"]]],
@@ -180,26 +189,38 @@ def darcy(args) -> int:
         [(trainer.step, params, trainer.optimizer.init(params)),
          (jax_step, jparams, trainer.optimizer.init(jparams))], batches)
     check = min(args.check_steps, len(batches))
-    with jax.enable_x64(True):  # (scoped to this thread: optax keeps float64 states, jax float64 data)
-        params64 = trainer.model.init(seed=0, dtype=np.float64)
-        wide = [(bx.astype(np.float64), by.astype(np.float64)) for bx, by in batches[:check]]
-        hf64, _ = run(trainer.step, params64, trainer.optimizer.init(params64), wide)
-        jparams64 = jax.tree_util.tree_map(jnp.asarray, params64)
-        jax64, _ = run(jax_darcy_trainer(config, trainer.optimizer), jparams64,
-                       trainer.optimizer.init(jparams64), wide)
     gap32 = float(np.max(np.abs(hf_losses[:check] - jax_losses[:check]) / np.abs(jax_losses[:check])))
-    gap64 = float(np.max(np.abs(hf64 - jax64) / np.abs(jax64)))
+    # float64 needs complex128 spectra, which a TPU has not: the float64 check runs off a TPU only
+    gap64 = None if on_tpu(args.device) else float64_gap(config, trainer, batches[:check])
     ratio = hf_time / jax_time
+    target = 0.45 if args.device in ("gpu", "tpu") else 0.7
     print(f"Darcy FNO-2D training step: {len(batches)} steps, batch {config['batch']}, "
           f"{config['resolution']}x{config['resolution']} + padding {config['padding']}, width {config['width']}, "
           f"modes {config['modes']}, {config['layers']} layers")
     print("hloforge's step, before -> after optimize(): " + ", ".join(
         f"{op} {b} -> {a}" for op, (b, a) in counts.items()))
-    print(f"losses, first {check} steps: largest relative gap float32 {gap32:.2e}, float64 {gap64:.2e} "
-          f"(target 1e-9): {'ok' if gap64 <= 1e-9 else 'MISS'}")
+    print(f"losses, first {check} steps: largest relative gap float32 {gap32:.2e}, " + (
+        "float64 not checked on a TPU (no complex128)" if gap64 is None else
+        f"float64 {gap64:.2e} (target 1e-9): {'ok' if gap64 <= 1e-9 else 'MISS'}"))
     print(f"steady step: hloforge {hf_time * 1e3:.2f} ms, jax {jax_time * 1e3:.2f} ms, ratio {ratio:.3f} "
-          f"(target 0.7): {'ok' if ratio <= 0.7 else 'MISS'}")
+          f"(target {target}): {'ok' if ratio <= target else 'MISS'}")
     return 0
+
+
+def on_tpu(device) -> bool:
+    return (device or jax.default_backend()) == "tpu"
+
+
+def float64_gap(config, trainer, batches) -> float:
+    """The largest relative gap between hloforge's and jax's float64 losses over ``batches``."""
+    with jax.enable_x64(True):  # (scoped to this thread: optax keeps float64 states, jax float64 data)
+        params64 = trainer.model.init(seed=0, dtype=np.float64)
+        wide = [(bx.astype(np.float64), by.astype(np.float64)) for bx, by in batches]
+        hf64, _ = run(trainer.step, params64, trainer.optimizer.init(params64), wide)
+        jparams64 = jax.tree_util.tree_map(jnp.asarray, params64)
+        jax64, _ = run(jax_darcy_trainer(config, trainer.optimizer), jparams64,
+                       trainer.optimizer.init(jparams64), wide)
+    return float(np.max(np.abs(hf64 - jax64) / np.abs(jax64)))
 
 
 def main(argv=None) -> int:

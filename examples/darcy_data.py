@@ -6,17 +6,27 @@ with a = psi(z), z drawn from the Gaussian random field N(0, (-Laplacian + 9 I)^
 zero Neumann conditions, mean-zero field) and psi(z) = 12 where z >= 0, 3 elsewhere.
 
 - The field is a cosine series, sampled spectrally in hloforge: normal coefficients from
-  hloforge.random, summed on the grid by an inverse real FFT along each axis (a DCT-I).
-- The equation is discretized by 5-point finite volumes on ``resolution`` x ``resolution`` nodes
-  (boundary included, spacing 1/(resolution-1)), the face conductivities being harmonic means of a
-  at the two nodes, and solved by a batched Jacobi-preconditioned conjugate gradient method in
-  ``hloforge.lax.while_loop``: one compiled program (hf.jit) solves a batch of samples, in float64.
+  hloforge.random, summed on the grid by an inverse real FFT along each axis (a DCT-I), in float32
+  (a TPU has no complex128).
+- The equation is discretized by 5-point finite volumes on ``grid`` x ``grid`` nodes (boundary
+  included, spacing 1/(grid-1)), the face conductivities being harmonic means of a at the two nodes.
+  As the paper's data, the samples are solved on a fine grid (421 x 421 for the full preset) and
+  subsampled to the resolutions trained and tested on: every 5th node gives 85 x 85, every 3rd 141,
+  every 2nd 211.
+- The solve is mixed precision, one compiled program (hf.jit) per batch of samples, on the default
+  device (the TPU where there is one): iterative refinement whose residual ``b - A u`` and solution u
+  are float64, each correction solved by a batched Jacobi-preconditioned conjugate gradient method in
+  float32 (``hloforge.lax.while_loop`` inside ``hloforge.lax.while_loop``). Float32 alone cannot reach
+  the target of 1e-6: merely rounding the float64 solution to float32 leaves a relative residual of
+  1.0e-3 at 421 x 421 (4.6e-5 at 85 x 85), the operator being that ill-conditioned. ``precision="float64"``
+  solves in float64 throughout (fewer CG steps, each one float64). The files hold float32 a and u.
 
-Run: python examples/darcy_data.py [--n 1100 --resolution 85 --seed 0] [--out PATH]
+Run: python examples/darcy_data.py [--n 1100 --grid 421 --resolutions 85,141,211,421 --seed 0] [--out DIR]
 
-writes ``runs/darcy/darcy_r<resolution>_n<n>_s<seed>.npz`` (in the current directory) by default:
-the file train_fno_darcy.py reads for the same samples, so that its run skips the solve (its full
-preset needs --n 1100, 1000 training and 100 test samples; --quick --n 350 --resolution 29).
+writes ``runs/darcy/darcy_r<resolution>_g<grid>_n<n>_s<seed>.npz`` (in the current directory) for each
+resolution by default: the files train_fno_darcy.py reads for the same samples, so that its run skips
+the solve (its full preset needs --n 1100, 1000 training and 100 test samples; --quick --n 350 --grid 57
+--resolutions 29).
 """
 from __future__ import annotations
 
@@ -24,6 +34,7 @@ import argparse
 import functools
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -33,13 +44,16 @@ from hloforge import numpy as hnp
 TAU, ALPHA = 3.0, 2.0          # covariance (-Laplacian + TAU^2 I)^-ALPHA
 HIGH, LOW = 12.0, 3.0          # psi(z)
 MAX_RESIDUAL = 1e-6            # the largest relative residual dataset() accepts
+INNER_TOL = 1e-3               # each float32 CG solve of a correction: its residual reduction
+MAX_REFINEMENTS = 30           # float64 refinement steps at most
+DATA_TOL = 1e-8                # the relative residual dataset() solves to (MAX_RESIDUAL with a margin)
 
 
 def _cosine_series(coeffs, axis: int, nodes: int):
     """sum_k c_k cos(pi k x_i) at x_i = i / (nodes - 1) along ``axis`` of a Tensor (its size: nodes),
     as an inverse real FFT of length 2 (nodes - 1) of the even extension."""
     m = 2 * (nodes - 1)
-    weight = np.full(nodes, m / 2.0)
+    weight = np.full(nodes, m / 2.0, np.float32)
     weight[0] = weight[-1] = m
     shape = [1] * coeffs.ndim
     shape[axis] = nodes
@@ -61,12 +75,12 @@ def _field_std(resolution: int) -> np.ndarray:
 
 
 def gaussian_field(n_samples: int, resolution: int, seed: int = 0) -> np.ndarray:
-    """Samples of z ~ N(0, (-Laplacian + 9 I)^-2) on the nodes, float64 (n_samples, resolution, resolution)."""
-    std = _field_std(resolution)
+    """Samples of z ~ N(0, (-Laplacian + 9 I)^-2) on the nodes, float32 (n_samples, resolution, resolution)."""
+    std = _field_std(resolution).astype(np.float32)
 
     @hf.jit
     def sample(key):
-        xi = hf.random.normal(key, (n_samples, resolution, resolution), np.float64)
+        xi = hf.random.normal(key, (n_samples, resolution, resolution), np.float32)
         return _cosine_series(_cosine_series(xi * std, 1, resolution), 2, resolution)
 
     return np.asarray(sample(hf.random.key(seed)))
@@ -143,6 +157,30 @@ def _pcg(ax, ay, b, tol, max_iter):
     return k, u
 
 
+def _refined(ax, ay, b, tol, max_iter):
+    """Mixed-precision iterative refinement: u and the residual b - A u in float64, each correction
+    A d = r solved by _pcg in float32 (r scaled to unit norm per sample, to INNER_TOL), until every
+    sample's true relative residual is below ``tol`` or after MAX_REFINEMENTS corrections.
+    Returns (float32 CG steps in all, u)."""
+    ax32, ay32 = ax.astype(np.float32), ay.astype(np.float32)
+    b_norm = _norms(b)
+
+    def cond(state):
+        k, _, _, r = state
+        return (k < MAX_REFINEMENTS) & hnp.any(_norms(r) > tol * b_norm)
+
+    def body(state):
+        k, steps, u, r = state
+        scale = _norms(r)
+        scale = hnp.where(scale > 0, scale, 1.0)
+        inner, d = _pcg(ax32, ay32, (r / _batch(scale)).astype(np.float32), INNER_TOL, max_iter)
+        u = u + _batch(scale) * d.astype(b.dtype)
+        return k + 1, steps + inner, u, b - _apply(u, ax, ay)
+
+    _, steps, u, _ = hf.lax.while_loop(cond, body, (np.int32(0), np.int32(0), hnp.zeros_like(b), b))
+    return steps, u
+
+
 def _check_coefficients(a) -> np.ndarray:
     a = np.asarray(a)
     if a.ndim != 3 or a.shape[1] != a.shape[2] or a.shape[1] < 3:
@@ -152,8 +190,11 @@ def _check_coefficients(a) -> np.ndarray:
     return a.astype(np.float64)
 
 
+PRECISIONS = ("mixed", "float64")
+
+
 @functools.lru_cache(maxsize=8)
-def _solver(resolution: int, tol: float, max_iter: int):
+def _solver(resolution: int, tol: float, max_iter: int, precision: str):
     """The compiled batched solve for one grid (hf.jit compiles it once per batch size)."""
     h2 = 1.0 / (resolution - 1) ** 2
 
@@ -161,22 +202,41 @@ def _solver(resolution: int, tol: float, max_iter: int):
     def run(a):
         ax, ay = _faces(a)
         b = hnp.full((a.shape[0], resolution - 2, resolution - 2), h2, a.dtype)
-        k, u = _pcg(ax, ay, b, tol, max_iter)
+        k, u = (_refined if precision == "mixed" else _pcg)(ax, ay, b, tol, max_iter)
         residual = _norms(b - _apply(u, ax, ay)) / _norms(b)
         return hnp.pad(u, [(0, 0), (1, 1), (1, 1)]), residual, k
     return run
 
 
-def solve(a, tol: float = 1e-10, max_iter: int | None = None):
-    """u on the nodes for each coefficient field of ``a`` (n, R, R), solved by one hloforge program.
+def solve(a, tol: float = 1e-10, max_iter: int | None = None, precision: str = "mixed"):
+    """u on the nodes for each coefficient field of ``a`` (n, R, R), solved by one hloforge program on
+    the default device: ``precision`` "mixed" (float32 CG corrections, float64 refinement) or "float64".
 
     Returns (u, residuals, iterations): u float64 (n, R, R) with zeros on the boundary, each sample's
-    true relative residual ||b - A u|| / ||b|| of the discrete system, and the CG steps taken."""
+    true relative residual ||b - A u|| / ||b|| of the discrete system, and the CG steps taken (over all
+    refinements)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"darcy_data.solve: precision must be one of {PRECISIONS}, got {precision!r}")
     a = _check_coefficients(a)
     resolution = a.shape[1]
     max_iter = 20 * resolution if max_iter is None else max_iter
-    u, residual, k = _solver(resolution, float(tol), int(max_iter))(a)
+    u, residual, k = _solver(resolution, float(tol), int(max_iter), precision)(a)
     return np.asarray(u), np.asarray(residual), int(k)
+
+
+def stride(grid: int, resolution: int) -> int:
+    """The subsampling step from ``grid`` nodes to ``resolution`` (every node of the coarse grid is one
+    of the fine grid's: (grid - 1) must be a multiple of (resolution - 1))."""
+    if resolution < 3 or resolution > grid or (grid - 1) % (resolution - 1):
+        raise ValueError(f"darcy_data: a {grid}-node grid does not subsample to {resolution} nodes "
+                         f"((grid - 1) must be a multiple of (resolution - 1))")
+    return (grid - 1) // (resolution - 1)
+
+
+def subsample(x, grid: int, resolution: int):
+    """Every stride(grid, resolution)-th node of the last two axes of ``x``."""
+    step = stride(grid, resolution)
+    return x[..., ::step, ::step]
 
 
 def dense_matrix(a) -> np.ndarray:
@@ -205,28 +265,40 @@ def dense_solve(a) -> np.ndarray:
     return np.pad(u, 1)
 
 
-def dataset(n_samples: int, resolution: int = 85, seed: int = 0, chunk: int = 250):
-    """(a, u), float32 (n, R, R): coefficients and solutions, solved ``chunk`` samples per program run.
-    Prints the largest relative residual; raises RuntimeError if it is above 1e-6."""
-    a = coefficients(n_samples, resolution, seed)
+CHUNK_POINTS = 45_000_000  # grid points solved per program run (about 250 samples of 421 x 421)
+RESOLUTIONS = (85, 141, 211, 421)  # the paper's: 421 subsampled by 5, 3, 2 and 1
+
+
+def dataset(n_samples: int, grid: int = 421, resolutions=(85,), seed: int = 0, precision: str = "mixed") -> dict:
+    """{resolution: (a, u)}, float32 (n, R, R): coefficients and solutions solved on ``grid`` x ``grid``
+    nodes and subsampled to each resolution, solved in equal chunks of at most CHUNK_POINTS grid points
+    (one compile). Prints the largest relative residual; raises RuntimeError if it is above 1e-6."""
+    for resolution in resolutions:
+        stride(grid, resolution)
+    a = coefficients(n_samples, grid, seed)
+    runs = -(-n_samples * grid * grid // CHUNK_POINTS)
+    chunk = -(-n_samples // runs)
+    padded = np.concatenate([a, np.repeat(a[-1:], runs * chunk - n_samples, axis=0)])  # (equal chunks)
     pieces, worst, steps = [], 0.0, 0
     for start in range(0, n_samples, chunk):
-        u, residual, k = solve(a[start:start + chunk])
-        pieces.append(u)
-        worst, steps = max(worst, float(residual.max())), max(steps, k)
-    print(f"relative residual: {worst:.3e} ({n_samples} samples on {resolution}x{resolution}, "
-          f"{steps} CG steps)")
+        u, residual, k = solve(padded[start:start + chunk], DATA_TOL, precision=precision)
+        pieces.append(u.astype(np.float32))
+        worst, steps = max(worst, float(residual[:n_samples - start].max())), max(steps, k)
+    print(f"relative residual: {worst:.3e} ({n_samples} samples solved on {grid}x{grid} in {precision} precision, "
+          f"{steps} CG steps at most; subsampled to {', '.join(map(str, resolutions))})")
     if not worst <= MAX_RESIDUAL:
         raise RuntimeError(f"darcy_data: CG reached a relative residual of {worst:.3e} only (> {MAX_RESIDUAL})")
-    return a.astype(np.float32), np.concatenate(pieces).astype(np.float32)
+    u = np.concatenate(pieces)[:n_samples]
+    return {r: (subsample(a, grid, r).astype(np.float32), np.ascontiguousarray(subsample(u, grid, r)))
+            for r in resolutions}
 
 
 RUN_DIR = os.path.join("runs", "darcy")  # train_fno_darcy.py's default --out
 
 
-def file_name(n_samples: int, resolution: int, seed: int) -> str:
+def file_name(n_samples: int, resolution: int, grid: int, seed: int) -> str:
     """The data file's name: its parameters and seed, which train_fno_darcy.py looks for."""
-    return f"darcy_r{resolution}_n{n_samples}_s{seed}.npz"
+    return f"darcy_r{resolution}_g{grid}_n{n_samples}_s{seed}.npz"
 
 
 def save(path: str, a, u) -> None:
@@ -236,21 +308,42 @@ def save(path: str, a, u) -> None:
     os.replace(path + ".tmp.npz", path)
 
 
+def _resolutions(text: str) -> tuple:
+    try:
+        return tuple(int(r) for r in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Solve 2-D Darcy flow for random coefficient fields.")
     parser.add_argument("--n", type=int, default=1100,
                         help="number of samples (default 1100: train_fno_darcy.py's 1000 + 100)")
-    parser.add_argument("--resolution", type=int, default=85, help="grid nodes per side, boundary included")
+    parser.add_argument("--grid", type=int, default=421,
+                        help="nodes per side of the grid solved on, boundary included (default: the paper's 421)")
+    parser.add_argument("--resolutions", type=_resolutions, default=RESOLUTIONS,
+                        help="comma-separated resolutions the solutions are subsampled to (default 85,141,211,421)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", help=f"where a and u go (.npz; default: {RUN_DIR}/"
-                                      f"{file_name('<n>', '<resolution>', '<seed>')}, train_fno_darcy.py's file)")
+    parser.add_argument("--precision", choices=PRECISIONS, default="mixed",
+                        help="mixed: float32 CG corrections, float64 refinement (default); float64 throughout")
+    parser.add_argument("--out", default=RUN_DIR,
+                        help=f"the folder of the .npz files, one per resolution (default: {RUN_DIR}, "
+                             f"train_fno_darcy.py's; names: {file_name('<n>', '<resolution>', '<grid>', '<seed>')})")
     args = parser.parse_args(argv)
-    if args.n < 1 or args.resolution < 3:
-        parser.error(f"--n must be >= 1 and --resolution >= 3, got {args.n} and {args.resolution}")
-    out = args.out or os.path.join(RUN_DIR, file_name(args.n, args.resolution, args.seed))
-    a, u = dataset(args.n, args.resolution, args.seed)
-    save(out, a, u)
-    print(f"wrote {out}: a and u of shape {a.shape}")
+    if args.n < 1 or args.grid < 3:
+        parser.error(f"--n must be >= 1 and --grid >= 3, got {args.n} and {args.grid}")
+    try:
+        for resolution in args.resolutions:
+            stride(args.grid, resolution)
+    except ValueError as e:
+        parser.error(str(e))
+    start = time.perf_counter()
+    data = dataset(args.n, args.grid, args.resolutions, args.seed, args.precision)
+    print(f"solved in {time.perf_counter() - start:.1f} s")
+    for resolution, (a, u) in data.items():
+        path = os.path.join(args.out, file_name(args.n, resolution, args.grid, args.seed))
+        save(path, a, u)
+        print(f"wrote {path}: a and u of shape {a.shape}")
     return 0
 
 

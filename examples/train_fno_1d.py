@@ -125,13 +125,13 @@ class Trainer:
                    total=c["epochs"])
         for epoch in bar:
             order = rng.permutation(c["train"])
-            epoch_loss = 0.0
+            losses = []
             for b in range(n_batches):
                 idx = order[b * c["batch"]:(b + 1) * c["batch"]]
                 params, opt, loss = self.step(params, opt, x_train[idx], y_train[idx])
-                epoch_loss += float(loss)
+                losses.append(loss)  # (read after the epoch: a read per step would wait for each step)
             state.update(params=params, opt=opt, epoch=epoch + 1)
-            state["losses"].append(epoch_loss / n_batches)
+            state["losses"].append(sum(float(loss) for loss in losses) / n_batches)
             self.save(state)
             bar.set_postfix(loss=f"{state['losses'][-1]:.4f}")
         test = float(self.evaluate(params, x_test, y_test))

@@ -1,18 +1,20 @@
 """Train FNO-2D on Darcy flow (Li et al. 2021): data from hloforge's own solver (darcy_data.py),
 gradients from hf.value_and_grad, Adam from optax through hf.from_jax.
 
-    python examples/train_fno_darcy.py           # the paper's run: 85x85, modes 12, width 32, 4 layers,
-                                                 # 1000/100 samples, 500 epochs
+    python examples/train_fno_darcy.py           # the paper's run: 85x85 (subsampled from 421x421),
+                                                 # modes 12, width 32, 4 layers, 1000/100 samples, 500 epochs
     python examples/train_fno_darcy.py --quick   # a smaller run (a few minutes on 2 cores)
     python examples/train_fno_darcy.py --resume  # continue from the last checkpoint (--epochs N: to epoch N)
 
-Every setting of the configuration has its option (--train, --resolution, --modes, ...), which
+Every setting of the configuration has its option (--train, --resolution, --grid, --modes, ...), which
 overrides the chosen preset. Writes checkpoint.npz (every epoch), loss_curve.png and prediction.png
-to --out (default runs/darcy/ in the current directory). The data (train + test samples) is read
-from --data, by default OUT/darcy_r<resolution>_n<train + test>_s<seed>.npz, the file
-darcy_data.py writes by default (``python examples/darcy_data.py`` makes the full preset's); when it
-is missing, the samples are solved and written there. The last line of stdout is
-``test relative L2: <value>``. Needs the train extra: pip install -e '.[train]'.
+to --out (default runs/darcy/ in the current directory). The samples (train + test) are read from
+OUT/darcy_r<resolution>_g<grid>_n<train + test>_s<seed>.npz, the files darcy_data.py writes by default
+(``python examples/darcy_data.py`` makes the full preset's); when one is missing, the samples are
+solved on the grid and written there for every resolution the run needs. After training, the model is
+also tested zero-shot on the finer resolutions the grid subsamples to (--zero-shot: the full preset's
+141, 211 and 421): the FNO's weights do not depend on the grid. The last line of stdout is
+``test relative L2: <value>`` (at the training resolution). Needs the train extra: pip install -e '.[train]'.
 """
 from __future__ import annotations
 
@@ -30,12 +32,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import darcy_data  # noqa: E402
 import train_fno_1d  # noqa: E402
 
-# Li et al.: 421x421 solutions subsampled to 85x85 (ours are solved on the 85-node grid), padding 9
-# for the non-periodic domain, Adam 1e-3 halved every 100 epochs, batch 20.
-FULL = dict(train=1000, test=100, resolution=85, modes=12, width=32, layers=4, padding=9, epochs=500,
-            batch=20, lr=1e-3, decay_every=100, seed=0)
-QUICK = dict(train=300, test=50, resolution=29, modes=8, width=24, layers=4, padding=4, epochs=40,
-             batch=10, lr=3e-3, decay_every=10, seed=0)
+# Li et al.: 421x421 solutions subsampled to 85x85, padding 9 for the non-periodic domain, Adam 1e-3
+# halved every 100 epochs, batch 20.
+# precision: the model's contractions' ("default": on a TPU one bfloat16 pass per float32 product, as
+# jax's default; "highest": float32 throughout, about 3-6 passes)
+FULL = dict(train=1000, test=100, resolution=85, grid=421, modes=12, width=32, layers=4, padding=9, epochs=500,
+            batch=20, lr=1e-3, decay_every=100, seed=0, precision="default")
+QUICK = dict(train=300, test=50, resolution=29, grid=57, modes=8, width=24, layers=4, padding=4, epochs=40,
+             batch=10, lr=3e-3, decay_every=10, seed=0, precision="default")
 COUNTED_OPS = ("stablehlo.fft", "stablehlo.dot_general")
 
 
@@ -55,29 +59,48 @@ def make_inputs(a):
     return np.concatenate([a[:, None], coords], axis=1).astype(np.float32)
 
 
-def data_path(config, out_dir):
-    """Where the run's samples are kept: darcy_data.py's default file for them, in ``out_dir``."""
+def model_precision(config):
+    """hf.nn.FNO's precision for the configuration's ("default": None)."""
+    return None if config["precision"] == "default" else config["precision"]
+
+
+def data_path(config, out_dir, resolution=None):
+    """Where the run's samples at ``resolution`` (default: the training one) are kept: darcy_data.py's
+    default file for them, in ``out_dir``."""
     n = config["train"] + config["test"]
-    return os.path.join(out_dir, darcy_data.file_name(n, config["resolution"], config["seed"]))
+    return os.path.join(out_dir, darcy_data.file_name(n, resolution or config["resolution"], config["grid"],
+                                                      config["seed"]))
 
 
-def load_data(config, path):
-    """(a, u) for train + test samples, read from ``path`` or solved (and written there)."""
-    n, resolution, seed = config["train"] + config["test"], config["resolution"], config["seed"]
-    if os.path.exists(path):
-        with np.load(path) as data:
-            a, u = data["a"], data["u"]
-        if a.shape != (n, resolution, resolution) or u.shape != a.shape:
-            raise SystemExit(f"{path} holds samples of shape {a.shape}, not ({n}, {resolution}, {resolution}): "
-                             f"remove it or pass another --data")
-        print(f"data: {n} Darcy solutions on {resolution}x{resolution} from {path}")
-        return a, u
+def zero_shot_resolutions(config) -> tuple:
+    """The resolutions finer than the training one that the grid subsamples to (darcy_data.RESOLUTIONS
+    and the grid itself): where the trained model is tested zero-shot by default."""
+    finer = sorted({*darcy_data.RESOLUTIONS, config["grid"]})
+    return tuple(r for r in finer if config["resolution"] < r <= config["grid"]
+                 and (config["grid"] - 1) % (r - 1) == 0)
+
+
+def load_data(config, out_dir, resolutions) -> dict:
+    """{resolution: (a, u)} of the train + test samples, read from the files or solved on the grid (and
+    written, one file per resolution)."""
+    n, grid, seed = config["train"] + config["test"], config["grid"], config["seed"]
+    paths = {r: data_path(config, out_dir, r) for r in resolutions}
+    if all(os.path.exists(path) for path in paths.values()):
+        data = {}
+        for r, path in paths.items():
+            with np.load(path) as stored:
+                data[r] = stored["a"], stored["u"]
+            if data[r][0].shape != (n, r, r) or data[r][1].shape != (n, r, r):
+                raise SystemExit(f"{path} holds samples of shape {data[r][0].shape}, not ({n}, {r}, {r}): remove it")
+        print(f"data: {n} Darcy solutions ({grid}x{grid}) at {', '.join(map(str, resolutions))} from {out_dir}")
+        return data
     start = time.perf_counter()
-    a, u = darcy_data.dataset(n, resolution, seed)
-    darcy_data.save(path, a, u)
-    print(f"data: {n} Darcy solutions on {resolution}x{resolution} in {time.perf_counter() - start:.1f} s, "
-          f"written to {path}")
-    return a, u
+    data = darcy_data.dataset(n, grid, resolutions, seed)
+    for r, (a, u) in data.items():
+        darcy_data.save(paths[r], a, u)
+    print(f"data: {n} Darcy solutions on {grid}x{grid} in {time.perf_counter() - start:.1f} s, subsampled to "
+          f"{', '.join(map(str, resolutions))} and written to {out_dir}")
+    return data
 
 
 def split(config, a, u):
@@ -89,6 +112,12 @@ def split(config, a, u):
     return ((x[:n], y[:n]), (x[n:], y[n:])), scale
 
 
+def test_set(config, a, u, scale):
+    """(x_test, y_test) of samples at another resolution, the targets divided by the training ``scale``."""
+    n = config["train"]
+    return make_inputs(a[n:]), (u[n:] / scale).astype(np.float32)
+
+
 class Trainer(train_fno_1d.Trainer):
     """The 1-D example's trainer (checkpoints, --resume, the epoch loop) with the FNO-2D and its plots."""
     metric = staticmethod(relative_l2)
@@ -98,9 +127,17 @@ class Trainer(train_fno_1d.Trainer):
         model = self.model
         self.predict = hf.jit(lambda params, x: model(x, params)[:, 0])
 
+    def test_error(self, params, x, y) -> float:
+        """The paper's metric (mean over samples of ||pred - u|| / ||u||) over ``x``, ``y`` in batches of the
+        training batch size (a 421x421 test set at once would not fit a TPU's memory)."""
+        batch = self.config["batch"]
+        total = sum(float(self.evaluate(params, x[i:i + batch], y[i:i + batch])) * len(x[i:i + batch])
+                    for i in range(0, len(x), batch))
+        return total / len(x)
+
     def build_model(self, config):
         return hf.nn.FNO(n_dims=2, modes=config["modes"], width=config["width"], n_layers=config["layers"],
-                         in_channels=3, padding=config["padding"])
+                         in_channels=3, padding=config["padding"], precision=model_precision(config))
 
     def op_counts(self, state, x, y):
         """{op: (before optimize(), after)} for the FFTs and dots of the training step's module."""
@@ -151,8 +188,11 @@ def parse_config(argv=None):
     parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.npz")
     parser.add_argument("--out", default=darcy_data.RUN_DIR,
                         help=f"where checkpoints and plots go (default: {darcy_data.RUN_DIR})")
-    parser.add_argument("--data", help="the samples' .npz, read or written (default: "
-                                       "OUT/darcy_r<resolution>_n<train + test>_s<seed>.npz, darcy_data.py's file)")
+    parser.add_argument("--data-dir", help="the folder of the samples' .npz files, read or written (default: OUT; "
+                                           "darcy_r<resolution>_g<grid>_n<train + test>_s<seed>.npz, darcy_data.py's)")
+    parser.add_argument("--zero-shot", type=darcy_data._resolutions, default=None,
+                        help="comma-separated finer resolutions to test the trained model at (default: those the "
+                             "grid subsamples to, of 85,141,211,421 and the grid)")
     for key, value in FULL.items():
         parser.add_argument(f"--{key.replace('_', '-')}", dest=key, type=type(value),
                             help=f"override the preset's {key} (full: {value}, quick: {QUICK[key]})")
@@ -165,6 +205,15 @@ def parse_config(argv=None):
                      f"epochs; got {config}")
     if config["train"] % config["batch"]:
         parser.error(f"--train {config['train']} must be a multiple of --batch {config['batch']}")
+    if config["precision"] not in ("default", "high", "highest"):
+        parser.error(f"--precision must be default, high or highest, got {config['precision']!r}")
+    try:
+        for resolution in (config["resolution"], *(args.zero_shot or ())):
+            darcy_data.stride(config["grid"], resolution)
+    except ValueError as e:
+        parser.error(str(e))
+    if args.zero_shot is None:
+        args.zero_shot = zero_shot_resolutions(config)
     return args, config
 
 
@@ -179,14 +228,22 @@ def main(argv=None) -> int:
         return 0
     first = state["epoch"]
     start = time.perf_counter()
-    data, scale = split(config, *load_data(config, args.data or data_path(config, args.out)))
+    samples = load_data(config, args.data_dir or args.out, (config["resolution"], *args.zero_shot))
+    data, scale = split(config, *samples[config["resolution"]])
 
     counts = trainer.op_counts(state, *data[0])
     print("training step, before -> after optimize(): " + ", ".join(
         f"{op} {b} -> {a}" for op, (b, a) in counts.items()))
+    trained_from = time.perf_counter()
     state, test = trainer.fit(state, data)
     trainer.plots(state, *data[1], scale)
-    print(f"{train_fno_1d.trained(state, first, time.perf_counter() - start)}; plots in {args.out}/")
+    epochs = state["epoch"] - first
+    print(f"{train_fno_1d.trained(state, first, time.perf_counter() - start)} (training "
+          f"{(time.perf_counter() - trained_from) / max(epochs, 1):.2f} s per epoch); plots in {args.out}/")
+    for resolution in args.zero_shot:
+        x, y = test_set(config, *samples[resolution], scale)
+        print(f"zero-shot test relative L2 at {resolution}x{resolution}: "
+              f"{trainer.test_error(state['params'], x, y):.4f}")
     print(f"test relative L2: {test:.4f}")
     return 0
 

@@ -5,9 +5,10 @@ parsed into the current trace's context, its private functions are inlined, and 
 becomes a private function of the program that a ``func.call`` tagged with
 ``hloforge.custom_rule`` calls (the representation of hf.custom_vjp, frontend/ad/custom.py).
 Module.optimize's inliner removes the call, so the passes and the compiler see jax's ops in one
-function. hloforge's AD differentiates the call with jax's own derivative of ``fn`` (``jax.vjp``,
-``jax.jvp``), itself a from_jax function, so stop_gradient, custom_vjp/custom_jvp rules and jax's
-conventions (relu'(0) = 0) hold, which the lowered ops alone lose.
+function. hloforge's AD differentiates the call with jax's own derivative of ``fn`` (``jax.vjp``, as
+a forward that returns the residuals and a pullback that reads them; ``jax.jvp``), themselves from_jax
+functions, so stop_gradient, custom_vjp/custom_jvp rules and jax's conventions (relu'(0) = 0) hold,
+which the lowered ops alone lose.
 """
 from __future__ import annotations
 
@@ -257,7 +258,9 @@ class _JaxCall:
         result = [None] * len(entry.ins)
         if not wrt or not seeded:
             return result
-        grads = self._derivative("vjp", wrt, seeded)(list(entry.ins), [cts[i] for i in seeded])
+        forward, pullback = self._split_vjp(wrt, seeded)
+        residuals = forward(list(entry.ins))  # (reads no cotangent: module_ad.split_vjp puts it in the forward)
+        grads = pullback(residuals, [cts[i] for i in seeded])
         for i, g in zip(wrt, grads):
             result[i] = g
         return result
@@ -287,15 +290,29 @@ class _JaxCall:
         outs = list(wrapper(*ins))
         return outs, [0] * len(outs)
 
+    def _split_vjp(self, wrt, seeded) -> tuple:
+        """jax.vjp of ``fn`` in two from_jax functions: the forward, primals -> the pullback's residuals
+        (the leaves of jax's vjp function), and the pullback, (residuals, cotangents) -> cotangents, so
+        that the cotangents do not recompute ``fn`` (issue 51)."""
+        key = ("split vjp", wrt, seeded)
+        with self._lock:
+            pair = self._derivatives.get(key)
+            if pair is None:
+                saved = _SavedPullback()
+                pair = self._derivatives[key] = (
+                    from_jax(functools.partial(_jax_vjp_forward, self.fn, self.tree, wrt, saved),
+                             name=f"vjp_forward({self.label})"),
+                    from_jax(functools.partial(_jax_vjp_pullback, saved, seeded), name=f"vjp_pullback({self.label})"))
+        return pair
+
     def _derivative(self, kind, wrt, selected):
-        """The from_jax function of jax's ``kind`` derivative (its own rules give higher orders)."""
+        """The from_jax function of jax's ``kind`` ("jvp") derivative (its own rules give higher orders)."""
         key = (kind, wrt, selected)
         with self._lock:
             wrapper = self._derivatives.get(key)
             if wrapper is None:
-                body = _jax_vjp if kind == "vjp" else _jax_jvp
                 wrapper = self._derivatives[key] = from_jax(
-                    functools.partial(body, self.fn, self.tree, wrt, selected), name=f"{kind}({self.label})")
+                    functools.partial(_jax_jvp, self.fn, self.tree, wrt, selected), name=f"{kind}({self.label})")
         return wrapper
 
 
@@ -323,11 +340,27 @@ def _zero_cotangent(out):
     return np.zeros(out.shape, jax.dtypes.float0)
 
 
-def _jax_vjp(fn, tree, wrt, seeded, primals, cts):
-    """The cotangents of argument leaves ``wrt`` from those of output leaves ``seeded`` (others zero)."""
+class _SavedPullback:
+    """What ``_jax_vjp_forward``'s lowering leaves for ``_jax_vjp_pullback``'s: the pytree structure of jax's
+    vjp function (a ``Partial`` whose leaves are the residuals) and the outputs' shapes and dtypes."""
+    tree = None
+    outs = None
+
+
+def _jax_vjp_forward(fn, tree, wrt, saved, primals):
+    """The residuals of jax.vjp of ``fn`` w.r.t. the argument leaves ``wrt``."""
     outs, pullback = jax.vjp(_flat_fn(fn, tree, primals, wrt), *[primals[i] for i in wrt])
+    residuals, saved.tree = tree_util.tree_flatten(pullback)
+    saved.outs = [jax.ShapeDtypeStruct(o.shape, o.dtype) for o in outs]
+    return residuals
+
+
+def _jax_vjp_pullback(saved, seeded, residuals, cts):
+    """The cotangents of ``_jax_vjp_forward``'s arguments from its residuals and the cotangents of the
+    output leaves ``seeded`` (others zero)."""
+    pullback = tree_util.tree_unflatten(saved.tree, residuals)
     given = dict(zip(seeded, cts))
-    return list(pullback([given[i] if i in given else _zero_cotangent(o) for i, o in enumerate(outs)]))
+    return list(pullback([given[i] if i in given else _zero_cotangent(o) for i, o in enumerate(saved.outs)]))
 
 
 def _jax_jvp(fn, tree, wrt, carried, primals, tangents):

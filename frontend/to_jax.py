@@ -6,15 +6,15 @@ module at one argument signature. Its lowering inlines the optimized module into
 (hf.debug.print, hf.pure_callback, ...), whose Python functions jax's runtime cannot find, runs
 compiled by hloforge from a jax.pure_callback instead. Its rules hand each transformation to hloforge:
 
-- jvp: the outputs and residuals of the forward program (Program.split: Module.vjp cut where the
-  output cotangents enter, as jax's linearize), and the output tangents from
-  ``hloforge_linear_call`` of the module's tangent program (Module.jvp without its outputs), which
-  is linear in the tangents and carries the residuals as fixed arguments;
+- jvp: the outputs and the residuals from the forward program, and the output tangents from
+  ``hloforge_linear_call`` of the module's tangent program (Module.jvp without its outputs), which is
+  linear in the tangents; the forward program and the backward program (its transpose, which reads the
+  residuals) are Module.vjp split at its cotangents (module_ad.split_vjp), so jax.grad runs the
+  forward once (issue 51);
 - transpose (of ``hloforge_linear_call`` only, as JAX gives linear ops a transpose only): the
-  split's backward program on those residuals, so a gradient runs the forward once (issue 51); for
-  a module without a split (a while without a static trip count), the cotangent program
-  (Module.vjp without its outputs) of the module the tangents came from; or the linear program's
-  own transpose;
+  transpose the call carries (the backward program, or the cotangent program of the module a linear
+  call's tangents came from, and of a module without a split: a while loop without a static trip
+  count), or the linear program's own transpose;
 - batch: the program of Module.vmap.
 
 Each derived program is a module again, traced from the unoptimized source (so hf.custom_vjp rules
@@ -32,13 +32,14 @@ import numpy as np
 from hloforge import target
 from hloforge.frontend import dtypes, jax_api
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad.module_ad import _entry, _recursion_room, cotangent_module, tangent_module, vjp_split
+from hloforge.frontend.ad.module_ad import _entry, _recursion_room, cotangent_module, split_vjp, tangent_module
 from hloforge.frontend.batching.module_vmap import module_vmap
 from hloforge.frontend.context import ir, static_ops
 from hloforge.frontend.from_jax import from_jax
 from hloforge.frontend.module import Module, ShapeDtype
-from hloforge.frontend.trace_function import trace, trace_flat
+from hloforge.frontend.trace_function import trace_flat
 from hloforge.frontend.tracing import Tensor
+from hloforge.passes.cost import estimate
 from hloforge.passes.fold import BOUNDARY
 from hloforge.passes.pipeline import optimize as optimize_module
 from hloforge.runtime import cache, pjrt
@@ -85,9 +86,19 @@ def _optimized_copy(module: Module, options: dict) -> Module:
                 return found
     copy = module.clone()
     copy.optimize(**options)
+    if not _pays(module, copy, options.get("cost_model")):
+        cache.count("pipeline_reverts")
+        copy = module.clone()
     if key is not None:
         cache.disk_store(directory, key, copy.to_bytecode(), config.cache_max_bytes, event="pipeline_writes")
     return copy
+
+
+def _pays(source: Module, optimized: Module, cost_model) -> bool:
+    """Whether the pipeline's result is estimated no slower than ``source`` (jax's program) on the target
+    of ``cost_model`` (passes/cost.py: FFTs and dot_generals); otherwise hf.optimize hands back jax's."""
+    model = target.resolve(cost_model)
+    return estimate(optimized, model) <= estimate(source, model) * (1 + 1e-9)
 
 
 class Program:
@@ -115,8 +126,6 @@ class Program:
         self._exported = None
         self._host = None
         self._derived = {}
-        self._split = None
-        self.residuals = None  # (a backward program of split(): how many residuals it takes last)
         self._lock = threading.RLock()
 
     @property
@@ -197,9 +206,41 @@ class Program:
                     self._derived[key] = program
         return program
 
-    def tangent(self) -> "Program":
-        """(primals..., tangents...) -> output tangents."""
-        return self._derive(("jvp",), tangent_module, (self.ins + self.ins, self.outs))
+    def tangent(self, wrt=None, unused=()) -> "Program":
+        """(primals..., tangents...) -> output tangents; with ``wrt`` (input indices), the tangents of those
+        inputs only; with ``unused`` (ShapeDtypes), arguments between primals and tangents it ignores."""
+        wrt = tuple(range(len(self.ins))) if wrt is None else tuple(wrt)
+        unused = tuple(unused)
+        return self._derive(("jvp", wrt, unused), lambda m: tangent_module(m, wrt=wrt, unused=unused),
+                            (self.ins + list(unused) + [self.ins[i] for i in wrt], self.outs))
+
+    def split(self, wrt) -> tuple:
+        """(forward, backward, number of residuals) for the cotangents of the inputs ``wrt`` (indices):
+        forward (primals...) -> (outputs..., residuals...), backward (primals..., residuals..., output
+        cotangents...) -> their cotangents (module_ad.split_vjp). Made at once: the residuals are part of
+        the signatures. None where hloforge has no reverse mode of the module (a while loop without a
+        static trip count): its jvp then transposes into the cotangent program."""
+        key = ("split", tuple(wrt))
+        found = self._derived.get(key)
+        if found is None:
+            with self._lock:
+                found = self._derived.get(key)
+                if found is None:
+                    module = self._differentiated()
+                    # (the passes run once, on the whole vjp before the split; not where the source
+                    # has derivatives of its own: each part keeps its calls, for higher derivatives)
+                    prepare = None if self.options is None or self._own_rules else \
+                        functools.partial(_optimized_copy, options=self.options)
+                    try:
+                        forward, backward, n_residuals = split_vjp(module, wrt, prepare)
+                    except NotImplementedError:  # (no reverse mode: a while without a static trip count)
+                        found = self._derived[key] = False
+                        return None
+                    done = prepare is not None
+                    found = self._derived[key] = (
+                        Program(forward, self.options, f"{self.name}_forward", optimized=done),
+                        Program(backward, self.options, f"{self.name}_backward", optimized=done), n_residuals)
+        return found or None
 
     def cotangent(self) -> "Program":
         """(primals..., output cotangents...) -> input cotangents: the transpose of ``tangent()``."""
@@ -210,44 +251,6 @@ class Program:
         program linear in them."""
         return self._derive(("transpose", linear_from), lambda m: cotangent_module(m, linear_from),
                             (self.ins[:linear_from] + self.outs, self.ins[linear_from:]))
-
-    def split(self):
-        """(forward, backward) programs of this one cut as jax's linearize cuts a function
-        (module_ad.vjp_split): forward maps the inputs to the outputs and the residuals, backward
-        (output cotangents..., residuals...) to the input cotangents; None for a program whose
-        reverse mode hloforge cannot build (a while loop without a static trip count) and for a
-        source with derivatives of its own (stop_gradient, custom rules: the cut's optimized parts
-        would lose them for higher derivatives), which keep the tangent program's transposition."""
-        if self._split is None:
-            with self._lock:
-                if self._split is None:
-                    prepare = None if self.options is None else lambda m: _optimized_copy(m, self.options)
-                    differentiated = self._differentiated()
-                    if self._own_rules:
-                        self._split = False
-                        return None
-                    try:
-                        forward, backward, residuals = vjp_split(differentiated, prepare=prepare)
-                    except NotImplementedError:
-                        self._split = False
-                    else:
-                        done = prepare is not None  # (the passes ran on the whole vjp, before the cut)
-                        backward = Program(backward, self.options, f"{self.name}_backward", optimized=done)
-                        backward.residuals = len(residuals)
-                        self._split = (Program(forward, self.options, f"{self.name}_forward", optimized=done),
-                                       backward)
-        return self._split or None
-
-    def tangent_beside(self, residuals: list) -> "Program":
-        """The tangent program taking ``residuals`` (ShapeDtypes, ignored) between the primals and
-        the tangents: the linear program that split()'s backward program transposes."""
-        n, ins = len(self.ins), list(self.ins)
-
-        def make(module):
-            tangent = tangent_module(module)
-            return trace(lambda *a: tuple(_inline(tangent, a[:n] + a[n + len(residuals):])),
-                         *ins, *residuals, *ins)
-        return self._derive(("jvp beside", len(residuals)), make, (ins + list(residuals) + ins, self.outs))
 
     def batched(self, size: int, dims) -> "Program":
         ins = [s if d is None else _with_axis(s, d, size) for s, d in zip(self.ins, dims)]
@@ -311,48 +314,52 @@ def _tangents_out(program, tangents):
             for t, a in zip(tangents, program.out_avals)]
 
 
-def _jvp_with(prim, primals, tangents, program, **params):
-    outs = prim.bind(*primals, program=program, **params)
-    if all(jax_api.is_zero(t) for t in tangents):
-        return outs, [jax_api.zero_tangent(a) for a in program.out_avals]
-    tangents = _as_primal(tangents, primals)
-    out_tangents = linear_call_p.bind(*primals, *tangents, program=program.tangent(), linear_from=len(primals),
-                                      origin=program)
-    return outs, _tangents_out(program, out_tangents)
+def _zero_tangents(program):
+    return [jax_api.zero_tangent(a) for a in program.out_avals]
 
 
 def _call_jvp(primals, tangents, *, program):
-    split = None if all(jax_api.is_zero(t) for t in tangents) else program.split()
-    if split is None:
-        return _jvp_with(call_p, primals, tangents, program)
-    # as jax's linearize: the forward program's residuals feed the backward one, so a gradient
-    # runs the forward computation once (issue 51)
-    forward, backward = split
+    """The outputs and residuals from one forward program, and the output tangents from the tangent
+    program, linear in the tangents, whose transpose is the backward program that reads those residuals:
+    jax.grad runs the forward once (issue 51), jax.jvp runs the tangent program (forward mode, as jax's
+    jvp: no transposed backward, so a custom_vjp inside is refused as jax refuses it)."""
+    wrt = tuple(i for i, (t, s) in enumerate(zip(tangents, program.ins))
+                if not jax_api.is_zero(t) and jax_api.differentiable(s.dtype))
+    if not wrt:
+        return call_p.bind(*primals, program=program), _zero_tangents(program)
+    split = program.split(wrt)
+    if split is None:  # (no reverse mode: the tangent program, transposed into the cotangent program)
+        out_tangents = linear_call_p.bind(*primals, *_as_primal(tangents, primals), program=program.tangent(),
+                                          linear_from=len(primals), transposed=program.cotangent())
+        return call_p.bind(*primals, program=program), _tangents_out(program, out_tangents)
+    forward, backward, n_residuals = split
     results = call_p.bind(*primals, program=forward)
     outs, residuals = results[:len(program.outs)], results[len(program.outs):]
-    linear = program.tangent_beside(forward.outs[len(program.outs):])
-    out_tangents = linear_call_p.bind(*primals, *residuals, *_as_primal(tangents, primals), program=linear,
-                                      linear_from=len(primals) + len(residuals), origin=backward)
+    linear = program.tangent(wrt, forward.outs[len(program.outs):])
+    out_tangents = linear_call_p.bind(*primals, *residuals, *[tangents[i] for i in wrt], program=linear,
+                                      linear_from=len(primals) + n_residuals, transposed=backward)
     return outs, _tangents_out(program, out_tangents)
 
 
-def _linear_call_jvp(primals, tangents, *, program, linear_from, origin):
+def _linear_call_jvp(primals, tangents, *, program, linear_from, transposed):
     # (the primal stays a linear call: it is linear in the same inputs, for an outer transposition)
-    return _jvp_with(linear_call_p, primals, tangents, program, linear_from=linear_from, origin=origin)
+    outs = linear_call_p.bind(*primals, program=program, linear_from=linear_from, transposed=transposed)
+    if all(jax_api.is_zero(t) for t in tangents):
+        return outs, _zero_tangents(program)
+    out_tangents = linear_call_p.bind(*primals, *_as_primal(tangents, primals), program=program.tangent(),
+                                      linear_from=len(primals), transposed=program.cotangent())
+    return outs, _tangents_out(program, out_tangents)
 
 
-def _linear_call_transpose(cts, *args, program, linear_from, origin):
+def _linear_call_transpose(cts, *args, program, linear_from, transposed):
     fixed, linear = args[:linear_from], args[linear_from:]
     if any(jax_api.is_undefined(x) for x in fixed):
         raise TypeError(f"hf.to_jax: {program.name} is transposed in an input it is not linear in (inputs "
                         f"0..{linear_from - 1} are its primals)")
     cts = [jax_api.zeros(a.shape, a.dtype) if jax_api.is_zero(c) else c for c, a in zip(cts, program.out_avals)]
-    if origin is not None and origin.residuals is not None:  # (split()'s backward, on the residuals)
-        grads = call_p.bind(*cts, *fixed[len(fixed) - origin.residuals:], program=origin)
-    elif origin is not None:  # (the tangents of ``origin``: its own cotangent program)
-        grads = call_p.bind(*fixed, *cts, program=origin.cotangent())
-    else:
-        grads = call_p.bind(*fixed, *cts, program=program.transpose(linear_from))
+    if transposed is None:
+        transposed = program.transpose(linear_from)
+    grads = call_p.bind(*fixed, *cts, program=transposed)
     return [None] * linear_from + [g if jax_api.is_undefined(x) else None for g, x in zip(grads, linear)]
 
 
@@ -376,14 +383,17 @@ def _call_batch(args, dims, *, program):
     return call_p.bind(*args, program=batched), [0] * len(batched.outs)
 
 
-def _linear_call_batch(args, dims, *, program, linear_from, origin):
+def _linear_call_batch(args, dims, *, program, linear_from, transposed):
     dims = list(dims)
     size = _axis_size(args, dims)
     batched = program.batched(size, dims)
-    # the batched tangents of the batched origin, where primals and tangents share their batch axes
-    same = origin is not None and origin.residuals is None and dims[:linear_from] == dims[linear_from:]
-    batched_origin = origin.batched(size, dims[:linear_from]) if same else None
-    outs = linear_call_p.bind(*args, program=batched, linear_from=linear_from, origin=batched_origin)
+    # the batched transpose, where it returns the cotangents on the tangents' axis 0 (else the batched
+    # program's own transpose)
+    if transposed is not None and all(d == 0 for d in dims[linear_from:]):
+        transposed = transposed.batched(size, dims[:linear_from] + [0] * len(program.outs))
+    else:
+        transposed = None
+    outs = linear_call_p.bind(*args, program=batched, linear_from=linear_from, transposed=transposed)
     return outs, [0] * len(batched.outs)
 
 

@@ -15,7 +15,7 @@ from hloforge.frontend import attributes as attr
 from hloforge.frontend.context import ir
 from hloforge.passes._ir import (
     MAX_FOLD, build, constant, constant_value, dtype_of, element_type, evaluate, finite_math, ints, producer,
-    shape_of, splat_value, tensor)
+    shape_of, slice_params, splat_value, tensor)
 
 FFT = "stablehlo.fft"
 TRANSPOSE = "stablehlo.transpose"
@@ -195,12 +195,48 @@ def noop_transpose(op, rewriter):
     rewriter.replace_op(op, [plan])
 
 
+def plan_slice_of_transpose(op):
+    """(x, the permutation, x's slice start, limit and strides) of ``slice_of_transpose`` for the slice
+    ``op`` (pure), or why it does not fire."""
+    t = producer(op.operands[0], TRANSPOSE)
+    if t is None:
+        return "the operand is not a transpose"
+    if any(u.owner.name != "stablehlo.slice" for u in t.result.uses):
+        return "another user of the transpose is not a slice (the transpose would stay)"
+    perm = ints(t, "permutation")
+    start, limit, strides = slice_params(op)
+    rank = len(perm)
+    inner = [[0] * rank, [0] * rank, [1] * rank]
+    for i, p in enumerate(perm):  # (result dim i is x's dim perm[i])
+        inner[0][p], inner[1][p], inner[2][p] = start[i], limit[i], strides[i]
+    return t.operands[0], perm, *inner
+
+
+def slice_of_transpose(op, rewriter):
+    """transpose(x, p)[s] -> transpose(x[s'], p), s' the slice s with its dims moved back by p
+
+    // Pattern: transpose(x: 2x4x64, [0, 2, 1])[0:2, 0:8, 0:4] -> transpose(x[0:2, 0:4, 0:8], [0, 2, 1])
+    Preconditions: every user of the transpose is a slice (so, once each has moved, the transpose
+    is gone and an FFT that x is sees slices for users: jax transposes around an FFT over
+    non-trailing axes, and fft-truncate reads the modes slices keep). Exact.
+    """
+    plan = plan_slice_of_transpose(op)
+    if isinstance(plan, str):
+        return plan
+    x, perm, start, limit, strides = plan
+    with rewriter.ip:
+        s = build("stablehlo.slice", [x], start_indices=start, limit_indices=limit, strides=strides, loc=op.location)
+        out = build(TRANSPOSE, [s], permutation=perm, loc=op.location)
+    rewriter.replace_op(op, [out])
+
+
 CANONICALIZE = {
     "fft_of_zero": ((FFT,), fft_of_zero),
     "fft_of_constant": ((FFT,), fft_of_constant),
     "fft_of_transpose": ((FFT,), fft_of_transpose),
     "transpose_of_transpose": ((TRANSPOSE,), transpose_of_transpose),
     "noop_transpose": ((TRANSPOSE,), noop_transpose),
+    "slice_of_transpose": (("stablehlo.slice",), slice_of_transpose),
 }
 
 

@@ -97,6 +97,12 @@ def plan_sum_of_disjoint_pads(op):
     pads = _zero_pads(op)
     if pads is None:
         return "not two different zero pads with no other user"
+    return disjoint_pads(pads, shape_of(op.result))
+
+
+def disjoint_pads(pads, full):
+    """The _Disjoint plan for the sum of two zero pads (of result shape ``full``) when their supports are equal
+    on every dim but one, where they do not overlap; else why not."""
     sa, sb = support_of(pads[0]), support_of(pads[1])
     if sa is None or sb is None:
         return "a pad has interior padding or crops"
@@ -112,7 +118,6 @@ def plan_sum_of_disjoint_pads(op):
         (s1, p1), (s2, p2) = (sb, pads[1]), (sa, pads[0])
     else:
         return "the supports overlap"
-    full = shape_of(op.result)
     high = [n - (s[1] if i != d else s2[d][1]) for i, (n, s) in enumerate(zip(full, s1))]
     return _Disjoint(p1, p2, d, s2[d][0] - s1[d][1], [s[0] for s in s1], high)
 
@@ -142,6 +147,47 @@ def sum_of_disjoint_pads(op, rewriter):
         if any(plan.low) or any(plan.high):
             out = build(PAD, [out, plan.first.operands[1]], low=plan.low, high=plan.high,
                         interior=[0] * len(plan.low), loc=op.location)
+    rewriter.replace_op(op, [out])
+
+
+def plan_sum_of_pads_regrouped(op):
+    """(the rest, and the two pads) of ``sum_of_pads_regrouped`` for the sum ``op`` (pure), or why it does not fire."""
+    if is_float(op.result) and not finite_math():
+        return "a float add without finite math (the zeros' signs may differ)"
+    shape = shape_of(op.result)
+    for i in (0, 1):
+        outer, inner = single_use_pad(op.operands[1 - i]), producer(op.operands[i], op.name)
+        if outer is None or inner is None or not has_one_use(inner.result) or not is_zero_scalar(outer.operands[1]):
+            continue
+        if _zero_pads(inner) is not None and isinstance(disjoint_pads(_zero_pads(inner), shape), _Disjoint):
+            continue  # (sum_of_disjoint_pads joins the inner pair first: regrouping it away could go round)
+        for j in (0, 1):
+            pad = single_use_pad(inner.operands[j])
+            if pad is None or pad.result == outer.result or not is_zero_scalar(pad.operands[1]):
+                continue
+            if isinstance(disjoint_pads([pad, outer], shape), _Disjoint):
+                return inner.operands[1 - j], pad, outer
+    return "not (x + pad) + pad of two zero pads that sum_of_disjoint_pads would join"
+
+
+@needs_operand(PAD)
+def sum_of_pads_regrouped(op, rewriter):
+    """(x + pad(a, 0, ...)) + pad(b, 0, ...) -> x + (pad(a, 0, ...) + pad(b, 0, ...))  (either order of each sum)
+
+    // Pattern: (pad(c1) + pad(c2)) + pad(c3), c2 and c3 corners in one row -> pad(c1) + pad(concatenate([c2, 0, c3]))
+    Preconditions: + is add, or or xor (associative); the inner sum has no other user; both pads pad with 0,
+    have no other user, and are joined by sum_of_disjoint_pads (supports equal on every dim but one, apart
+    there): an FNO-3d gradient's cotangent spectrum, four corners that differ on two dims, becomes one pad
+    in two joins. For float add only under finite math: at each element at most one pad adds a nonzero, so
+    the sums agree except for the sign of a zero.
+    """
+    plan = plan_sum_of_pads_regrouped(op)
+    if isinstance(plan, str):
+        return plan
+    rest, a, b = plan
+    with rewriter.ip:
+        pads = rebuild(op, [a.result, b.result])
+        out = rebuild(op, [rest, pads])
     rewriter.replace_op(op, [out])
 
 
@@ -444,6 +490,7 @@ def unary_of_shared_pad(op, rewriter):
 PATTERNS = {
     "binary_of_pads": (BINARY_OPS, binary_of_pads),
     "sum_of_disjoint_pads": (SUM_OPS, sum_of_disjoint_pads),
+    "sum_of_pads_regrouped": (SUM_OPS, sum_of_pads_regrouped),
     "product_of_pads": (PRODUCT_OPS, product_of_pads),
     "sum_of_interleaved_pads": (SUM_OPS, sum_of_interleaved_pads),
     **pad_layout.PATTERNS,  # (pads below transpose, reshape and broadcast_in_dim)

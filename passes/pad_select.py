@@ -261,7 +261,30 @@ def select_of_pads(op, rewriter):
     rewriter.replace_op(op, [out])
 
 
+def plan_select_of_same_branches(op):
+    """The branch of ``select_of_same_branches`` for the select ``op`` (pure), or why it does not fire."""
+    _, a, b = op.operands
+    if not same_value(a, b):
+        return "the branches differ"
+    return a
+
+
+def select_of_same_branches(op, rewriter):
+    """select(p, a, a) -> a
+
+    // Pattern: select(p, zeros, zeros) -> zeros
+    Preconditions: both branches are the same value, or constants with the same bits (as jax's gradient
+    of a scatter at an index array selects between two zero cotangents; XLA's simplifier folds it too,
+    after its CSE). Exact.
+    """
+    a = plan_select_of_same_branches(op)
+    if isinstance(a, str):
+        return a
+    rewriter.replace_op(op, [a])
+
+
 PATTERNS = {
+    "select_of_same_branches": ((stablehlo.SelectOp.OPERATION_NAME,), select_of_same_branches),
     "select_of_box": ((stablehlo.SelectOp.OPERATION_NAME,), select_of_box),
     "select_of_pads": ((stablehlo.SelectOp.OPERATION_NAME,), select_of_pads),
 }

@@ -1,6 +1,6 @@
 """Where a value is zero, for ``fft-truncate``: the positions of the transformed axes outside which a
-value is zero (through zero pads, concatenates with zero blocks and windows set into a zero tensor by
-scatters), and the ops that build its compact nonzero part."""
+value is zero (through zero pads, concatenates with zero blocks, windows set into a zero tensor by
+scatters and dynamic_update_slices, and transposes), and the ops that build its compact nonzero part."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,8 @@ import numpy as np
 from hloforge.frontend.context import stablehlo
 from hloforge.frontend.ops.slicing import scatter_body_name
 from hloforge.passes._ir import (
-    build, constant, constant_value, dtype_of, element_type, is_zero, params_of, producer, shape_of, tensor)
+    build, constant, constant_value, dtype_of, element_type, ints, is_zero, params_of, producer, shape_of, tensor,
+    update_at)
 from hloforge.passes.pad import paddings, scalar_constant
 from hloforge.passes.spectral_positions import Positions
 
@@ -42,9 +43,26 @@ def _support_of(value, axes):
         return _pad_support(owner, axes) or leaf
     if owner.name == "stablehlo.concatenate":
         return _concat_support(owner, axes) or leaf
-    if owner.name == "stablehlo.scatter":
+    if owner.name in ("stablehlo.scatter", "stablehlo.dynamic_update_slice"):
         return _scatter_support(owner, axes) or leaf
+    if owner.name == "stablehlo.transpose":
+        return _transpose_support(owner, axes) or leaf
     return leaf
+
+
+def _transpose_support(op, axes):
+    """transpose(v, p): zero where v is, the axes moved by p (jax transposes a channels-last spectrum
+    to put the transformed axes last); the compact value is the transpose of v's."""
+    perm = ints(op, "permutation")
+    inner = find_support(op.operands[0], [perm[a] for a in axes])
+    if inner is ZERO:
+        return ZERO
+    if all(len(inner.positions[perm[a]]) == shape_of(op.result)[a] for a in axes):
+        return None  # (nothing known to be zero: the leaf, without a copy of the transpose)
+
+    def transposed(loc, inner=inner):
+        return build("stablehlo.transpose", [inner.build(loc)], permutation=perm, loc=loc)
+    return Support({a: inner.positions[perm[a]] for a in axes}, transposed)
 
 
 def _pad_support(pad, axes):
@@ -114,30 +132,59 @@ def _set_window(op):
     return base, start
 
 
+def _set_dus(op):
+    """(base, start) when ``op`` is a dynamic_update_slice at constant offsets (clamped, as the op clamps
+    them, so that the update fits): jax's ``lax.dynamic_update_slice(x, u, (a, b))``. Else None."""
+    base, update, *offsets = op.operands
+    start = []
+    for v, n, u in zip(offsets, shape_of(base), shape_of(update)):
+        c = constant_value(v)
+        if c is None or np.ndim(c) != 0:
+            return None
+        start.append(min(max(int(c), 0), n - u))
+    return base, start
+
+
+def window_set(value):
+    """(op, base, start, update) when ``value`` is set one whole window at constant offsets by a scatter
+    (_set_window) or a dynamic_update_slice (_set_dus), else None."""
+    owner = producer(value)
+    if owner is None or owner.name not in ("stablehlo.scatter", "stablehlo.dynamic_update_slice"):
+        return None
+    found = (_set_window if owner.name == "stablehlo.scatter" else _set_dus)(owner)
+    if found is None:
+        return None
+    update = owner.operands[2] if owner.name == "stablehlo.scatter" else owner.operands[1]
+    return owner, found[0], found[1], update
+
+
 def _scatter_support(op, axes):
-    """Windows set into a zero tensor (a chain of _set_window scatters; later ones win where they
-    overlap): zero outside the union of the windows' positions per axis. The compact value is the
-    same chain over a compact zero tensor, each window's start moved to its place there."""
+    """Windows set into a zero tensor (a chain of _set_window scatters and _set_dus dynamic_update_slices;
+    later ones win where they overlap): zero outside the union of the windows' positions per axis. The
+    compact value is the same chain over a compact zero tensor, each window's start moved to its place there."""
     chain, value = [], op.result
     while not is_zero(value):
-        s = producer(value, "stablehlo.scatter")
-        found = _set_window(s) if s is not None else None
+        found = window_set(value)
         if found is None:
             return None
-        if 0 not in shape_of(s.operands[2]):  # (an empty window writes nothing)
-            chain.append((s, found[1]))
-        value = found[0]
+        s, base, start, update = found
+        if 0 not in shape_of(update):  # (an empty window writes nothing)
+            chain.append((s, start, update))
+        value = base
     chain.reverse()
     shape, element = shape_of(op.result), element_type(op.result)
-    positions = {a: Positions.of(range(b[a], b[a] + shape_of(s.operands[2])[a]) for s, b in chain) for a in axes}
+    positions = {a: Positions.of(range(b[a], b[a] + shape_of(u)[a]) for _, b, u in chain) for a in axes}
     if None in positions.values():
         return None
     compact = tensor([len(positions[a]) if a in axes else n for a, n in enumerate(shape)], element)
 
-    def scatter_into_zeros(loc):
+    def set_into_zeros(loc):
         out = constant(np.zeros((), dtype_of(op.result)), compact, loc)
-        for s, start in chain:
+        for s, start, update in chain:
             moved = [positions[a].rank(b) if a in axes else b for a, b in enumerate(start)]
+            if s.name == "stablehlo.dynamic_update_slice":
+                out = update_at(out, update, moved, loc)
+                continue
             to_operand = stablehlo.ScatterDimensionNumbers(s.attributes["scatter_dimension_numbers"])
             index = [moved[o] for o in to_operand.scattered_dims_to_operand_dims]
             copy = s.operation.clone()
@@ -146,4 +193,4 @@ def _scatter_support(op, axes):
             copy.results[0].set_type(compact)
             out = copy.results[0]
         return out
-    return Support(positions, scatter_into_zeros)
+    return Support(positions, set_into_zeros)

@@ -48,7 +48,7 @@ def compile_with_callbacks(code: str, target, name: str, in_specs, out_specs) ->
     """Compile ``code`` (module text for XLA, entry @main) whose callbacks are hloforge's, for the
     Target ``target`` (one device)."""
     if target.callback_target is None:
-        raise pjrt.CompileError(
+        raise pjrt.UnsupportedCompile(
             f"{name}: host callbacks (hloforge.debug.print/callback, hloforge.pure_callback) are not supported on "
             f"{target.kind.upper()} devices yet (jax calls back from a TPU through send/recv host transfers, which "
             f"hloforge does not emit); compile this function for the CPU (device='cpu')")

@@ -121,7 +121,7 @@ def _refuse_python_callbacks(code, name):
 def _refuse_unsupported_types(code, target, name):
     for element in target.unsupported_types:
         if element in code:
-            raise pjrt.CompileError(
+            raise pjrt.UnsupportedCompile(
                 f"{name}: {element} values are not supported on {target.kind.upper()} devices (XLA aborts on them); "
                 f"use 32-bit complex numbers there, or compile this function for the CPU (device='cpu')")
 

@@ -24,7 +24,7 @@ from jax._src.lib import utils as _absl
 from jax._src.lib import xla_client as xc
 from jax._src.sharding_impls import parse_flatten_op_sharding
 
-from hloforge.target import DEVICE_KINDS, kind_of
+from hloforge.target import DEVICE_KINDS, UnsupportedOnDevice, kind_of
 
 _INSTALL = {"gpu": "install the CUDA plugin with `pip install 'hloforge[cuda12]'` (jax-cuda12-plugin) on a "
                    "machine with an NVIDIA GPU and driver",
@@ -40,6 +40,10 @@ class DeviceNotFoundError(RuntimeError):
 
 class CompileError(RuntimeError):
     """XLA rejected a module; the message carries XLA's diagnostic."""
+
+
+class UnsupportedCompile(CompileError, UnsupportedOnDevice):
+    """A module hloforge does not hand to XLA for this device kind (XLA would abort or crash on it)."""
 
 
 class ExecutionError(RuntimeError):

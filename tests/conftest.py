@@ -116,13 +116,33 @@ def _skip_what_a_tpu_cannot_run(items):
     """On a TPU (benchmarks/device_check.py): complex128 cases (XLA:TPU aborts the process on them, and
     hloforge refuses them there; docs/limits.md, "On a TPU"), and tests whose child processes would need
     the chip this process holds. CI runs on the CPU: nothing is skipped."""
-    if os.environ.get("HLOFORGE_DEVICE", "").strip().lower() != "tpu":
+    if not _on_tpu():
         return
     skip = pytest.mark.skip(reason="complex128 on a TPU: XLA:TPU has no complex128 (docs/limits.md)")
     children = pytest.mark.skip(reason="starts child processes that need the TPU this process holds "
                                        "(device_check runs the examples itself)")
     for item in items:
-        if "complex128" in item.nodeid:
+        if "complex128" in item.nodeid or item.get_closest_marker("complex128"):
             item.add_marker(skip)
-        elif "test_examples_run_and_check_themselves" in item.nodeid:
+        elif item.get_closest_marker("child_processes"):
             item.add_marker(children)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """On a TPU, a test that reaches one of hloforge's device refusals (hf.UnsupportedOnDevice: complex128,
+    host callbacks, LAPACK factorizations; docs/limits.md) is reported as skipped with the refusal's line:
+    the refusal is what a user gets there, and the test's subject is not run."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is None or not _on_tpu() or report.when != "call":
+        return
+    from hloforge.target import UnsupportedOnDevice
+    if call.excinfo.errisinstance(UnsupportedOnDevice):
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0,
+                           f"Skipped: refused on a TPU: {str(call.excinfo.value).splitlines()[0][:300]}")
+
+
+def _on_tpu() -> bool:
+    return os.environ.get("HLOFORGE_DEVICE", "").strip().lower() == "tpu"

@@ -49,6 +49,7 @@ def test_fno_matches_numpy(n_dims, grid, modes, padding):
     np.testing.assert_allclose(y, ref, rtol=rtol, atol=rtol / 10 * np.abs(ref).max())
 
 
+@pytest.mark.child_processes
 @pytest.mark.parametrize("script", ["fno_1d.py", "fno_2d.py", "optimize_jax_module.py",
                                     "per_example_gradients.py", "jax_training_with_hloforge.py"])
 def test_examples_run_and_check_themselves(script):

@@ -138,14 +138,14 @@ def test_cache_keys_hold_the_platform(monkeypatch):
 def test_host_callbacks_on_a_tpu_are_refused_in_one_line(monkeypatch):
     from hloforge.runtime import callbacks
     tpu = targets.resolve_target(devices=(FakeDevice("tpu"),))
-    with pytest.raises(pjrt.CompileError, match=r"^f: host callbacks \(hloforge.debug.print/callback, "
+    with pytest.raises(hf.UnsupportedOnDevice, match=r"^f: host callbacks \(hloforge.debug.print/callback, "
                                                 r"hloforge.pure_callback\) are not supported on TPU devices yet"):
         callbacks.compile_with_callbacks("module {}", tpu, "f", [], [])
 
 
 def test_linalg_on_a_tpu_is_refused_in_one_line(monkeypatch):
     monkeypatch.setattr(hf.config, "device", "tpu")
-    with pytest.raises(NotImplementedError, match="hloforge.lax.linalg: the factorizations .* have no TPU lowering"):
+    with pytest.raises(hf.UnsupportedOnDevice, match="hloforge.lax.linalg: the factorizations .* have no TPU lowering"):
         hf.trace(lambda a: hf.lax.linalg.cholesky(a), hf.ShapeDtype((3, 3), np.float32))
     assert hf.trace(lambda a: hf.lax.linalg.cholesky(a, platform="cpu"), hf.ShapeDtype((3, 3), np.float32))
 
@@ -154,6 +154,7 @@ def test_complex128_on_a_tpu_is_refused_in_one_line():
     tpu = targets.resolve_target(devices=(FakeDevice("tpu"),))
     assert tpu.unsupported_types == ("complex<f64>",) and targets.resolve_target("cpu").unsupported_types == ()
     code = hf.trace(lambda z: z * z, hf.ShapeDtype((2,), np.complex128)).to_text()
-    with pytest.raises(pjrt.CompileError, match=r"^f: complex<f64> values are not supported on TPU devices \(XLA "
+    with pytest.raises(hf.UnsupportedOnDevice, match=r"^f: complex<f64> values are not supported on TPU devices \(XLA "
                                                 r"aborts on them\); use 32-bit complex numbers there"):
         compiler.load_or_compile(code, tpu, "f")
+    assert issubclass(pjrt.UnsupportedCompile, (hf.CompileError, NotImplementedError))  # (what was raised before)

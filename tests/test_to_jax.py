@@ -313,13 +313,22 @@ def test_optimize_keeps_jax_derivatives(fn, forward_mode):
 
 
 def test_second_derivatives_keep_stop_gradient_and_custom_jvp():
-    """A source with derivatives of its own keeps the tangent/cotangent pair (Program.split is None):
-    the split's optimized parts would differentiate through stop_gradient at second order (issue 51)."""
+    """A source with derivatives of its own is split before the passes, not after (Program.split): parts
+    cut from the optimized vjp would differentiate through stop_gradient at second order (issue 51)."""
     fn = lambda a: jnp.sum(jax.lax.stop_gradient(a) * a * a) + jnp.sum(jax.nn.relu(a) * a)  # noqa: E731
     x = np.array([1.5, -2.0, 0.0, 3.0], np.float32)
     close_trees(jax.hessian(hf.optimize(fn))(x), jax.hessian(fn)(x))
     close_trees(jax.grad(lambda x: jnp.sum(jax.grad(hf.optimize(fn))(x) ** 2))(x),
                 jax.grad(lambda x: jnp.sum(jax.grad(fn)(x) ** 2))(x))
+
+
+def test_forward_mode_of_a_loop_without_reverse_mode():
+    """A while loop without a static trip count has no reverse mode, so no split (Program.split is
+    None): jax.jvp and jacfwd transpose nothing and run the tangent program, as before issue 51."""
+    fn = lambda x: jax.lax.while_loop(lambda c: jnp.sum(c) < 10.0, lambda c: c * 1.5 + 0.1, x)  # noqa: E731
+    x = np.array([0.5, 1.0], np.float32)
+    close_trees(jax.jvp(hf.optimize(fn), (x,), (np.ones_like(x),)), jax.jvp(fn, (x,), (np.ones_like(x),)))
+    close_trees(jax.jacfwd(hf.optimize(fn))(x), jax.jacfwd(fn)(x))
 
 
 def test_optimize_removes_what_jax_keeps():
@@ -430,6 +439,7 @@ def test_the_program_cache_is_bounded(monkeypatch):
     assert f.cache_size() == 3
 
 
+@pytest.mark.child_processes
 def test_a_second_process_runs_no_pass(tmp_path):
     """@hf.optimize's pipeline result is cached on disk (issue 51): a second process traces, finds it, and
     optimizes nothing."""
@@ -529,3 +539,25 @@ def test_an_eager_call_on_two_devices_names_the_function(tmp_path):
         "print(json.dumps({'message': message}))\n")
     message = run_on_eight_devices(str(script))["message"]
     assert "incompatible devices" in message and "hf.to_jax(<lambda>)" in message and "locals" not in message
+
+
+def test_optimize_hands_back_jax_program_where_the_rewrite_does_not_pay(monkeypatch):
+    """hf.optimize compares passes/cost.py's estimate of its rewrite with jax's program and keeps jax's
+    when the rewrite is estimated slower (here: an estimate that charges dots far above FFTs)."""
+    def spectral(x, w):
+        spectrum = jnp.fft.rfft(x)
+        mixed = jnp.einsum("bim,iom->bom", spectrum[..., :4], w)
+        return jnp.fft.irfft(jnp.zeros_like(spectrum).at[..., :4].set(mixed), n=x.shape[-1])
+
+    x = RNG.standard_normal((2, 3, 64)).astype(np.float32)
+    w = (RNG.standard_normal((3, 3, 4)) + 1j * RNG.standard_normal((3, 3, 4))).astype(np.complex64)
+    assert "stablehlo.fft" not in jax.jit(hf.optimize(spectral, cost_model="cpu")).lower(x, w).as_text()
+    dots_dear = hf.target.CostModel("dots-dear", {"FFT": 1e-3, "IFFT": 1e-3, "RFFT": 1e-3, "IRFFT": 1e-3},
+                                    flop_ns=1.0, byte_ns=0.0)
+    estimate = bridge.estimate
+    monkeypatch.setattr(bridge, "estimate", lambda module, model: estimate(module, dots_dear))
+    hf.runtime.cache.reset_stats()
+    kept = hf.optimize(spectral, cost_model="cpu")
+    assert jax.jit(kept).lower(x, w).as_text().count("stablehlo.fft") == 2
+    assert hf.runtime.cache.stats()["pipeline_reverts"] == 1
+    close_trees(jax.jit(kept)(x, w), jax.jit(spectral)(x, w), rtol=1e-6, atol=1e-6)

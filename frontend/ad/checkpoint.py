@@ -441,7 +441,10 @@ class _Rule:
             read = [k for k, arg in enumerate(traced.block.arguments) if _used(arg)]
             args = [both[i] for i in pinnable]
             if read:
-                for k, t in zip(read, ops.optimization_barrier([args[k] for k in read])):
+                # (the cotangents pass the barrier too: the recomputation then reads them, so
+                # module_ad.split_vjp keeps it in the backward program instead of saving its values)
+                tied = [c for c in cts if isinstance(c, Tensor)]
+                for k, t in zip(read, ops.optimization_barrier([args[k] for k in read] + tied)):
                     args[k] = t
             outs = splice(traced, args)
         finally:

@@ -555,9 +555,8 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
         traced = trace_body(step, specs, tree_util.tree_structure(tuple(range(len(specs)))),
                             "hloforge AD: while loop step")
         try:
-            return _fission(b, saved_ip, traced, region_op, operands, caps, invariant, counter, c_start, c_step,
-                            trips, diff, cap_diff, cts, res_of, got_x, got_c, anchor, outs, result, dropped,
-                            swept[0])
+            return _fission(b, saved_ip, traced, operands, caps, invariant, counter, c_start, c_step, trips, diff,
+                            cap_diff, cts, res_of, got_x, got_c, anchor, outs, result, dropped, swept[0])
         finally:
             traced.discard()
     finally:
@@ -573,13 +572,14 @@ def _loop_here(region_op, outs, block):
         return region_op
     owner = outs[0].value.owner if outs and not isinstance(outs[0].value, ir.BlockArgument) else None
     owner = getattr(owner, "operation", owner)
-    if owner is not None and owner.name == "stablehlo.while" and owner.block == block:
+    if owner is not None and owner.name == "stablehlo.while" and owner.block == block and \
+            [o.value for o in outs] == list(owner.results):
         return owner
     return None
 
 
-def _fission(b, end_ip, traced, region_op, operands, caps, invariant, counter, c_start, c_step, trips, diff,
-             cap_diff, cts, res_of, got_x, got_c, anchor, outs, result, dropped, swept):
+def _fission(b, end_ip, traced, operands, caps, invariant, counter, c_start, c_step, trips, diff, cap_diff,
+             cts, res_of, got_x, got_c, anchor, outs, result, dropped, swept):
     n, nc = len(operands), len(caps)
     block = traced.block
     args = list(block.arguments)

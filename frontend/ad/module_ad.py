@@ -6,13 +6,13 @@ import sys
 import threading
 
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad._util import differentiable, full, latest, zeros_like
+from hloforge.frontend.ad._util import differentiable, latest, zeros_like
+from hloforge.frontend.ad.split import split_module
 from hloforge.frontend.calls import MAX_INLINED_CALLS, CallGraph, check_no_recursion, inline_calls
-from hloforge.frontend.context import func, ir, shape_dtype_of
-from hloforge.frontend.module import Module, ShapeDtype
+from hloforge.frontend.module import Module
 from hloforge.frontend.parsing import MAX_NESTING
 from hloforge.frontend.trace_function import trace
-from hloforge.frontend.tracing import current_builder
+from hloforge.frontend.tracing import current_builder, splat
 
 # Re-emission recurses through calls and regions: calls nested deeper than this are inlined first
 # (on a copy), and each nested region takes Python frames (about 8; room for twice that is made).
@@ -96,25 +96,39 @@ def cotangent_module(module: Module, linear_from: int | None = None, name: str =
     return _vjp(module, name, "hf.to_jax", with_outputs=False, linear_from=linear_from)
 
 
-def _vjp(self, name, what, with_outputs, linear_from=None):
+def split_vjp(module: Module, wrt, prepare=None) -> tuple:
+    """Module.vjp in two parts (split.py), so that the cotangents do not recompute the outputs:
+    (forward, backward, number of residuals), where forward is (primals...) -> (outputs...,
+    residuals...) and backward (primals..., residuals..., output cotangents...) -> the cotangents of
+    the inputs ``wrt`` (their indices, in order); the other inputs are constants (no cotangent is
+    computed through them). ``prepare``: applied to the whole vjp module before the split (hf.to_jax
+    optimizes it there, once for both parts)."""
+    ins, outs = module.signature
+    whole = _vjp(module, "main", "hf.to_jax", with_outputs=True, wrt=tuple(wrt))
+    if prepare is not None:
+        whole = prepare(whole)
+    return split_module(whole, len(ins), len(outs))
+
+
+def _vjp(self, name, what, with_outputs, linear_from=None, wrt=None):
     ins, outs = self.signature
     func_op, symbols, source, depth = _entry(self, what)  # (source: keeps an inlined copy alive)
     given = len(ins) if linear_from is None else linear_from
 
     def body(*args):
-        primals = list(args[:given]) + [full(0, tuple(s.shape), s.dtype) for s in ins[given:]]
+        # (one constant per linear input: a shared one would give them all the sum of their cotangents)
+        primals = list(args[:given]) + [splat(0, s.dtype, tuple(s.shape), what=what) for s in ins[given:]]
         cts = args[given:]
         results, tape = core.reemit_function(func_op, primals, symbols)
         seeds = {}
         for r, c in zip(results, cts):
             if differentiable(r.dtype):
                 seeds[r.value] = c if r.value not in seeds else core.add_any(seeds[r.value], c)
-        differentiated = primals[linear_from or 0:]
+        chosen = primals[linear_from or 0:] if wrt is None else [primals[i] for i in wrt]
         # (only what depends on the inputs gets a cotangent: a while loop's constant initial
         # values then need none, which its rule uses, control_flow._unzeroed)
-        grads = core.backward(tape, seeds, core.active_values(tape, differentiated))
-        cotangents = tuple(zeros_like(x) if grads.get(x.value) is None else grads[x.value]
-                           for x in differentiated)
+        grads = core.backward(tape, seeds, core.active_values(tape, chosen))
+        cotangents = tuple(zeros_like(x) if grads.get(x.value) is None else grads[x.value] for x in chosen)
         return tuple(_surviving(results)) + cotangents if with_outputs else cotangents
 
     with _recursion_room(depth):
@@ -134,150 +148,31 @@ def module_jvp(self, name: str = "main") -> Module:
     return _jvp(self, name, "Module.jvp", with_outputs=True)
 
 
-def tangent_module(module: Module, name: str = "main") -> Module:
+def tangent_module(module: Module, name: str = "main", wrt=None, unused=()) -> Module:
     """Module.jvp without the outputs: (primals..., tangents...) -> output tangents, linear in the
-    tangents."""
-    return _jvp(module, name, "hf.to_jax", with_outputs=False)
+    tangents. With ``wrt`` (input indices), tangents of those inputs only (the others are zero); with
+    ``unused`` (ShapeDtypes), arguments of those types between the primals and the tangents, which
+    it does not read."""
+    return _jvp(module, name, "hf.to_jax", with_outputs=False, wrt=wrt, unused=tuple(unused))
 
 
-def _jvp(self, name, what, with_outputs):
+def _jvp(self, name, what, with_outputs, wrt=None, unused=()):
     ins, outs = self.signature
     func_op, symbols, source, depth = _entry(self, what)  # (source: keeps an inlined copy alive)
     n = len(ins)
+    wrt = tuple(range(n)) if wrt is None else tuple(wrt)
 
     def body(*args):
-        primals, tangents = args[:n], args[n:]
+        primals, tangents = args[:n], args[n + len(unused):]
         results, tape = core.reemit_function(func_op, primals, symbols)
-        seeds = {x.value: t for x, t in zip(primals, tangents) if differentiable(x.dtype)}
+        seeds = {primals[i].value: t for i, t in zip(wrt, tangents) if differentiable(primals[i].dtype)}
         tans = core.forward(tape, seeds)
         out_tangents = tuple(zeros_like(r) if tans.get(r.value) is None else tans[r.value] for r in results)
         return tuple(results) + out_tangents if with_outputs else out_tangents
 
     with _recursion_room(depth):
-        return trace(body, *ins, *ins, name=name)
+        return trace(body, *ins, *unused, *[ins[i] for i in wrt], name=name)
 
 
 Module.vjp = module_vjp
 Module.jvp = module_jvp
-
-
-def vjp_split(module: Module, name: str = "main", prepare=None) -> tuple:
-    """Module.vjp cut where the output cotangents enter, as jax's linearize splits a function:
-    (forward, backward, residual ShapeDtypes). ``forward`` takes the primals and returns the
-    outputs, then the residuals (the values the derivative reads); ``backward`` takes the output
-    cotangents, then the residuals, and returns the input cotangents. A caller that keeps the
-    residuals of the forward call runs the forward computation once, not again for the gradient
-    (hf.to_jax's jvp, issue 51). Constants the derivative reads are copied, not passed.
-    ``prepare``: applied to the whole vjp module before the cut (hf.to_jax optimizes it there,
-    once for both parts)."""
-    ins, outs = module.signature
-    whole = _vjp(module, name, "hf.to_jax", with_outputs=True)
-    if prepare is not None:
-        whole = prepare(whole)
-    with whole.context:
-        forward, backward = whole.clone(), whole.clone()
-        late = _reading_cotangents(whole.entry_function(), len(ins))
-        residuals = _cut_forward(forward.entry_function(), late, len(ins), len(outs))
-        _cut_backward(backward.entry_function(), late, residuals, len(ins), len(outs))
-    try:
-        specs = [ShapeDtype(*shape_dtype_of(t)) for t in _types_at(whole, residuals)]
-    except TypeError as e:  # (a token or tuple the derivative reads)
-        raise NotImplementedError(f"vjp_split: a residual is not a tensor: {e}") from None
-    return forward, backward, specs
-
-
-def _body_ops(func_op) -> list:
-    return [op.operation for op in func_op.regions[0].blocks[0].operations]
-
-
-def _reading_cotangents(func_op, n_in) -> set:
-    """Positions of the entry's ops that depend on the cotangent arguments (past ``n_in``)."""
-    block = func_op.regions[0].blocks[0]
-    late, found = set(list(block.arguments)[n_in:]), set()
-    for k, op in enumerate(_body_ops(func_op)[:-1]):
-        reads = list(op.operands) + (core.captured_values(op) if len(op.regions) else [])
-        if any(v in late for v in reads):
-            late.update(op.results)
-            found.add(k)
-    return found
-
-
-def _copied(op) -> bool:
-    """Whether the backward part makes its own copy of forward op ``op`` rather than take its result."""
-    return not len(op.operands) and not len(op.regions)
-
-
-def _residual_keys(func_op, late, n_in, n_out) -> list:
-    """The forward values the backward part reads, as ("arg", i) or (op position, result index)."""
-    body = _body_ops(func_op)
-    block = func_op.regions[0].blocks[0]
-    key_of = {a: ("arg", i) for i, a in enumerate(list(block.arguments)[:n_in])}
-    for k, op in enumerate(body[:-1]):
-        if k not in late and not _copied(op):
-            key_of.update({r: (k, j) for j, r in enumerate(op.results)})
-    keys = {}
-    reads = [v for k in sorted(late) for v in list(body[k].operands) + core.captured_values(body[k])]
-    for v in reads + list(body[-1].operands)[n_out:]:
-        if v in key_of:
-            keys[key_of[v]] = None
-    return list(keys)
-
-
-def _value_at(func_op, key):
-    if key[0] == "arg":
-        return func_op.regions[0].blocks[0].arguments[key[1]]
-    return _body_ops(func_op)[key[0]].results[key[1]]
-
-
-def _types_at(module, keys) -> list:
-    return [_value_at(module.entry_function(), key).type for key in keys]
-
-
-def _set_results(func_op, values) -> None:
-    """Replace the entry's return (and its type) with one of ``values``."""
-    block = func_op.regions[0].blocks[0]
-    ret = _body_ops(func_op)[-1]
-    with ir.InsertionPoint.at_block_terminator(block), ret.location:
-        func.ReturnOp(values)
-    ret.erase()
-    _retype(func_op)
-
-
-def _retype(func_op) -> None:
-    block = func_op.regions[0].blocks[0]
-    ret = _body_ops(func_op)[-1]
-    func_op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-        [a.type for a in block.arguments], [v.type for v in ret.operands]))
-    for attr in ("arg_attrs", "res_attrs"):
-        if attr in func_op.attributes:
-            del func_op.attributes[attr]
-
-
-def _cut_forward(func_op, late, n_in, n_out) -> list:
-    """Leave the forward part in ``func_op``: primals -> outputs, residuals. Returns the residual keys."""
-    keys = _residual_keys(func_op, late, n_in, n_out)
-    body = _body_ops(func_op)
-    _set_results(func_op, list(body[-1].operands)[:n_out] + [_value_at(func_op, key) for key in keys])
-    for k in sorted(late, reverse=True):
-        body[k].erase()
-    block = func_op.regions[0].blocks[0]
-    for i in reversed(range(n_in, len(block.arguments))):
-        block.erase_argument(i)
-    _retype(func_op)
-    return keys
-
-
-def _cut_backward(func_op, late, keys, n_in, n_out) -> None:
-    """Leave the backward part in ``func_op``: (output cotangents, residuals) -> input cotangents."""
-    block = func_op.regions[0].blocks[0]
-    body = _body_ops(func_op)
-    _set_results(func_op, list(body[-1].operands)[n_out:])
-    for key in keys:
-        value = _value_at(func_op, key)
-        value.replace_all_uses_with(block.add_argument(value.type, func_op.location))
-    for k in reversed(range(len(body) - 1)):
-        if k not in late and not (_copied(body[k]) and any(len(list(r.uses)) for r in body[k].results)):
-            body[k].erase()
-    for i in reversed(range(n_in)):
-        block.erase_argument(i)
-    _retype(func_op)

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from hloforge.target import default_kind
+from hloforge.target import UnsupportedOnDevice, default_kind
 from hloforge.frontend import dtypes, ops
 from hloforge.frontend.context import ir, stablehlo
 from hloforge.frontend.tracing import as_tensor, current_builder
@@ -33,7 +33,7 @@ def _platform(platform):
         platform = default_kind()
     platform = {"cuda": "gpu", "rocm": "gpu"}.get(platform, platform)
     if platform == "tpu":
-        raise NotImplementedError(
+        raise UnsupportedOnDevice(
             "hloforge.lax.linalg: the factorizations (lu, qr, cholesky, eigh, svd, solve, det, ...) have no TPU "
             "lowering in hloforge yet (jax's are XLA expansions it does not emit); build this program for the CPU "
             "(platform='cpu', or hf.config.device = 'cpu')")

@@ -5,12 +5,12 @@ import numpy as np
 
 from hloforge.frontend import numpy as hnp
 from hloforge.frontend.nn.activations import gelu
-from hloforge.frontend.nn.spectral import SpectralConv, positive_int
+from hloforge.frontend.nn.spectral import SpectralConv, checked_precision, positive_int
 
 
-def pointwise(x, w, b):
+def pointwise(x, w, b, precision=None):
     """1x1 convolution on channel-first data: (batch, in, *grid) -> (batch, out, *grid)."""
-    y = hnp.einsum("bi...,io->bo...", x, w)
+    y = hnp.einsum("bi...,io->bo...", x, w, precision=precision)
     return y + hnp.reshape(b, (1, -1) + (1,) * (x.ndim - 2))
 
 
@@ -20,6 +20,8 @@ class FNO:
     The grid is zero-padded by ``padding`` cells at the high end of every spatial axis after
     lifting (non-periodic domains) and cropped back before projecting. Data is channel-first:
     ``x`` is (batch, in_channels, *grid). Parameters are a dict of arrays from :meth:`init`.
+    ``precision`` is every contraction's (hloforge.numpy.einsum's): None, or "highest" for float32
+    products on a TPU, where None is one bfloat16 pass (as in jax).
 
     Example:
       >>> model = hf.nn.FNO(n_dims=1, modes=16, width=64, n_layers=4, padding=8)
@@ -28,7 +30,7 @@ class FNO:
     """
 
     def __init__(self, n_dims, modes, width, n_layers=4, in_channels=1, out_channels=1, hidden=128,
-                 padding=0):
+                 padding=0, precision=None):
         n_dims, width, in_channels, out_channels, hidden = (
             positive_int("FNO", name, value) for name, value in (
                 ("n_dims", n_dims), ("width", width), ("in_channels", in_channels),
@@ -37,7 +39,8 @@ class FNO:
         padding = positive_int("FNO", "padding", padding, minimum=0)
         self.n_dims, self.width, self.n_layers = n_dims, width, n_layers
         self.in_channels, self.out_channels, self.hidden, self.padding = in_channels, out_channels, hidden, padding
-        self.spectral = SpectralConv(n_dims, modes, width, width)
+        self.precision = checked_precision("FNO", precision)
+        self.spectral = SpectralConv(n_dims, modes, width, width, precision)
 
     def init(self, seed: int = 0, dtype=np.float32) -> dict:
         rng = np.random.default_rng(seed)
@@ -54,15 +57,15 @@ class FNO:
         return params
 
     def __call__(self, x, params):
-        h = pointwise(x, *params["lift"])
+        h = pointwise(x, *params["lift"], self.precision)
         p = self.padding
         if p:
             h = hnp.pad(h, [(0, 0), (0, 0)] + [(0, p)] * self.n_dims)
         for i, layer in enumerate(params["layers"]):
-            h = self.spectral(h, layer["spectral"]) + pointwise(h, *layer["skip"])
+            h = self.spectral(h, layer["spectral"]) + pointwise(h, *layer["skip"], self.precision)
             if i < self.n_layers - 1:
                 h = gelu(h)
         if p:
             h = h[(slice(None), slice(None)) + (slice(0, -p),) * self.n_dims]
-        h = gelu(pointwise(h, *params["proj1"]))
-        return pointwise(h, *params["proj2"])
+        h = gelu(pointwise(h, *params["proj1"], self.precision))
+        return pointwise(h, *params["proj2"], self.precision)

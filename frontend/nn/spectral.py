@@ -7,11 +7,22 @@ import operator
 import numpy as np
 
 from hloforge.frontend import numpy as hnp
+from hloforge.frontend.lax.convolution import _precision_names
 from hloforge.frontend.numpy._base import asarray
 
 
 def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def checked_precision(who: str, precision):
+    """``precision`` if hloforge.numpy.einsum takes it (None, a jax.lax.Precision or its name, an
+    (lhs, rhs) pair); else ValueError naming ``who``."""
+    try:
+        _precision_names(precision)
+    except ValueError as e:
+        raise ValueError(f"hloforge.nn.{who}: {e}") from None
+    return precision
 
 
 def positive_int(layer: str, name: str, value, minimum: int = 1) -> int:
@@ -35,9 +46,12 @@ class SpectralConv:
       >>> layer = hf.nn.SpectralConv(2, (12, 12), 32, 32)
       >>> w = layer.init(seed=0)
       >>> y = layer(x, w)      # inside hf.jit / hf.trace
+
+    ``precision`` is the channel mixing's einsum precision (hloforge.numpy.einsum's: None, or "highest"
+    for float32 products on a TPU, where None is one bfloat16 pass).
     """
 
-    def __init__(self, n_dims: int, modes, in_channels: int, out_channels: int):
+    def __init__(self, n_dims: int, modes, in_channels: int, out_channels: int, precision=None):
         n_dims = positive_int("SpectralConv", "n_dims", n_dims)
         in_channels = positive_int("SpectralConv", "in_channels", in_channels)
         out_channels = positive_int("SpectralConv", "out_channels", out_channels)
@@ -53,6 +67,7 @@ class SpectralConv:
             raise ValueError(f"SpectralConv: modes {modes} must be {n_dims} positive ints")
         self.n_dims, self.modes = n_dims, modes
         self.in_channels, self.out_channels = in_channels, out_channels
+        self.precision = checked_precision("SpectralConv", precision)
 
     @property
     def weight_shape(self) -> tuple:
@@ -95,7 +110,7 @@ class SpectralConv:
                 n, m = grid[axis], self.modes[axis]
                 index.append(slice(0, m) if sign == 0 else slice(n - m, n))
             index.append(slice(0, self.modes[-1]))
-            corners[signs] = hnp.einsum(mix, spectrum[tuple(index)], weights[k])
+            corners[signs] = hnp.einsum(mix, spectrum[tuple(index)], weights[k], precision=self.precision)
         out = self._assemble(corners, grid, lead)
         bins = grid[-1] // 2 + 1
         out = hnp.pad(out, [(0, 0)] * (out.ndim - 1) + [(0, bins - self.modes[-1])])

@@ -5,6 +5,7 @@ import numpy as np
 import opt_einsum
 
 from hloforge.frontend import dtypes, ops
+from hloforge.frontend.lax.convolution import _precision_names
 from hloforge.frontend.numpy._base import asarray, astype, broadcast_shapes, broadcast_to
 from hloforge.frontend.numpy._math import multiply
 from hloforge.frontend.numpy._reductions import sum as _sum
@@ -12,16 +13,18 @@ from hloforge.frontend.numpy._shape import reshape, transpose
 from hloforge.frontend.tracing import current_builder
 
 
-def _bool_safe_dot(a, b, *dims):
+def _bool_safe_dot(a, b, *dims, precision=None):
     if a.dtype == np.bool_:
         out = ops.dot_general(astype(a, np.int32), astype(b, np.int32), *dims)
         return astype(out, bool)
-    return ops.dot_general(a, b, *dims)
+    return ops.dot_general(a, b, *dims, precision=precision)
 
 
-def matmul(x1, x2):
+def matmul(x1, x2, *, precision=None):
     """numpy.matmul (``@``): 1-D operands are promoted and squeezed, batch dims broadcast.
-    Emits one stablehlo.dot_general."""
+    Emits one stablehlo.dot_general; ``precision`` as jax.numpy's (None, a jax.lax.Precision or its
+    name, or an (lhs, rhs) pair): on a TPU, float32 products at None or DEFAULT are one bfloat16 pass."""
+    precision = _precision_names(precision)
     a, b = asarray(x1), asarray(x2)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions (0-d operand)")
@@ -35,29 +38,29 @@ def matmul(x1, x2):
     batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2], what="matmul")
     if b2.ndim == 2:
         # (batch..., m, k) @ (k, n): batch dims of a are free dims, no broadcast needed
-        out = _bool_safe_dot(a2, b2, (), (), (a2.ndim - 1,), (0,))
+        out = _bool_safe_dot(a2, b2, (), (), (a2.ndim - 1,), (0,), precision=precision)
     elif a2.ndim == 2:
         # (m, k) @ (batch..., k, n): contract, then move m next to n
-        out = _bool_safe_dot(a2, b2, (), (), (1,), (b2.ndim - 2,))
+        out = _bool_safe_dot(a2, b2, (), (), (1,), (b2.ndim - 2,), precision=precision)
         out = transpose(out, tuple(range(1, b2.ndim - 1)) + (0, b2.ndim - 1))
     else:
         a2 = broadcast_to(a2, batch + a2.shape[-2:])
         b2 = broadcast_to(b2, batch + b2.shape[-2:])
         nb = len(batch)
         bd = tuple(range(nb))
-        out = _bool_safe_dot(a2, b2, bd, bd, (nb + 1,), (nb,))
+        out = _bool_safe_dot(a2, b2, bd, bd, (nb + 1,), (nb,), precision=precision)
     shape = batch + ((a2.shape[-2],) if a.ndim > 1 else ()) + ((b2.shape[-1],) if b.ndim > 1 else ())
     return reshape(out, shape)
 
 
-def dot(x1, x2):
-    """numpy.dot for 0-2-D operands (scalars multiply)."""
+def dot(x1, x2, *, precision=None):
+    """numpy.dot for 0-2-D operands (scalars multiply); ``precision`` as matmul's."""
     a, b = asarray(x1), asarray(x2)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     if a.ndim > 2 or b.ndim > 2:
         raise ValueError("dot: operands of rank > 2 are not supported; use matmul or einsum")
-    return matmul(a, b)
+    return matmul(a, b, precision=precision)
 
 
 def _parse(subscripts, shapes):
@@ -145,7 +148,9 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None, pre
       optimize: the pairwise contraction order of three or more operands, as jax.numpy: opt_einsum's
         path ("auto", the default; "greedy", "optimal", ..., True: "optimal"; an explicit path),
         or False (left to right).
-      precision: accepted for jax's signature (CPU computes at the operands' precision).
+      precision: as jax.numpy's: None, a jax.lax.Precision or its name ("highest", ...), or an (lhs,
+        rhs) pair, on every dot_general (on a TPU, float32 products at None are one bfloat16 pass;
+        a CPU computes at the operands' precision whatever it is).
       preferred_element_type: the dtype to compute and return in (the operands are cast to it).
       out, _dot_general, out_sharding: only their defaults.
     Returns:
@@ -164,8 +169,9 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None, pre
     xs = [asarray(o) for o in operands]
     common = dtypes.result_type(*xs) if preferred_element_type is None else dtypes.canonical(preferred_element_type)
     xs = [astype(x, common) for x in xs]
+    precision = _precision_names(precision)
     if len(xs) <= 2:
-        return _einsum_pair(subscripts, xs)
+        return _einsum_pair(subscripts, xs, precision)
     path = [(0, 1)] * (len(xs) - 1) if optimize is False else "optimal" if optimize is True else optimize
     try:
         _, steps = opt_einsum.contract_path(subscripts, *[x.shape for x in xs], shapes=True, einsum_call=True,
@@ -175,11 +181,11 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None, pre
                          f"(optimize={optimize!r}): {e}") from None
     for indices, _, spec, *_ in steps:  # (opt_einsum's order: pop the operands, append the result)
         picked = [xs.pop(i) for i in indices]
-        xs.append(_einsum_pair(spec, picked))
+        xs.append(_einsum_pair(spec, picked, precision))
     return xs[0]
 
 
-def _einsum_pair(subscripts, xs):
+def _einsum_pair(subscripts, xs, precision=None):
     """One or two operands of one dtype: one stablehlo.dot_general (plus a reduce for letters that
     appear once and not in the output, and a transpose into the output order)."""
     terms, out = _parse(subscripts, [x.shape for x in xs])
@@ -195,7 +201,7 @@ def _einsum_pair(subscripts, xs):
     batch = [c for c in out if c in ta and c in tb]
     contract = sorted(c for c in ta if c in tb and c not in out)
     res = _bool_safe_dot(a, b, [ta.index(c) for c in batch], [tb.index(c) for c in batch],
-                         [ta.index(c) for c in contract], [tb.index(c) for c in contract])
+                         [ta.index(c) for c in contract], [tb.index(c) for c in contract], precision=precision)
     rt = "".join(batch) + "".join(c for c in ta if c not in tb) + "".join(c for c in tb if c not in ta)
     return transpose(res, [rt.index(c) for c in out])
 

@@ -18,8 +18,9 @@ from hloforge.frontend.tracing import Tensor
 from hloforge.frontend.numpy._manipulation import diff
 
 
-def tensordot(a, b, axes=2):
-    """numpy.tensordot: contract the last ``axes`` dims of a with the first of b (or explicit lists)."""
+def tensordot(a, b, axes=2, *, precision=None):
+    """numpy.tensordot: contract the last ``axes`` dims of a with the first of b (or explicit lists);
+    ``precision`` as hloforge.numpy.matmul's."""
     x, y = asarray(a), asarray(b)
     if isinstance(axes, (int, np.integer)):
         k = operator.index(axes)
@@ -43,27 +44,27 @@ def tensordot(a, b, axes=2):
     for i, j in zip(ax, bx):
         rs[j] = ls[i]
     out = [c for d, c in enumerate(ls) if d not in ax] + [c for d, c in enumerate(rs) if d not in bx]
-    return einsum(f"{''.join(ls)},{''.join(rs)}->{''.join(out)}", x, y)
+    return einsum(f"{''.join(ls)},{''.join(rs)}->{''.join(out)}", x, y, precision=precision)
 
 
-def inner(a, b):
-    """numpy.inner: sum over the last axes (scalars multiply)."""
+def inner(a, b, *, precision=None):
+    """numpy.inner: sum over the last axes (scalars multiply); ``precision`` as matmul's."""
     x, y = asarray(a), asarray(b)
     if x.ndim == 0 or y.ndim == 0:
         return m.multiply(x, y)
     if x.shape[-1] != y.shape[-1]:
         raise ValueError(f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != "
                          f"{y.shape[-1]} (dim {y.ndim - 1})")
-    return tensordot(x, y, ([-1], [-1]))
+    return tensordot(x, y, ([-1], [-1]), precision=precision)
 
 
-def vdot(a, b):
-    """numpy.vdot: the flattened dot product, conjugating the first argument."""
+def vdot(a, b, *, precision=None):
+    """numpy.vdot: the flattened dot product, conjugating the first argument; ``precision`` as matmul's."""
     x, y = ravel(asarray(a)), ravel(asarray(b))
     if x.shape != y.shape:
         raise ValueError("cannot reshape array: vdot needs inputs of one size, "
                          f"got {x.shape[0]} and {y.shape[0]}")
-    return tensordot(m.conj(x), y, 1)
+    return tensordot(m.conj(x), y, 1, precision=precision)
 
 
 def vecdot(x1, x2, /, *, axis=-1):

@@ -82,6 +82,7 @@ def test_elementwise_finite_differences(dtype):
     check_finite_differences_once(h, *xs)
 
 
+@pytest.mark.complex128
 def test_select_clamp_convert_against_jax():
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((2, 6))

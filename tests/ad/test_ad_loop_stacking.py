@@ -126,7 +126,7 @@ def small_roll(n):
 
 def test_gradient_through_optimize_runs_the_loop_forwards_once():
     """jax.grad through hf.optimize keeps the forward call's residuals for the backward call, as jax's
-    linearize does (module_ad.vjp_split): two loops compiled, as for jax.grad itself, not three."""
+    linearize does (module_ad.split_vjp): two loops compiled, as for jax.grad itself, not three."""
     roll = small_roll(N)
     grad = jax.jit(jax.grad(lambda x: jnp.sum(hf.optimize(roll)(x) ** 2)))
     assert grad.lower(X).compile().as_text().count(" while(") == 2
@@ -144,19 +144,19 @@ def test_split_program_composes_with_jvp_hessian_and_vmap():
         close(transform(hf.optimize(roll)), transform(roll))
 
 
-def test_vjp_split_cuts_where_the_cotangents_enter():
+def test_split_vjp_cuts_where_the_cotangents_enter():
     def f(x, w):
         ys = jax.lax.scan(lambda c, _: (jnp.tanh(c @ w),) * 2, x, None, length=4)[1]
         return ys, jnp.sum(jnp.sin(x) * w[0])
-    from hloforge.frontend.ad.module_ad import vjp_split
+    from hloforge.frontend.ad.module_ad import split_vjp
     w = np.random.default_rng(4).standard_normal((8, 8)).astype(np.float32)
     module = hf.Module.parse(jax.jit(f).lower(X, w).as_text())
-    forward, backward, residuals = vjp_split(module)
-    assert [s.shape for s in forward.signature[1][2:]] == [s.shape for s in residuals]
-    assert len(backward.signature[0]) == 2 + len(residuals)
+    forward, backward, n_residuals = split_vjp(module, (0, 1))
+    assert len(forward.signature[1]) == 2 + n_residuals
+    assert len(backward.signature[0]) == 2 + n_residuals + 2
     outs = forward.compile()(X, w)
     cts = (np.ones((4, *X.shape), np.float32), np.float32(2))
-    got = backward.compile()(*cts, *outs[2:])
+    got = backward.compile()(X, w, *outs[2:], *cts)
     want_outs, pullback = jax.vjp(f, X, w)
     close(outs[:2], want_outs)
     close(got, pullback(cts))
@@ -165,15 +165,15 @@ def test_vjp_split_cuts_where_the_cotangents_enter():
 def test_products_of_stored_residuals_are_recomputed_not_stored():
     """``c * c * c``'s derivative reads c and c * c: the backward loop recomputes c * c from the stored
     c (control_flow._remade_residuals), one [n, ...] buffer as jax's integer_pow stores."""
-    from hloforge.frontend.ad.module_ad import vjp_split
+    from hloforge.frontend.ad.module_ad import split_vjp
     cube = lambda x: jax.lax.scan(lambda c, _: (c - 0.01 * c * c * c,) * 2, x, None, length=N)[1]  # noqa: E731
     module = hf.Module.parse(jax.jit(cube).lower(X).as_text())
     module.optimize()
-    forward, backward, residuals = vjp_split(module)
-    assert [s.shape for s in residuals] == [(N, *X.shape)]
+    forward, backward, n_residuals = split_vjp(module, (0,))
+    assert [tuple(s.shape) for s in forward.signature[1][1:]] == [(N, *X.shape)]
     ct = np.random.default_rng(5).standard_normal((N, *X.shape)).astype(np.float32)
     outs = forward.compile()(X)
-    close(backward.compile()(ct, *outs[1:]), jax.vjp(cube, X)[1](ct)[0])
+    close(backward.compile()(X, *outs[1:], ct), jax.vjp(cube, X)[1](ct)[0])
 
 
 def test_vjp_of_a_module_that_uses_the_loop_results_runs_one_forward_loop():

@@ -292,6 +292,7 @@ def test_python_control_flow_on_tensors_points_at_lax(fn, match):
         hf.trace(fn, F)
 
 
+@pytest.mark.child_processes
 def test_burgers_example_runs_and_checks_itself():
     import os
     import subprocess

@@ -285,6 +285,11 @@ FFT_CASES = [
     Case("transpose_of_transpose", True, "composed", lambda x: ops.transpose(ops.transpose(x, (1, 2, 0)), (1, 0, 2)),
          [sd((2, 3, 4))], present=[("stablehlo.transpose", 1)]),
     Case("transpose_of_transpose", False, "a single transpose", lambda x: ops.transpose(x, (1, 0)), [sd((2, 3))]),
+    Case("slice_of_transpose", True, "channels-last spectrum: both slices move above the transpose",
+         lambda x: _slices_of_transpose(x, lambda t: t), [sd((2, 4, 8))],
+         present=[("stablehlo.slice", 2)]),
+    Case("slice_of_transpose", False, "the transpose has a user that is not a slice",
+         lambda x: _slices_of_transpose(x, lambda t: t * 2.0), [sd((2, 4, 8))]),
     Case("noop_transpose", True, "identity permutation", lambda x: ops.transpose(x, (0, 1)), [sd((2, 3))],
          absent=["stablehlo.transpose"]),
     Case("noop_transpose", False, "a real permutation", lambda x: ops.transpose(x, (1, 0)), [sd((2, 3))]),
@@ -358,6 +363,12 @@ GUARD_CASES = [
     Case("division_by_folded_divisor", False, "the divisor is an argument of @main: XLA cannot fold it",
          lambda x, y: _raw("stablehlo.remainder", x, y), [sd((3,), I32), sd((3,), I32)]),
 ]
+
+def _slices_of_transpose(x, f):
+    """Two mode slices of transpose(x) (of f(transpose(x)) for the second)."""
+    t = ops.transpose(x, (0, 2, 1))
+    return ops.slice(t, (0, 0, 0), (2, 3, 4)) + ops.slice(f(t), (0, 5, 0), (2, 8, 4))
+
 
 def _zero_filled_irfft2(y1, y2):
     """An FNO inverse: two corner blocks around a zero gap, zero-padded bins, irfft2."""
@@ -509,6 +520,18 @@ PUSH_CASES = [
          _two_pads(ops.add, ((0,), (4,)), ((3,), (0,))), [sd((3,)), sd((4,))], False),
     Case("sum_of_disjoint_pads", False, "a padding value is 1", _two_pads(ops.add, ((0,), (4,)), ((3,), (0,)), 0, 1),
          [sd((3,)), sd((4,))]),
+    Case("sum_of_pads_regrouped", True, "x + corner + corner: the two corners in one row add first",
+         lambda x, a, b: (x + ops.pad(a, 0.0, (0, 0), (4, 3))) + ops.pad(b, 0.0, (4, 0), (0, 3)),
+         [sd((6, 5)), sd((2, 2)), sd((2, 2))], present=[("stablehlo.add", 2)]),
+    Case("sum_of_pads_regrouped", True, "integers, without finite math, either order",
+         lambda x, a, b: ops.pad(b, 0, (4, 0), (0, 3)) + (ops.pad(a, 0, (0, 0), (4, 3)) + x),
+         [sd((6, 5), I32), sd((2, 2), I32), sd((2, 2), I32)], False),
+    Case("sum_of_pads_regrouped", False, "float add without finite math (signs of zeros)",
+         lambda x, a, b: (x + ops.pad(a, 0.0, (0, 0), (4, 3))) + ops.pad(b, 0.0, (4, 0), (0, 3)),
+         [sd((6, 5)), sd((2, 2)), sd((2, 2))], False),
+    Case("sum_of_pads_regrouped", False, "the corners differ on both dims",
+         lambda x, a, b: (x + ops.pad(a, 0.0, (0, 0), (4, 3))) + ops.pad(b, 0.0, (4, 3), (0, 0)),
+         [sd((6, 5)), sd((2, 2)), sd((2, 2))]),
     Case("product_of_pads", True, "the product lives on the intersection",
          _two_pads(ops.multiply, ((0, 1), (2, 1)), ((1, 0), (0, 1))), [sd((3, 3)), sd((4, 4))],
          present=[("stablehlo.pad", 1), "stablehlo.slice"]),
@@ -738,7 +761,76 @@ INDEX_CASES = [
     Case("reshape_of_reshape", True, "back to x's shape: no reshape",
          lambda x: ops.reshape(ops.reshape(x, (6,)), (3, 2)) * 2.0, [sd((3, 2))], absent=["stablehlo.reshape"]),
     Case("reshape_of_reshape", False, "a reshape of an argument", lambda x: ops.reshape(x, (6,)), [sd((3, 2))]),
+    # (issue 47: the ways jax FNO libraries select and set spectral modes)
+    Case("gather_of_known_positions", True, "jnp.take(x, [0, 1, 2, 5], axis=1): a run and a point",
+         lambda x: _take_columns(x, [0, 1, 2, 5]), [sd((3, 8))], present=[("stablehlo.slice", 2)],
+         absent=["stablehlo.gather"]),
+    Case("gather_of_known_positions", True, "positions past the end clamp, steps of 2: one strided slice",
+         lambda x: _take_columns(x, [1, 3, 5, 7, 9]), [sd((3, 8))], present=[("stablehlo.slice", 2)]),
+    Case("gather_of_known_positions", True, "x[:, 2:6, 1:4] written as a gather at one index vector",
+         lambda x: ops.gather(x, const([2, 1], I32), (0, 1, 2), (), (1, 2), 0, (3, 4, 3)), [sd((3, 8, 5))],
+         present=["stablehlo.slice"], absent=["stablehlo.gather"]),
+    Case("gather_of_known_positions", True, "a mesh, x[:, [0, 1, 5][:, None], [2, 3]]: a slice per run of rows",
+         lambda x: ops.gather(x, const(np.stack(np.meshgrid([0, 1, 5], [2, 3], indexing="ij"), -1), I32),
+                              (0,), (1, 2), (1, 2), 2, (3, 1, 1)), [sd((3, 8, 5))],
+         present=[("stablehlo.slice", 2)], absent=["stablehlo.gather"]),
+    Case("gather_of_known_positions", False, "pairs of positions, x[:, [0, 1], [2, 3]]: a diagonal, no mesh",
+         lambda x: ops.gather(x, const([[0, 2], [1, 3]], I32), (0,), (1, 2), (1, 2), 1, (3, 1, 1)), [sd((3, 8, 5))]),
+    Case("gather_of_known_positions", False, "traced positions", lambda x, i: _take_columns(x, i),
+         [sd((3, 8)), sd((4,), I32)]),
+    Case("gather_of_known_positions", False, "the index vectors vary along two dims",
+         lambda x: ops.gather(x, const([[0, 1], [1, 0]], I32), (), (0, 1), (0, 1), 1, (1, 1)), [sd((3, 8))]),
+    Case("scatter_of_known_positions", True, "zeros.at[:, [0, 1, 6, 7]].set(u): two runs, a zero gap",
+         lambda u: _set_columns(u, [0, 1, 6, 7]), [sd((3, 4), C64)], absent=["stablehlo.scatter"],
+         present=["stablehlo.concatenate"]),
+    Case("scatter_of_known_positions", True, "jax's transpose of jnp.take, an add into zeros (finite math)",
+         lambda u: _set_columns(u, [1, 3, 5], "add"), [sd((3, 3))], absent=["stablehlo.scatter"]),
+    Case("scatter_of_known_positions", True, "a mesh, zeros.at[:, [0, 1, 5][:, None], [2, 3]].set(u)",
+         lambda u: ops.scatter(ops.constant(np.zeros((3, 8, 5), np.float32)),
+                               const(np.stack(np.meshgrid([0, 1, 5], [2, 3], indexing="ij"), -1), I32), u,
+                               (0,), (1, 2), (1, 2), 2), [sd((3, 3, 2))], absent=["stablehlo.scatter"]),
+    Case("scatter_of_known_positions", False, "an add into +0.0 without finite math (-0.0 updates)",
+         lambda u: _set_columns(u, [1, 3, 5], "add"), [sd((3, 3))], False),
+    Case("scatter_of_known_positions", False, "repeated positions (an add would sum them)",
+         lambda u: _set_columns(u, [1, 1, 5], "add"), [sd((3, 3))]),
+    Case("scatter_of_known_positions", False, "into a nonzero operand",
+         lambda x, u: ops.scatter(x, const([[0], [1]], I32), u, (0,), (1,), (1,), 1), [sd((3, 8)), sd((3, 2))]),
+    Case("slice_of_window_set", True, "the cotangent's other corner: a slice that misses the window",
+         lambda x, u: ops.slice(_set_window(x, u, (4, 0)), (0, 0, 0), (2, 4, 3)), [sd((2, 8, 5)), sd((2, 4, 3))],
+         absent=["stablehlo.scatter"]),
+    Case("slice_of_window_set", True, "a slice inside the window reads the update",
+         lambda x, u: ops.slice(_set_window(x, u, (4, 0)), (0, 5, 1), (2, 7, 3)), [sd((2, 8, 5)), sd((2, 4, 3))],
+         absent=["stablehlo.scatter"]),
+    Case("slice_of_window_set", True, "through a dynamic_update_slice at constant offsets",
+         lambda x, u: ops.slice(ops.dynamic_update_slice(x, u, [const(0, I32), const(6, I32), const(0, I32)]),
+                                (0, 0, 0), (2, 3, 5)), [sd((2, 8, 5)), sd((2, 4, 3))],
+         absent=["stablehlo.dynamic_update_slice"]),
+    Case("slice_of_window_set", False, "the slice straddles the window's edge",
+         lambda x, u: ops.slice(_set_window(x, u, (4, 0)), (0, 2, 0), (2, 6, 3)), [sd((2, 8, 5)), sd((2, 4, 3))]),
+    Case("dynamic_slice_at_constants", True, "jax's transpose of a dynamic_update_slice, the offset clamped",
+         lambda x: ops.dynamic_slice(x, [const(0, I32), const(7, I32)], (2, 3)), [sd((2, 8))],
+         absent=["stablehlo.dynamic_slice"], present=["stablehlo.slice"]),
+    Case("dynamic_slice_at_constants", False, "a traced offset",
+         lambda x, i: ops.dynamic_slice(x, [const(0, I32), i], (2, 3)), [sd((2, 8)), sd((), I32)]),
 ]
+
+
+def _take_columns(x, columns):
+    """jnp.take(x, columns, axis=1) as jax lowers it (one collapsed dim, index vectors of one position)."""
+    index = const(np.asarray(columns)[:, None], I32) if not isinstance(columns, hf.Tensor) else \
+        ops.reshape(columns, (columns.shape[0], 1))
+    return ops.gather(x, index, (0,), (1,), (1,), 1, (x.shape[0], 1))
+
+
+def _set_columns(u, columns, computation="set"):
+    """zeros((3, 8)).at[:, columns].set(u) (or .add) as jax lowers it."""
+    zeros = ops.constant(np.zeros((3, 8), u.dtype))
+    return ops.scatter(zeros, const(np.asarray(columns)[:, None], I32), u, (0,), (1,), (1,), 1, computation)
+
+
+def _set_window(x, u, at):
+    """x.at[:, a:a+4, b:b+3].set(u): one window scatter at constant offsets."""
+    return ops.scatter(x, const(np.array(at), I32), u, (0, 1, 2), (), (1, 2), 0)
 
 CASES = PAD_CASES + FOLD_CASES + FFT_CASES + INVERSE_CASES + GUARD_CASES + SPECTRAL_CASES + PUSH_CASES + INDEX_CASES
 

@@ -441,6 +441,7 @@ def test_randint_over_a_whole_dtype_matches_jax(randint_results, case):
     assert_equal(*randint_results[0, "whole", case])
 
 
+@pytest.mark.child_processes
 def test_randint_over_a_whole_dtype_with_constant_key_compiles():
     """The span wraps to 0; a constant zero divisor would crash XLA's constant folder (SIGFPE),
     so this runs in a child process."""
