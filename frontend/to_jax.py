@@ -13,7 +13,8 @@ compiled by hloforge from a jax.pure_callback instead. Its rules hand each trans
   forward once (issue 51);
 - transpose (of ``hloforge_linear_call`` only, as JAX gives linear ops a transpose only): the
   transpose the call carries (the backward program, or the cotangent program of the module a linear
-  call's tangents came from), or the linear program's own transpose;
+  call's tangents came from, and of a module without a split: a while loop without a static trip
+  count), or the linear program's own transpose;
 - batch: the program of Module.vmap.
 
 Each derived program is a module again, traced from the unoptimized source (so hf.custom_vjp rules
@@ -110,11 +111,13 @@ class Program:
     functions that use jax's custom_jvp, custom_vjp or stop_gradient), which the optimizer's
     inlining would lose: then from the source."""
 
-    def __init__(self, source, options: dict | None, name: str, signature=None):
+    def __init__(self, source, options: dict | None, name: str, signature=None, optimized: bool = False):
         """``source``: a Module, or a function that makes it (derived programs are made only when
         jax lowers, batches or differentiates them: jax.grad transposes a tangent program and
-        never runs it), then with its ``signature`` (argument and result ShapeDtypes)."""
+        never runs it), then with its ``signature`` (argument and result ShapeDtypes).
+        ``optimized``: the source went through the passes already (split()'s programs)."""
         self._source, self.options, self.name = source, options, name
+        self._source_optimized = optimized
         self.ins, self.outs = source.signature if signature is None else signature
         self.out_avals = [jax_api.shaped(s.shape, s.dtype) for s in self.outs]
         self.eager = {}  # (jax_api.define_primitive: the jitted eager calls)
@@ -142,7 +145,7 @@ class Program:
             with self._lock:
                 if self._optimized is None:
                     module = self.source
-                    if self.options is not None:
+                    if self.options is not None and not self._source_optimized:
                         module = _optimized_copy(module, self.options)
                     self._optimized = module
         return self._optimized
@@ -215,18 +218,29 @@ class Program:
         """(forward, backward, number of residuals) for the cotangents of the inputs ``wrt`` (indices):
         forward (primals...) -> (outputs..., residuals...), backward (primals..., residuals..., output
         cotangents...) -> their cotangents (module_ad.split_vjp). Made at once: the residuals are part of
-        the signatures."""
+        the signatures. None where hloforge has no reverse mode of the module (a while loop without a
+        static trip count): its jvp then transposes into the cotangent program."""
         key = ("split", tuple(wrt))
         found = self._derived.get(key)
         if found is None:
             with self._lock:
                 found = self._derived.get(key)
                 if found is None:
-                    forward, backward, n_residuals = split_vjp(self._differentiated(), wrt)
-                    found = self._derived[key] = (Program(forward, self.options, f"{self.name}_forward"),
-                                                  Program(backward, self.options, f"{self.name}_backward"),
-                                                  n_residuals)
-        return found
+                    module = self._differentiated()
+                    # (the passes run once, on the whole vjp before the split; not where the source
+                    # has derivatives of its own: each part keeps its calls, for higher derivatives)
+                    prepare = None if self.options is None or self._own_rules else \
+                        functools.partial(_optimized_copy, options=self.options)
+                    try:
+                        forward, backward, n_residuals = split_vjp(module, wrt, prepare)
+                    except NotImplementedError:  # (no reverse mode: a while without a static trip count)
+                        found = self._derived[key] = False
+                        return None
+                    done = prepare is not None
+                    found = self._derived[key] = (
+                        Program(forward, self.options, f"{self.name}_forward", optimized=done),
+                        Program(backward, self.options, f"{self.name}_backward", optimized=done), n_residuals)
+        return found or None
 
     def cotangent(self) -> "Program":
         """(primals..., output cotangents...) -> input cotangents: the transpose of ``tangent()``."""
@@ -313,7 +327,12 @@ def _call_jvp(primals, tangents, *, program):
                 if not jax_api.is_zero(t) and jax_api.differentiable(s.dtype))
     if not wrt:
         return call_p.bind(*primals, program=program), _zero_tangents(program)
-    forward, backward, n_residuals = program.split(wrt)
+    split = program.split(wrt)
+    if split is None:  # (no reverse mode: the tangent program, transposed into the cotangent program)
+        out_tangents = linear_call_p.bind(*primals, *_as_primal(tangents, primals), program=program.tangent(),
+                                          linear_from=len(primals), transposed=program.cotangent())
+        return call_p.bind(*primals, program=program), _tangents_out(program, out_tangents)
+    forward, backward, n_residuals = split
     results = call_p.bind(*primals, program=forward)
     outs, residuals = results[:len(program.outs)], results[len(program.outs):]
     linear = program.tangent(wrt, forward.outs[len(program.outs):])

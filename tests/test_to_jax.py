@@ -312,6 +312,25 @@ def test_optimize_keeps_jax_derivatives(fn, forward_mode):
     close_trees(jax.vmap(jax.grad(f))(np.stack([x, -x])), jax.vmap(jax.grad(fn))(np.stack([x, -x])))
 
 
+def test_second_derivatives_keep_stop_gradient_and_custom_jvp():
+    """A source with derivatives of its own is split before the passes, not after (Program.split): parts
+    cut from the optimized vjp would differentiate through stop_gradient at second order (issue 51)."""
+    fn = lambda a: jnp.sum(jax.lax.stop_gradient(a) * a * a) + jnp.sum(jax.nn.relu(a) * a)  # noqa: E731
+    x = np.array([1.5, -2.0, 0.0, 3.0], np.float32)
+    close_trees(jax.hessian(hf.optimize(fn))(x), jax.hessian(fn)(x))
+    close_trees(jax.grad(lambda x: jnp.sum(jax.grad(hf.optimize(fn))(x) ** 2))(x),
+                jax.grad(lambda x: jnp.sum(jax.grad(fn)(x) ** 2))(x))
+
+
+def test_forward_mode_of_a_loop_without_reverse_mode():
+    """A while loop without a static trip count has no reverse mode, so no split (Program.split is
+    None): jax.jvp and jacfwd transpose nothing and run the tangent program, as before issue 51."""
+    fn = lambda x: jax.lax.while_loop(lambda c: jnp.sum(c) < 10.0, lambda c: c * 1.5 + 0.1, x)  # noqa: E731
+    x = np.array([0.5, 1.0], np.float32)
+    close_trees(jax.jvp(hf.optimize(fn), (x,), (np.ones_like(x),)), jax.jvp(fn, (x,), (np.ones_like(x),)))
+    close_trees(jax.jacfwd(hf.optimize(fn))(x), jax.jacfwd(fn)(x))
+
+
 def test_optimize_removes_what_jax_keeps():
     def round_trip(x, w):
         return jnp.tanh(jnp.fft.irfft(jnp.fft.rfft(x), n=x.shape[-1]) * w)

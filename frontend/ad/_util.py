@@ -19,12 +19,14 @@ class ADState:
     - ``splat_values``: ir.Value of a constant ``full`` emitted -> its element (``splat`` reads it);
     - ``irfft_cotangents``: ir.Value of an IRFFT cotangent -> (the rfft of the incoming cotangent,
       the fft lengths), so the RFFT transpose can cancel the pair (fft.py);
-    - ``needed``: inside a vjp rule, whether each operand's cotangent is used (``needs``), else None.
+    - ``needed``: inside a vjp rule, whether each operand's cotangent is used (``needs``), else None;
+    - ``replaced``: ir.Value -> the ir.Value that took its uses (a while loop's results, once its
+      vjp's forward loop takes its place), for traces that return primal outputs too.
     """
-    __slots__ = ("splat_values", "irfft_cotangents", "needed")
+    __slots__ = ("splat_values", "irfft_cotangents", "needed", "replaced")
 
     def __init__(self):
-        self.splat_values, self.irfft_cotangents, self.needed = {}, {}, None
+        self.splat_values, self.irfft_cotangents, self.needed, self.replaced = {}, {}, None, {}
 
 
 def ad_state(b=None) -> ADState:
@@ -35,6 +37,15 @@ def ad_state(b=None) -> ADState:
     if state is None:
         state = b.transform_state["ad"] = ADState()
     return state
+
+
+def latest(v):
+    """The ir.Value that now holds what ``v`` held (``ADState.replaced``: a while loop's result
+    once its vjp's forward loop took the loop's place), else ``v``."""
+    replaced = ad_state().replaced
+    while v in replaced:
+        v = replaced[v]
+    return v
 
 
 def deflinear(name: str, transpose) -> None:

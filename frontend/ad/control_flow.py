@@ -17,7 +17,8 @@ from jax import tree_util
 
 from hloforge.frontend import ops
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad._util import add_any, differentiable, instantiate, needs, splat, zeros_like
+from hloforge.frontend.ad._util import (ad_state, add_any, differentiable, instantiate, latest, needs, splat,
+                                        zeros_like)
 from hloforge.frontend.attributes import constant_array
 from hloforge.frontend.context import ir, shape_dtype_of
 from hloforge.frontend.lax._trace import nested_ops, trace_body
@@ -326,48 +327,79 @@ def _remap(op, mapping):
                 inner.operands[j] = new
 
 
-def _counter_offset(v, counter):
-    """(sign, c) when ``v`` is ``counter``, ``counter + c`` or ``c - counter`` (c a constant), else None."""
-    if v == counter:
-        return 1, 0
-    if isinstance(v, ir.BlockArgument) or v.owner.name not in ("stablehlo.add", "stablehlo.subtract"):
+def _induction_carries(args, res_of, operands, static, invariant, trips) -> dict:
+    """{carry position: (its value at the first iteration, at the last)} of the integer carries
+    that the traced step (block arguments ``args``, next carries ``res_of``) moves by a static
+    nonzero amount from a static start without wrapping around: the loop's counter, and the
+    fori_loop index jax's lowering carries beside scan's own counter."""
+    found = {}
+    for j, x in enumerate(operands):
+        if j in invariant or x.shape != () or x.dtype.kind not in "iu":
+            continue
+        start, off = _int_of(x), _counter_offset(res_of[j], {args[j]}, static)
+        if start is None or off is None or off[1] != 1 or off[2] == 0:
+            continue
+        info, last = np.iinfo(x.dtype), start + (trips - 1) * off[2]
+        if info.min <= min(start, last) and max(start, last) <= info.max:
+            found[j] = (start, last)
+    return found
+
+
+def _counter_offset(v, counters, static, depth=4):
+    """(counter, sign, c) when ``v`` is ``sign * counter + c``, a value of ``counters`` through
+    adds and subtracts of static ints (``static(c)``: ``counter + c``, ``n - counter - 1``), else None."""
+    if v in counters:
+        return v, 1, 0
+    if depth == 0 or isinstance(v, ir.BlockArgument) or v.owner.name not in ("stablehlo.add", "stablehlo.subtract"):
         return None
     x, y = v.owner.operation.operands
     sub = v.owner.name == "stablehlo.subtract"
-    if not sub and y == counter:
-        x, y = y, x
-    other, sign = (y, 1) if x == counter else (x, -1) if y == counter and sub else (None, 0)
-    if other is None or isinstance(other, ir.BlockArgument) or other.owner.name != "stablehlo.constant":
-        return None
-    got = constant_array(other.owner.operation, limit=1)
-    if got is None or not got[1] or got[0].dtype.kind not in "iu":
-        return None
-    c = int(got[0].ravel()[0])
-    return sign, -c if sub and sign == 1 else c
+    cx, cy = static(x), static(y)
+    if cy is not None:
+        off = _counter_offset(x, counters, static, depth - 1)
+        return None if off is None else (off[0], off[1], off[2] - cy if sub else off[2] + cy)
+    if cx is not None:
+        off = _counter_offset(y, counters, static, depth - 1)
+        return None if off is None else (off[0], -off[1], cx - off[2]) if sub else (off[0], off[1], cx + off[2])
+    return None
 
 
-def _rows_distinct(v, counter, start, step, trips, rows, dtype) -> bool:
-    """Whether ``v`` (an index of the counter) takes a different in-range row in every iteration."""
-    off = _counter_offset(v, counter)
-    if off is None or step == 0:
+def _is_negative_test(pred, k, static) -> bool:
+    """Whether ``pred`` is ``k < 0``."""
+    if isinstance(pred, ir.BlockArgument) or pred.owner.name != "stablehlo.compare":
         return False
-    info = np.iinfo(dtype)
-    last = start + (trips - 1) * step
-    if not (info.min <= min(start, last) and max(start, last) <= info.max):
-        return False  # (the counter wraps around)
-    sign, c = off
-    lo, hi = sorted((sign * start + c, sign * last + c))
-    return 0 <= lo and hi < rows
+    compare = pred.owner.operation
+    a, z = compare.operands
+    return a == k and OPS["stablehlo.compare"].decode(compare)["direction"] == "LT" and static(z) == 0
 
 
-def _unzeroed(g, seed, counter, start, step, trips, dtype) -> bool:
+def _row_span(v, counters, static):
+    """(the row ``v`` indexes at the first iteration, at the last) when ``v`` is ``counter``,
+    ``counter + c`` or ``c - counter`` (``counters``: step value -> its (first, last) values), also
+    behind the negative-index wrap of jnp and jax's fori_loop bodies (``select(k < 0, k + n, k)``)
+    where k is never negative; else None."""
+    if not isinstance(v, ir.BlockArgument) and v.owner.name == "stablehlo.select":
+        pred, _, k = v.owner.operation.operands
+        span = _row_span(k, counters, static)
+        if span is None or min(span) < 0 or not _is_negative_test(pred, k, static):
+            return None
+        return span
+    off = _counter_offset(v, counters, static)
+    if off is None:
+        return None
+    counter, sign, c = off
+    first, last = counters[counter]
+    return sign * first + c, sign * last + c
+
+
+def _unzeroed(g, seed, counters, static, trips) -> bool:
     """Whether the cotangent ``g`` of a carry is ``dynamic_update_slice(seed, 0, [k(counter), ...])``
     with one row written per iteration, a different one each time, and the step reads ``seed``
-    only there and in dynamic_slices at the same indices (lax.scan's stacked outputs). The backward
-    loop then reads each row once, before any iteration would zero it, so the zeroing can go: the
-    cotangent is the incoming one, an invariant of the backward loop (no copy of the buffer per
-    iteration). Only where the carry's initial value needs no cotangent (it would get the rows
-    zeroed)."""
+    only there and in dynamic_slices at the same indices (lax.scan's stacked outputs, fori_loop's
+    dynamic_update_slice at its index). The backward loop then reads each row once, before any
+    iteration would zero it, so the zeroing can go: the cotangent is the incoming one, an invariant
+    of the backward loop (no copy of the buffer per iteration). Only where the carry's initial
+    value needs no cotangent (it would get the rows zeroed)."""
     if g is None or isinstance(g.value, ir.BlockArgument) or g.value.owner.name != "stablehlo.dynamic_update_slice":
         return False
     dus = g.value.owner.operation
@@ -375,7 +407,9 @@ def _unzeroed(g, seed, counter, start, step, trips, dtype) -> bool:
     rows = shape_dtype_of(operand.type)[0]
     if operand != seed or not rows or shape_dtype_of(update.type)[0][0] != 1:
         return False
-    if not _rows_distinct(index[0], counter, start, step, trips, rows[0], dtype):
+    span = _row_span(index[0], counters, static)
+    # (distinct rows: the index moves by a nonzero step, so every row between its ends once)
+    if span is None or span[0] == span[1] and trips > 1 or not (0 <= min(span) and max(span) < rows[0]):
         return False
     if isinstance(update, ir.BlockArgument) or update.owner.name != "stablehlo.constant":
         return False
@@ -390,6 +424,36 @@ def _unzeroed(g, seed, counter, start, step, trips, dtype) -> bool:
         if user.name != "stablehlo.dynamic_slice" or list(user.operands)[1:] != index:
             return False
     return True
+
+
+# Elementwise ops whose result the backward loop recomputes from stored residuals rather than
+# store it too (``u * u`` beside ``u``, of ``u * u * u``): one op against a buffer written and read.
+_REMADE = frozenset(f"stablehlo.{name}" for name in ("multiply", "add", "subtract", "negate"))
+
+
+def _remade_residuals(residuals, cheap, defining) -> set:
+    """The residuals an op of _REMADE computes from other stored residuals and cheap values only."""
+    remade = set()
+    for v in residuals:
+        op = defining.get(v)
+        if op is None or op.name not in _REMADE:
+            continue
+        if all(r in cheap or (r in residuals and r not in remade and r != v) for r in op.operands):
+            remade.add(v)
+    return remade
+
+
+def _static_in_step(args, operands, caps, invariant):
+    """value -> the int it holds at trace time, or None, for the values of the traced loop step
+    (block arguments: the carries, then the captures): constants, invariant carries and captures
+    holding one (jax's loop bodies read their index constants through such carries)."""
+    n, nc = len(operands), len(caps)
+
+    def static(v):
+        if isinstance(v, ir.BlockArgument) and v in args[n:n + nc]:
+            return _int_of(caps[args.index(v) - n])
+        return _static_value(v, args[:n], operands, invariant, (), ())
+    return static
 
 
 def _split_step(block, n, nc, invariant, counter, swept):
@@ -465,9 +529,8 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
     body_region = region_op.regions[1]
     b = current_builder("hloforge AD")
     saved_ip = b.ip
-    anchor = _loop_in_block(region_op, outs, saved_ip.block)
-    in_place = anchor is not None
-    if in_place:
+    anchor = _loop_here(region_op, outs, saved_ip.block)
+    if anchor is not None:
         b.ip = ir.InsertionPoint(anchor)
     try:
         # the step, traced once: the body, then its backward sweep from cotangent placeholders
@@ -482,7 +545,7 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
                 seeds[results[i].value] = add_any(seeds.get(results[i].value), s)
             sources = [xs[i] for i in diff] + [cap_args[k] for k in cap_diff]
             grads = core.backward(tape, seeds, core.active_values(tape, sources))
-            res_of.extend(r.value for r in results)
+            res_of.extend(latest(r.value) for r in results)  # (a nested loop's forward loop's results)
             got_x.extend(grads.get(xs[i].value) for i in diff)
             got_c.extend(grads.get(cap_args[k].value) for k in cap_diff)
             return ()
@@ -492,39 +555,40 @@ def _while_vjp(ins, outs, cts, region_op, captured, cond=None, body=None):
         traced = trace_body(step, specs, tree_util.tree_structure(tuple(range(len(specs)))),
                             "hloforge AD: while loop step")
         try:
-            return _fission(b, saved_ip, traced, anchor, operands, caps, invariant, counter, c_start, c_step,
-                            trips, diff, cap_diff, cts, res_of, got_x, got_c, in_place, result, dropped, swept[0])
+            return _fission(b, saved_ip, traced, operands, caps, invariant, counter, c_start, c_step, trips, diff,
+                            cap_diff, cts, res_of, got_x, got_c, anchor, outs, result, dropped, swept[0])
         finally:
             traced.discard()
     finally:
         b.ip = saved_ip
 
 
-def _loop_in_block(region_op, outs, block):
-    """The loop whose results ``outs`` are, where it lies in ``block`` (the one being emitted into), else
-    None: ``region_op`` itself for hf.grad inside a trace, its re-emitted copy for Module.vjp (region_op is
-    then the parsed module's op), so that the forward loop takes its place there too and the loop runs once
-    forwards (issue 51: the bridge's forward program computes outputs and residuals from one module)."""
+def _loop_here(region_op, outs, block):
+    """The while op whose place the forward loop takes, in ``block`` (the trace's): ``region_op``
+    itself (hf.grad of a traced function), or its re-emission whose results are ``outs``
+    (Module.vjp, hf.to_jax), so that uses of the loop's results inside the module read the forward
+    loop's and the loop runs once; else None."""
     if region_op.block == block:
         return region_op
-    owner = outs[0].value.owner if outs else None
+    owner = outs[0].value.owner if outs and not isinstance(outs[0].value, ir.BlockArgument) else None
     owner = getattr(owner, "operation", owner)
-    if getattr(owner, "name", None) == "stablehlo.while" and owner.block == block and \
+    if owner is not None and owner.name == "stablehlo.while" and owner.block == block and \
             [o.value for o in outs] == list(owner.results):
         return owner
     return None
 
 
-def _fission(b, end_ip, traced, anchor, operands, caps, invariant, counter, c_start, c_step, trips, diff,
-             cap_diff, cts, res_of, got_x, got_c, in_place, result, dropped, swept):
+def _fission(b, end_ip, traced, operands, caps, invariant, counter, c_start, c_step, trips, diff, cap_diff,
+             cts, res_of, got_x, got_c, anchor, outs, result, dropped, swept):
     n, nc = len(operands), len(caps)
     block = traced.block
     args = list(block.arguments)
     seed_of = dict(zip(diff, args[n + nc:]))
     if counter is not None:  # (a stacked output's cotangent passes through: see _unzeroed)
-        dtype = operands[counter].dtype
-        got_x = [b.tensor(seed_of[i])
-                 if i in dropped and _unzeroed(g, seed_of[i], args[counter], c_start, c_step, trips, dtype)
+        static = _static_in_step(args, operands, caps, invariant)
+        counters = {args[j]: span for j, span in
+                    _induction_carries(args, res_of, operands, static, invariant, trips).items()}
+        got_x = [b.tensor(seed_of[i]) if i in dropped and _unzeroed(g, seed_of[i], counters, static, trips)
                  else g for g, i in zip(got_x, diff)]
     fwd_ops, bwd_ops, cheap, varying, defining, local = _split_step(block, n, nc, invariant, counter, swept)
     outputs = [g.value for g in got_x if g is not None] + [g.value for g in got_c if g is not None]
@@ -539,15 +603,18 @@ def _fission(b, end_ip, traced, anchor, operands, caps, invariant, counter, c_st
             needed[v] = None
         else:
             residuals[v] = None
-    residuals = list(residuals)
-    # the recomputed ops the backward loop needs, in program order
+    remade = _remade_residuals(residuals, cheap, defining)
+    needed.update(dict.fromkeys(remade))
+    residuals = [v for v in residuals if v not in remade]
+    stored = set(residuals)
+    # the recomputed ops the backward loop needs, in program order (from the stored residuals)
     clones, stack = set(), [v for v in needed if v in defining]
     while stack:
         op = defining[stack.pop()]
         if op in clones:
             continue
         clones.add(op)
-        stack.extend(v for v in _inner_values(op) if v in defining)
+        stack.extend(v for v in _inner_values(op) if v in defining and v not in stored)
     clones = [op for op in fwd_ops if op in clones]
     i32 = _I32
     nr = len(residuals)
@@ -576,9 +643,14 @@ def _fission(b, end_ip, traced, anchor, operands, caps, invariant, counter, c_st
     fwd_args = {}  # (the step's block arguments -> the forward body's)
     init = [_const(0, i32), *operands, *[_zeros((trips, *s), d) for s, d in res_specs], *caps]
     fwd = ops.while_(init, fwd_cond, fwd_body)
-    if in_place:
-        for old, new in zip(list(anchor.results)[:n], fwd[1:n + 1]):
+    # the forward loop computes the loop's results: it takes the place of the loop where that is in
+    # this block, else only of the outputs the trace returns (ADState.replaced, Module.vjp's)
+    replaced = ad_state().replaced
+    for old, new in zip(list(anchor.results)[:n] if anchor is not None else [o.value for o in outs[:n]],
+                        fwd[1:n + 1]):
+        if anchor is not None:
             old.replace_all_uses_with(new.value)
+        replaced[old] = new.value
     bufs = fwd[n + 1:n + 1 + nr]
     b.ip = end_ip
 

@@ -6,13 +6,13 @@ import sys
 import threading
 
 from hloforge.frontend.ad import core
-from hloforge.frontend.ad._util import differentiable, zeros_like
+from hloforge.frontend.ad._util import differentiable, latest, zeros_like
 from hloforge.frontend.ad.split import split_module
 from hloforge.frontend.calls import MAX_INLINED_CALLS, CallGraph, check_no_recursion, inline_calls
 from hloforge.frontend.module import Module
 from hloforge.frontend.parsing import MAX_NESTING
 from hloforge.frontend.trace_function import trace
-from hloforge.frontend.tracing import splat
+from hloforge.frontend.tracing import current_builder, splat
 
 # Re-emission recurses through calls and regions: calls nested deeper than this are inlined first
 # (on a copy), and each nested region takes Python frames (about 8; room for twice that is made).
@@ -96,15 +96,18 @@ def cotangent_module(module: Module, linear_from: int | None = None, name: str =
     return _vjp(module, name, "hf.to_jax", with_outputs=False, linear_from=linear_from)
 
 
-def split_vjp(module: Module, wrt) -> tuple:
+def split_vjp(module: Module, wrt, prepare=None) -> tuple:
     """Module.vjp in two parts (split.py), so that the cotangents do not recompute the outputs:
     (forward, backward, number of residuals), where forward is (primals...) -> (outputs...,
     residuals...) and backward (primals..., residuals..., output cotangents...) -> the cotangents of
     the inputs ``wrt`` (their indices, in order); the other inputs are constants (no cotangent is
-    computed through them)."""
+    computed through them). ``prepare``: applied to the whole vjp module before the split (hf.to_jax
+    optimizes it there, once for both parts)."""
     ins, outs = module.signature
-    full = _vjp(module, "main", "hf.to_jax", with_outputs=True, wrt=tuple(wrt))
-    return split_module(full, len(ins), len(outs))
+    whole = _vjp(module, "main", "hf.to_jax", with_outputs=True, wrt=tuple(wrt))
+    if prepare is not None:
+        whole = prepare(whole)
+    return split_module(whole, len(ins), len(outs))
 
 
 def _vjp(self, name, what, with_outputs, linear_from=None, wrt=None):
@@ -121,16 +124,22 @@ def _vjp(self, name, what, with_outputs, linear_from=None, wrt=None):
         for r, c in zip(results, cts):
             if differentiable(r.dtype):
                 seeds[r.value] = c if r.value not in seeds else core.add_any(seeds[r.value], c)
-        if wrt is None:
-            grads, chosen = core.backward(tape, seeds), primals[linear_from or 0:]
-        else:
-            chosen = [primals[i] for i in wrt]
-            grads = core.backward(tape, seeds, core.active_values(tape, chosen))
+        chosen = primals[linear_from or 0:] if wrt is None else [primals[i] for i in wrt]
+        # (only what depends on the inputs gets a cotangent: a while loop's constant initial
+        # values then need none, which its rule uses, control_flow._unzeroed)
+        grads = core.backward(tape, seeds, core.active_values(tape, chosen))
         cotangents = tuple(zeros_like(x) if grads.get(x.value) is None else grads[x.value] for x in chosen)
-        return tuple(results) + cotangents if with_outputs else cotangents
+        return tuple(_surviving(results)) + cotangents if with_outputs else cotangents
 
     with _recursion_room(depth):
         return trace(body, *ins[:given], *outs, name=name)
+
+
+def _surviving(results) -> list:
+    """``results`` with the values that took their uses during the backward sweep (a while loop's
+    forward loop, control_flow._fission), so that the replaced loop is left dead, not run twice."""
+    b = current_builder("hloforge AD")
+    return [r if latest(r.value) == r.value else b.tensor(latest(r.value)) for r in results]
 
 
 def module_jvp(self, name: str = "main") -> Module:
