@@ -397,8 +397,18 @@ def optimize(fn=None, **optimize_options):
         raise TypeError(f"hf.optimize: expected a jax function, got {fn!r}")
     if jax_api.tree_flatten(fn)[0] not in ([], [fn]):  # (a callable pytree: an eqx.Module, a flax nnx module)
         return functools.partial(optimize(_call_pytree, **optimize_options), fn)
-    bridged = to_jax(from_jax(fn), **optimize_options)
-    return functools.wraps(fn)(bridged)
+    jax_fn = from_jax(fn)
+    bridged = to_jax(jax_fn, **optimize_options)
+
+    @functools.wraps(fn)
+    def optimized(*args, **kwargs):
+        outs = bridged(*args, **kwargs)
+        if any(isinstance(leaf, Tensor) for leaf in jax_api.tree_flatten(outs)[0]):
+            return outs  # (inside an hloforge trace)
+        return jax_api.wrap_keys(outs, jax_fn.result_keys(*args, **kwargs))  # (typed keys cross as key data)
+
+    optimized.cache_size = bridged.cache_size
+    return optimized
 
 
 def _call_pytree(module, *args, **kwargs):
