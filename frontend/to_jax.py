@@ -379,7 +379,8 @@ def optimize(fn=None, **optimize_options):
     hloforge's passes, as a jax function again (a decorator).
 
     Derivatives are jax's own derivatives of ``fn`` (so stop_gradient and custom_vjp rules hold),
-    rewritten by the passes too; jax.vmap uses hloforge's batching of the rewritten module.
+    rewritten by the passes too; jax.vmap uses hloforge's batching of the rewritten module. Typed PRNG
+    keys cross as their key data, and those ``fn`` returns come back typed keys.
 
     Args:
       fn: a jax-traceable function without host callbacks.
