@@ -35,7 +35,6 @@ from hloforge.frontend.from_jax import from_jax
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.trace_function import trace_flat
 from hloforge.frontend.tracing import Tensor
-from hloforge.passes.fold import BOUNDARY
 from hloforge.passes.pipeline import optimize as optimize_module
 from hloforge.runtime import cache, pjrt
 from hloforge.runtime.callbacks import has_callbacks
@@ -48,16 +47,22 @@ _OPTIONS = tuple(p for p in inspect.signature(optimize_module).parameters if p !
 
 
 def _exportable(module: Module) -> Module:
-    """``module`` without the ``hloforge.call_boundary`` marks on its calls (a copy where it has some): jax's
-    serializer for the PJRT plugin refuses a ``func.call`` with that unit attribute. The calls stay, so XLA
-    still sees their constants only once it has inlined them (passes/inline.py)."""
-    if BOUNDARY not in module.text:
+    """``module`` without the unit attributes hloforge's passes mark ops with (``hloforge.call_boundary`` on
+    calls, ``hloforge.division_guard``, ``hloforge.spec_semantics``), a copy where it has some: jax's serializer
+    for the PJRT plugin refuses an op with a unit attribute that is not its own. The marked ops stay, so XLA
+    still sees inline's constants only once it has inlined their calls (passes/inline.py)."""
+    if not any(_unit_marks(op) for op in module.walk()):
         return module
     copy = module.clone()
     for op in copy.walk():
-        if op.name == "func.call" and BOUNDARY in op.attributes:
-            del op.attributes[BOUNDARY]
+        for name in _unit_marks(op):
+            del op.attributes[name]
     return copy
+
+
+def _unit_marks(op) -> list:
+    return [name for name in op.attributes
+            if name.startswith("hloforge.") and isinstance(op.attributes[name], ir.UnitAttr)]
 
 
 def _optimized_copy(module: Module, options: dict) -> Module:

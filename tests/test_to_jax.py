@@ -520,3 +520,15 @@ def test_an_eager_call_on_two_devices_names_the_function(tmp_path):
         "print(json.dumps({'message': message}))\n")
     message = run_on_eight_devices(str(script))["message"]
     assert "incompatible devices" in message and "hf.to_jax(<lambda>)" in message and "locals" not in message
+
+
+def test_hloforges_unit_marks_do_not_reach_jaxs_serializer():
+    """jax's serializer refuses an op with a unit attribute not its own: the grad of jax.scipy.linalg.expm failed
+    with "failed to legalize operation 'stablehlo.divide'" on the division guard's mark (issue 47)."""
+    module = hf.Module.parse("""func.func @main(%a: tensor<3xui32>, %b: tensor<3xui32>) -> tensor<3xui32> {
+      %0 = stablehlo.divide %a, %b {hloforge.division_guard} : tensor<3xui32>
+      return %0 : tensor<3xui32>
+    }""")
+    a, b = np.array([7, 8, 9], np.uint32), np.array([2, 3, 4], np.uint32)
+    np.testing.assert_array_equal(np.asarray(jax.jit(hf.to_jax(module, optimize=False))(a, b)), a // b)
+    assert "hloforge.division_guard" in module.text  # (the source keeps its mark; the exported copy drops it)
