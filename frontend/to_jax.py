@@ -189,10 +189,22 @@ class Program:
             with self._lock:
                 program = self._derived.get(key)
                 if program is None:
-                    program = Program(lambda: make(self._differentiated()), self.options, f"{self.name}_{key[0]}",
+                    program = Program(lambda: self._derived_module(make), self.options, f"{self.name}_{key[0]}",
                                       signature)
                     self._derived[key] = program
         return program
+
+    def _derived_module(self, make) -> Module:
+        """``make`` of the module derived programs come from; of the source where hloforge cannot
+        differentiate or batch an op of the optimized one (jax's lowering of cumlogsumexp, betainc's while
+        loop): hf.from_jax's rules then give jax's own derivative or jax.vmap of the function."""
+        module = self._differentiated()
+        try:
+            return make(module)
+        except NotImplementedError:
+            if module is self.source:
+                raise
+            return make(self.source)
 
     def tangent(self) -> "Program":
         """(primals..., tangents...) -> output tangents."""
