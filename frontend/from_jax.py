@@ -122,18 +122,18 @@ def from_jax(fn, *, name: str | None = None):
     key_results: dict = {}
 
     def result_keys(*args, **kwargs) -> tuple:
-        """Per result leaf at these arguments: the typed PRNG key dtype jax gives it, or None; () where no
-        argument is a typed key. (from_jax lowers typed keys as their key data, so ``fn`` returns key data
-        too, which hf.optimize makes keys again.)"""
+        """Per result leaf at these arguments: the typed PRNG key dtype jax gives it, or None. (from_jax
+        lowers typed keys as their key data, so the results are key data, which hf.optimize makes keys again.)"""
         leaves, tree = tree_util.tree_flatten((args, kwargs))
-        if not any(map(jax_api.is_typed_key, leaves)):
-            return ()
         if not all(map(jax_api.is_array_leaf, leaves)):
             inner, arrays = with_static_bound(leaves, tree)
             return inner.result_keys(*arrays)
+        if not any(map(jax_api.is_typed_key, leaves)):  # (keys made inside: the lowering's own results)
+            raw = jax_api.raw_keys(leaves)
+            return lower(tree, tuple(_spec(leaf, i, label) for i, leaf in enumerate(raw))).out_keys
         specs = tuple(jax_api.shape_dtype(leaf) for leaf in leaves)
         found = key_results.get((tree, specs))
-        if found is None:
+        if found is None:  # (keys from typed key arguments: jax's results at those, the lowering's being raw)
             found = key_results[tree, specs] = _result_keys(fn, tree, specs)
         return found
 
@@ -192,6 +192,7 @@ def _lower(fn, label, tree, specs) -> "_JaxCall":
     call = _JaxCall(fn, label, tree, specs, module.to_text(debug_info=True), out_tree)
     # (a custom call, such as the CPU's LAPACK factorizations, is opaque to hloforge's AD: jax's derivative then)
     call.plain = not jax_api.has_own_derivatives(traced.jaxpr) and not _has_custom_calls(module)
+    call.out_keys = jax_api.key_dtypes(tree_util.tree_leaves(lowered.out_info))
     return call
 
 
@@ -220,6 +221,7 @@ class _JaxCall:
         self.fn, self.label, self.tree, self.specs, self.text, self.out_tree = fn, label, tree, specs, text, out_tree
         self.key = core.custom_key("from_jax", label)
         self.plain = False  # (no custom_jvp/custom_vjp/stop_gradient/custom call: jax's derivative is its ops')
+        self.out_keys = ()  # (per result leaf: its typed PRNG key dtype, which crosses as key data, or None)
         self.out_specs = None
         self._derivatives: dict = {}
         self._lock = threading.Lock()
