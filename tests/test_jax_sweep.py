@@ -3,7 +3,7 @@ values, gradients and ``jax.vmap`` must equal jax's own.
 
 Each case is a jax function and small arguments. Three checks run per case, each against the same call without
 ``hf.optimize``: the value under ``jax.jit``; ``jax.grad`` of a weighted sum of the outputs with respect to
-every float argument (cases that are not differentiable say so); ``jax.vmap`` over the first argument stacked
+every float and complex argument (cases that are not differentiable say so); ``jax.vmap`` over the first argument stacked
 twice (a second sample: a perturbed array, another key). What fails is in XFAIL, strict, with its reason.
 """
 from __future__ import annotations
@@ -34,13 +34,15 @@ SIGNAL = RNG.standard_normal(8).astype(np.float32)
 IMAGE = RNG.standard_normal((4, 6)).astype(np.float32)
 LOGITS = RNG.standard_normal((2, 5)).astype(np.float32)
 INDEX = np.int32(1)
+COMPLEX = (V + 1j * V[::-1]).astype(np.complex64)
+INTEGERS = np.array([3, 12, 7, -5], np.int32)
 
 
 @dataclasses.dataclass(frozen=True)
 class Case:
     fn: object
     args: tuple
-    grad: bool = True       # whether jax.grad applies (some float argument, a differentiable function)
+    grad: bool = True       # whether jax.grad applies (some float or complex argument, a differentiable function)
     vmap: bool = True
     rtol: float = 1e-5      # float32 on the CPU; transcendental functions and factorizations get more
 
@@ -64,6 +66,9 @@ def _random_cases(prefix, key, every_sampler=True) -> dict:
         f"{prefix}.split": case(lambda k: r.split(k, 3), key, grad=False),
         f"{prefix}.fold_in": case(lambda k: r.fold_in(k, 5), key, grad=False),
     }
+    if prefix == "random.typed":
+        cases["random.typed.key_made_inside"] = case(lambda s: (r.split(r.key(0)), s * r.normal(r.key(1))),
+                                                     np.float32(2.0))
     if every_sampler:
         cases.update({
             f"{prefix}.uniform": case(lambda k: r.uniform(k, (4,), minval=-1.0, maxval=2.0), key, **sampler),
@@ -91,6 +96,28 @@ def _scan_cumulative(x):
 def _layout_ops(x):
     return (jnp.diff(x, axis=1), jnp.triu(x, 1), jnp.roll(x, 2, axis=1),
             jnp.pad(x, ((1, 0), (2, 1)), mode="reflect"), jnp.tile(jnp.repeat(x, 2, axis=0), (1, 2)))
+
+
+def _integer_ops(i):
+    return (i // 3, i % 4, jnp.right_shift(i, 1), i & 6, jnp.gcd(i, 6), jnp.lcm(i, 4), lax.population_count(i),
+            lax.clz(i))
+
+
+def _sized_selections(x):
+    """Selections with a static size (nonzero, argwhere) and counts (histogram, bincount)."""
+    return (jnp.nonzero(x > 0, size=6, fill_value=-1)[0], jnp.argwhere(x > 0, size=6, fill_value=-1),
+            jnp.histogram(x, bins=4, range=(-1.0, 1.0))[0], jnp.bincount(jnp.round(x * 3).astype(int) + 3, length=8))
+
+
+def _special_functions(x):
+    special = jax.scipy.special
+    return (special.gammainc(2.0, x), special.i0e(x), special.logit(x / 4), special.xlogy(x, x),
+            special.polygamma(1, x))
+
+
+def _conditionals(x):
+    return (jnp.select([x < -0.3, x > 0.3], [x * 2, x ** 2], x), jnp.piecewise(x, [x < 0], [jnp.sin, jnp.cos]),
+            jnp.vectorize(lambda a, b: a * b + 1, signature="(),()->()")(x, x[::-1]))
 
 
 def _max_pool(x):
@@ -136,6 +163,20 @@ CASES = {
     "jnp.power_mod": case(lambda x: jnp.power(jnp.abs(x) + 0.5, 1.7) + jnp.mod(x, 0.3), V, rtol=1e-4),
     "scipy.special.digamma": case(jax.scipy.special.digamma, POSITIVE, rtol=1e-4),
     "scipy.special.erfinv": case(jax.scipy.special.erfinv, V * 0.9, rtol=1e-4),
+    "jnp.select_piecewise_vectorize": case(_conditionals, V, rtol=1e-4),
+    "jnp.nanmean_nanmedian": case(lambda x: (jnp.nanmean(jnp.log(x)), jnp.nanmedian(jnp.log(x))), V, rtol=1e-4),
+    "jnp.at_add_set_segment_sum": case(lambda x: (x.at[jnp.array([0, 2, 0])].add(1.0).at[1].set(3.0),
+                                                   jax.ops.segment_sum(x, jnp.array([0, 1, 0]), num_segments=2)), M),
+    "jnp.nonzero_argwhere_histogram_bincount": case(_sized_selections, V, grad=False),
+    "integer_ops": case(_integer_ops, INTEGERS, grad=False),
+    "complex.abs_angle_einsum": case(lambda z, w: (jnp.abs(z), jnp.angle(z), jnp.einsum("i,i->", z, w)),
+                                     COMPLEX, COMPLEX[::-1], rtol=1e-4),
+    "bfloat16_float16": case(lambda x: (jax.nn.gelu(x.astype(jnp.bfloat16)).astype(jnp.float32),
+                                        jnp.tanh(x.astype(jnp.float16)).astype(jnp.float32)), V, rtol=1e-2),
+    "lax.stop_gradient": case(lambda x: x * lax.stop_gradient(x), V),
+    "scipy.special.gammainc_i0e_logit_xlogy_polygamma": case(_special_functions, POSITIVE, rtol=1e-4),
+    "scipy.special.betainc": case(lambda x: jax.scipy.special.betainc(2.0, 3.0, x / 4), POSITIVE, rtol=1e-4),
+    "scipy.stats.norm": case(lambda x: (jax.scipy.stats.norm.cdf(x), jax.scipy.stats.norm.logpdf(x)), V, rtol=1e-4),
     "scipy.linalg.solve_triangular": case(lambda a, b: jax.scipy.linalg.solve_triangular(jnp.triu(a), b), SQUARE, B,
                                           rtol=1e-4),
     # jax.numpy.fft
@@ -145,6 +186,7 @@ CASES = {
     "jnp.fft.fft2": case(jnp.fft.fft2, IMAGE, rtol=1e-4),
     "jnp.fft.rfftn": case(jnp.fft.rfftn, IMAGE, rtol=1e-4),
     "jnp.fft.fftshift": case(jnp.fft.fftshift, IMAGE),
+    "jnp.fft.hfft_ihfft": case(lambda x: (jnp.fft.hfft(x * (1 + 0.5j)), jnp.fft.ihfft(x)), SIGNAL, rtol=1e-4),
     "jnp.fft.ifft": case(lambda x: jnp.fft.ifft(x * (1 + 0.5j)), SIGNAL, rtol=1e-4),
     "jnp.fft.irfft2": case(lambda x: jnp.fft.irfft2(jnp.fft.rfft2(x) * 1.5, s=x.shape), IMAGE, rtol=1e-4),
     # jax.numpy.linalg (LAPACK custom calls on the CPU)
@@ -159,6 +201,7 @@ CASES = {
     "jnp.linalg.pinv": case(jnp.linalg.pinv, M, rtol=1e-4),
     "jnp.linalg.lstsq": case(lambda a, b: jnp.linalg.lstsq(a, b)[0], M.T, M.T[:, 0], rtol=1e-4),
     "jnp.linalg.eigvals": case(jnp.linalg.eigvals, SQUARE, grad=False, rtol=1e-4),
+    "scipy.linalg.lu": case(jax.scipy.linalg.lu, SQUARE, rtol=1e-4),
     # jax.nn
     "nn.relu": case(jax.nn.relu, V),
     "nn.gelu": case(jax.nn.gelu, V, rtol=1e-4),
@@ -179,11 +222,20 @@ CASES = {
     "lax.fori_loop": case(lambda x: lax.fori_loop(0, 3, lambda i, c: c * x + i, x), V),
     "lax.while_loop": case(lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 1.5), (0, x)),
                            V, grad=False),
+    "lax.while_loop_data": case(lambda x: lax.while_loop(lambda c: jnp.sum(c) < 10.0, lambda c: c * 1.5 + 0.1,
+                                                        jnp.abs(x) + 0.1), V, grad=False),
+    "lax.cond_pytree": case(lambda x: lax.cond(x[0] > 0, lambda t: (t[0] * 2, t[1]), lambda t: (t[1], t[0]),
+                                               (x, x * 3)), V),
     "lax.cond": case(lambda x: lax.cond(jnp.sum(x) > 0, jnp.sin, jnp.cos, x), V, rtol=1e-4),
     "lax.switch": case(lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, jnp.tanh], x), INDEX, V, rtol=1e-4),
     "lax.dynamic_slice": case(lambda x, i: lax.dynamic_slice(x, (i, i), (2, 2)), M, INDEX),
     "lax.dynamic_update_slice": case(lambda x, u: lax.dynamic_update_slice(x, u, (1, 2)), M, M[:2, :2] * 3),
     "lax.top_k": case(lambda x: lax.top_k(x, 2), M),
+    "lax.cummax_cumlogsumexp": case(lambda x: (lax.cummax(x, axis=1), lax.cumlogsumexp(x, axis=1)), M, rtol=1e-4),
+    # (jax's batching of rng_bit_generator draws every example from the first key; hloforge's is per example:
+    # test_rng_bit_generator_batches_per_example)
+    "lax.rng_bit_generator": case(lambda k: lax.rng_bit_generator(k, (4,))[1], np.arange(4, dtype=np.uint32),
+                                  grad=False, vmap=False),
     "lax.associative_scan": case(lambda x: lax.associative_scan(jnp.add, x, axis=1), M),
     "lax.map": case(lambda x: lax.map(lambda row: jnp.sin(row) * row.sum(), x), M, rtol=1e-4),
     "lax.sort_multi": case(lambda x, y: lax.sort((x, y), num_keys=1), V[::-1], V * 2),
@@ -231,8 +283,8 @@ def _weighted_sum(outputs):
     return total
 
 
-def _float_args(args) -> tuple:
-    return tuple(i for i, a in enumerate(args) if jnp.asarray(a).dtype == jnp.float32)
+def _inexact_args(args) -> tuple:
+    return tuple(i for i, a in enumerate(args) if jnp.asarray(a).dtype in (jnp.float32, jnp.complex64))
 
 
 def _second_sample(arg):
@@ -272,7 +324,7 @@ def test_value(name):
 @pytest.mark.parametrize("name", _ids("grad"))
 def test_grad(name):
     c = CASES[name]
-    wrt = _float_args(c.args)
+    wrt = _inexact_args(c.args)
 
     def grad_of(fn):
         return jax.jit(jax.grad(lambda *a: _weighted_sum(fn(*a)), argnums=wrt))(*c.args)
@@ -285,3 +337,12 @@ def test_vmap(name):
     args = (_stacked(c.args[0]),) + c.args[1:]
     axes = (0,) + (None,) * (len(c.args) - 1)
     assert_same(jax.jit(jax.vmap(optimized(name), axes))(*args), jax.jit(jax.vmap(c.fn, axes))(*args), c.rtol)
+
+
+def test_rng_bit_generator_batches_per_example():
+    """hloforge's batching of rng_bit_generator draws from each example's key; jax's rule (the sweep's reference)
+    draws every example from the first key, so the sweep leaves its vmap out."""
+    draw = CASES["lax.rng_bit_generator"].fn
+    keys = np.stack([np.arange(4, dtype=np.uint32), np.arange(4, dtype=np.uint32) + 7])
+    np.testing.assert_array_equal(np.asarray(jax.jit(jax.vmap(optimized("lax.rng_bit_generator")))(keys)),
+                                  np.stack([draw(k) for k in keys]))
