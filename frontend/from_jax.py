@@ -80,16 +80,17 @@ def from_jax(fn, *, name: str | None = None):
 
     with_static: dict = {}  # static leaves' key -> the from_jax function of the array leaves alone
 
-    def static_call(leaves, tree):
-        """None, or the call with the leaves that are not arrays (functions, strings: eqx modules' fields)
-        bound as static, through a from_jax function of the array leaves alone."""
-        found = jax_api.bind_static(fn, tree, leaves, f"from_jax({label})")
-        if found is None:
-            return None
-        key, bound, arrays = found
+    def with_static_bound(leaves, tree):
+        """(the from_jax function of the array leaves alone, with the leaves that are not arrays (functions,
+        strings: eqx modules' fields) bound as static; the array leaves)."""
+        key, bound, arrays = jax_api.bind_static(fn, tree, leaves, f"from_jax({label})")
         inner = with_static.get(key)
         if inner is None:
             inner = with_static.setdefault(key, from_jax(bound, name=label))
+        return inner, arrays
+
+    def static_call(leaves, tree):
+        inner, arrays = with_static_bound(leaves, tree)
         return inner(*arrays)
 
     @functools.wraps(fn)
@@ -119,6 +120,25 @@ def from_jax(fn, *, name: str | None = None):
         args, kwargs = tree_util.tree_unflatten(tree, leaves)
         return eager(*args, **kwargs)
 
+    key_results: dict = {}
+
+    def result_keys(*args, **kwargs) -> tuple:
+        """Per result leaf at these arguments: the typed PRNG key dtype jax gives it, or None. (from_jax
+        lowers typed keys as their key data, so the results are key data, which hf.optimize makes keys again.)"""
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        if not all(map(jax_api.is_array_leaf, leaves)):
+            inner, arrays = with_static_bound(leaves, tree)
+            return inner.result_keys(*arrays)
+        if not any(map(jax_api.is_typed_key, leaves)):  # (keys made inside: the lowering's own results)
+            raw = jax_api.raw_keys(leaves)
+            return lower(tree, tuple(_spec(leaf, i, label) for i, leaf in enumerate(raw))).out_keys
+        specs = tuple(jax_api.shape_dtype(leaf) for leaf in leaves)
+        found = key_results.get((tree, specs))
+        if found is None:  # (keys from typed key arguments: jax's results at those, the lowering's being raw)
+            found = key_results[tree, specs] = _result_keys(fn, tree, specs)
+        return found
+
+    call.result_keys = result_keys
     return call
 
 
@@ -171,8 +191,22 @@ def _lower(fn, label, tree, specs) -> "_JaxCall":
     except ValueError as e:
         raise TypeError(f"from_jax({label}): jax's lowering does not verify: {e}") from None
     call = _JaxCall(fn, label, tree, specs, module.to_text(debug_info=True), out_tree)
-    call.plain = not jax_api.has_own_derivatives(traced.jaxpr)
+    # (a custom call, such as the CPU's LAPACK factorizations, is opaque to hloforge's AD: jax's derivative then)
+    call.plain = not jax_api.has_own_derivatives(traced.jaxpr) and not _has_custom_calls(module)
+    call.out_keys = jax_api.key_dtypes(tree_util.tree_leaves(lowered.out_info))
     return call
+
+
+def _has_custom_calls(module: Module) -> bool:
+    return any(op.name == "stablehlo.custom_call" for op in module.walk())
+
+
+def _result_keys(fn, tree, specs) -> tuple:
+    """jax's typed PRNG key dtype of each result leaf of ``fn`` at argument leaves ``specs`` (or None)."""
+    structs = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in specs]
+    with _x64_for([s for s in specs if not jax_api.is_key_dtype(s[1])]):
+        out = jax.eval_shape(functools.partial(_all_leaves, fn, tree), *structs)
+    return jax_api.key_dtypes(out)
 
 
 def _x64_for(specs):
@@ -187,7 +221,8 @@ class _JaxCall:
     def __init__(self, fn, label, tree, specs, text, out_tree):
         self.fn, self.label, self.tree, self.specs, self.text, self.out_tree = fn, label, tree, specs, text, out_tree
         self.key = core.custom_key("from_jax", label)
-        self.plain = False  # (no custom_jvp/custom_vjp/stop_gradient: jax's derivative is its ops')
+        self.plain = False  # (no custom_jvp/custom_vjp/stop_gradient/custom call: jax's derivative is its ops')
+        self.out_keys = ()  # (per result leaf: its typed PRNG key dtype, which crosses as key data, or None)
         self.out_specs = None
         self._derivatives: dict = {}
         self._lock = threading.Lock()

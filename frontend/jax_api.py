@@ -146,8 +146,7 @@ def raw_keys(leaves) -> list:
     implementation is a TypeError."""
     out = []
     for leaf in leaves:
-        dtype = getattr(leaf, "dtype", None)
-        if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        if is_typed_key(leaf):
             impl = str(jax.random.key_impl(leaf))
             if impl != "threefry2x32":
                 raise TypeError(f"a typed PRNG key of the {impl!r} implementation cannot cross into hloforge "
@@ -155,6 +154,29 @@ def raw_keys(leaves) -> list:
             leaf = jax.random.key_data(leaf)
         out.append(leaf)
     return out
+
+
+def is_key_dtype(dtype) -> bool:
+    return jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
+
+
+def is_typed_key(leaf) -> bool:
+    dtype = getattr(leaf, "dtype", None)
+    return dtype is not None and is_key_dtype(dtype)
+
+
+def key_dtypes(leaves) -> tuple:
+    """Per leaf (an array or its abstract value): its typed PRNG key dtype, or None."""
+    return tuple(leaf.dtype if is_typed_key(leaf) else None for leaf in leaves)
+
+
+def wrap_keys(tree, dtypes):
+    """``tree`` with the leaves that ``dtypes`` (``key_dtypes``) names typed keys again, from their key data."""
+    if not any(d is not None for d in dtypes):
+        return tree
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    leaves = [leaf if d is None else jax.random.wrap_key_data(leaf, dtype=d) for leaf, d in zip(leaves, dtypes)]
+    return jax.tree_util.tree_unflatten(treedef, leaves)
 
 
 def is_array_leaf(leaf) -> bool:
@@ -236,7 +258,7 @@ def is_undefined(x) -> bool:
 def shape_dtype(x):
     """(shape, dtype) of a value or of a transpose rule's undefined primal."""
     aval = x.aval if ad.is_undefined_primal(x) else jax.typeof(x)
-    return tuple(aval.shape), np.dtype(aval.dtype)
+    return tuple(aval.shape), aval.dtype if is_key_dtype(aval.dtype) else np.dtype(aval.dtype)
 
 
 def tree_flatten(tree):

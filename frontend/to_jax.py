@@ -40,7 +40,6 @@ from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.trace_function import trace_flat
 from hloforge.frontend.tracing import Tensor
 from hloforge.passes.cost import estimate
-from hloforge.passes.fold import BOUNDARY
 from hloforge.passes.pipeline import optimize as optimize_module
 from hloforge.runtime import cache, pjrt
 from hloforge.runtime.callbacks import has_callbacks
@@ -53,16 +52,22 @@ _OPTIONS = tuple(p for p in inspect.signature(optimize_module).parameters if p !
 
 
 def _exportable(module: Module) -> Module:
-    """``module`` without the ``hloforge.call_boundary`` marks on its calls (a copy where it has some): jax's
-    serializer for the PJRT plugin refuses a ``func.call`` with that unit attribute. The calls stay, so XLA
-    still sees their constants only once it has inlined them (passes/inline.py)."""
-    if BOUNDARY not in module.text:
+    """``module`` without the unit attributes hloforge's passes mark ops with (``hloforge.call_boundary`` on
+    calls, ``hloforge.division_guard``, ``hloforge.spec_semantics``), a copy where it has some: jax's serializer
+    for the PJRT plugin refuses an op with a unit attribute that is not its own. The marked ops stay, so XLA
+    still sees inline's constants only once it has inlined their calls (passes/inline.py)."""
+    if not any(_unit_marks(op) for op in module.walk()):
         return module
     copy = module.clone()
     for op in copy.walk():
-        if op.name == "func.call" and BOUNDARY in op.attributes:
-            del op.attributes[BOUNDARY]
+        for name in _unit_marks(op):
+            del op.attributes[name]
     return copy
+
+
+def _unit_marks(op) -> list:
+    return [name for name in op.attributes
+            if name.startswith("hloforge.") and isinstance(op.attributes[name], ir.UnitAttr)]
 
 
 def _optimized_copy(module: Module, options: dict) -> Module:
@@ -201,10 +206,22 @@ class Program:
             with self._lock:
                 program = self._derived.get(key)
                 if program is None:
-                    program = Program(lambda: make(self._differentiated()), self.options, f"{self.name}_{key[0]}",
+                    program = Program(lambda: self._derived_module(make), self.options, f"{self.name}_{key[0]}",
                                       signature)
                     self._derived[key] = program
         return program
+
+    def _derived_module(self, make) -> Module:
+        """``make`` of the module derived programs come from; of the source where hloforge cannot
+        differentiate or batch an op of the optimized one (jax's lowering of cumlogsumexp, betainc's while
+        loop): hf.from_jax's rules then give jax's own derivative or jax.vmap of the function."""
+        module = self._differentiated()
+        try:
+            return make(module)
+        except NotImplementedError:
+            if module is self.source:
+                raise
+            return make(self.source)
 
     def tangent(self, wrt=None, unused=()) -> "Program":
         """(primals..., tangents...) -> output tangents; with ``wrt`` (input indices), the tangents of those
@@ -448,7 +465,8 @@ def optimize(fn=None, **optimize_options):
     hloforge's passes, as a jax function again (a decorator).
 
     Derivatives are jax's own derivatives of ``fn`` (so stop_gradient and custom_vjp rules hold),
-    rewritten by the passes too; jax.vmap uses hloforge's batching of the rewritten module.
+    rewritten by the passes too; jax.vmap uses hloforge's batching of the rewritten module. Typed PRNG
+    keys cross as their key data, and those ``fn`` returns come back typed keys.
 
     Args:
       fn: a jax-traceable function without host callbacks.
@@ -466,8 +484,18 @@ def optimize(fn=None, **optimize_options):
         raise TypeError(f"hf.optimize: expected a jax function, got {fn!r}")
     if jax_api.tree_flatten(fn)[0] not in ([], [fn]):  # (a callable pytree: an eqx.Module, a flax nnx module)
         return functools.partial(optimize(_call_pytree, **optimize_options), fn)
-    bridged = to_jax(from_jax(fn), **optimize_options)
-    return functools.wraps(fn)(bridged)
+    jax_fn = from_jax(fn)
+    bridged = to_jax(jax_fn, **optimize_options)
+
+    @functools.wraps(fn)
+    def optimized(*args, **kwargs):
+        outs = bridged(*args, **kwargs)
+        if any(isinstance(leaf, Tensor) for leaf in jax_api.tree_flatten(outs)[0]):
+            return outs  # (inside an hloforge trace)
+        return jax_api.wrap_keys(outs, jax_fn.result_keys(*args, **kwargs))  # (typed keys cross as key data)
+
+    optimized.cache_size = bridged.cache_size
+    return optimized
 
 
 def _call_pytree(module, *args, **kwargs):

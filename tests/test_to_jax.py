@@ -561,3 +561,15 @@ def test_optimize_hands_back_jax_program_where_the_rewrite_does_not_pay(monkeypa
     assert jax.jit(kept).lower(x, w).as_text().count("stablehlo.fft") == 2
     assert hf.runtime.cache.stats()["pipeline_reverts"] == 1
     close_trees(jax.jit(kept)(x, w), jax.jit(spectral)(x, w), rtol=1e-6, atol=1e-6)
+
+
+def test_hloforges_unit_marks_do_not_reach_jaxs_serializer():
+    """jax's serializer refuses an op with a unit attribute not its own: the grad of jax.scipy.linalg.expm failed
+    with "failed to legalize operation 'stablehlo.divide'" on the division guard's mark (issue 47)."""
+    module = hf.Module.parse("""func.func @main(%a: tensor<3xui32>, %b: tensor<3xui32>) -> tensor<3xui32> {
+      %0 = stablehlo.divide %a, %b {hloforge.division_guard} : tensor<3xui32>
+      return %0 : tensor<3xui32>
+    }""")
+    a, b = np.array([7, 8, 9], np.uint32), np.array([2, 3, 4], np.uint32)
+    np.testing.assert_array_equal(np.asarray(jax.jit(hf.to_jax(module, optimize=False))(a, b)), a // b)
+    assert "hloforge.division_guard" in module.text  # (the source keeps its mark; the exported copy drops it)
