@@ -19,7 +19,13 @@ interleaved, median of repeats.
   (``sin(c) * .99``) and a spectral one (rfft, a decay per mode, irfft, a cubic term). Target <= 1.1
   at every length (issue 51: the backward loop once copied its stacked cotangent per step).
 
-Run: python benchmarks/to_jax.py [--quick] [--only fno2d|tiny|rollout] [--steps 50 200 800] [--device tpu]
+- ``spellings``: the FNO spectral-convolution spellings of tests/fno_spellings.py (slices, at[].set,
+  take, fancy indexing, dynamic_update_slice, channels-last transposes, rfftn, vmap; 1-D to 3-D):
+  each one's forward and its gradient (jax.grad of the mean square) through ``@hf.optimize`` against
+  plain jax, with the FFTs of the optimized forward (issue 47: FNO forwards at most 0.6x, their
+  gradients 0.8x).
+
+Run: python benchmarks/to_jax.py [--quick] [--only fno2d|tiny|rollout|spellings] [--steps 50 200 800] [--device tpu]
 (--device: both on that device, with its targets: on a TPU the step at most 0.45x, the forward 0.5x;
 issue 46)
 """
@@ -171,10 +177,33 @@ def rollout(repeats, steps=ROLLOUT_STEPS):
     return results
 
 
+def spellings(repeats):
+    """Each FNO spelling of tests/fno_spellings.py: forward and gradient, hf.optimize against jax."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+    from fno_spellings import SPELLINGS, loss
+    results = {}
+    for name, spelling in SPELLINGS.items():
+        x, w = spelling.args(0)
+        forward, grad = jax.jit(spelling.fn), jax.jit(jax.grad(loss(spelling.fn), argnums=(0, 1)))
+        optimized = hf.optimize(spelling.fn)
+        forward_hf, grad_hf = jax.jit(optimized), jax.jit(jax.grad(loss(optimized), argnums=(0, 1)))
+        ffts = jax.jit(optimized).lower(x, w).as_text().count("stablehlo.fft")
+        f_jax, f_hf = steady([forward, forward_hf], (x, w), repeats)
+        g_jax, g_hf = steady([grad, grad_hf], (x, w), repeats)
+        results[f"spelling_{name}_forward"], results[f"spelling_{name}_grad"] = f_hf / f_jax, g_hf / g_jax
+        TARGETS.setdefault(f"spelling_{name}_forward", TARGETS["forward"])
+        TARGETS.setdefault(f"spelling_{name}_grad", TARGETS["step"])
+        print(f"spelling {name:28s} ffts {jax.jit(spelling.fn).lower(x, w).as_text().count('stablehlo.fft')} -> "
+              f"{ffts}   forward {f_jax * 1e3:7.3f} / {f_hf * 1e3:7.3f} ms {f_hf / f_jax:5.2f}x   "
+              f"grad {g_jax * 1e3:7.3f} / {g_hf * 1e3:7.3f} ms {g_hf / g_jax:5.2f}x")
+    return results
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
-    parser.add_argument("--only", choices=("fno2d", "tiny", "rollout"), default=None, help="one part only")
+    parser.add_argument("--only", choices=("fno2d", "tiny", "rollout", "spellings"), default=None,
+                        help="one part only")
     parser.add_argument("--steps", type=int, nargs="+", default=list(ROLLOUT_STEPS),
                         help="the rollout rows' lengths (default: 50 200 800)")
     parser.add_argument("--device", default=None, choices=("cpu", "gpu", "tpu"),
@@ -186,7 +215,7 @@ def main(argv=None):
         TARGETS.update(ACCELERATOR_TARGETS)
     repeats = 5 if args.quick else 15
     parts = {"fno2d": lambda: fno2d(repeats, 5 if args.quick else 10), "tiny": lambda: tiny(repeats),
-             "rollout": lambda: rollout(repeats, args.steps)}
+             "rollout": lambda: rollout(repeats, args.steps), "spellings": lambda: spellings(repeats)}
     results = {}
     for name, part in parts.items():
         if args.only in (None, name):
