@@ -90,17 +90,15 @@ def client(kind: str = "cpu"):
 
 
 def devices(kind: str | None = None, *, local: bool = False) -> list:
-    """PJRT devices of ``kind`` ("cpu", "gpu" or "tpu"); None: every platform's, in jax's order (its
-    default backend first: the TPU or GPU where there is one, the CPU last).
+    """PJRT devices of ``kind`` ("cpu", "gpu" or "tpu"); None: jax's default backend's, as ``jax.devices()``
+    (the TPU's or GPU's where there is one: a mesh over them never mixes in the CPU).
 
     In a multi-process run (``jax.distributed``) these are the *global* devices, every
     process's; ``local=True``: only the ones this process addresses (``jax.local_devices``)."""
     def of(c):
         return list(c.local_devices() if local else c.devices())
 
-    if kind is not None:
-        return of(client(kind))
-    return [d for p in platforms() for d in of(get_backend(p))]
+    return of(client(default_platform() if kind is None else kind))
 
 
 def resolve_device(device=None, default: str | None = None):
