@@ -54,7 +54,8 @@ class Trainer:
         self.model = self.build_model(config)
         schedule = optax.exponential_decay(config["lr"], transition_steps=config["decay_every"] * (
             config["train"] // config["batch"]), decay_rate=0.5, staircase=True)
-        self.optimizer = optax.adam(schedule)
+        # (weight_decay: the paper's torch Adam(weight_decay=1e-4), an L2 term added to the gradient)
+        self.optimizer = optax.chain(optax.add_decayed_weights(config.get("weight_decay", 0.0)), optax.adam(schedule))
         update, apply = hf.from_jax(self.optimizer.update), hf.from_jax(optax.apply_updates)
         model, metric = self.model, self.metric
 
@@ -134,8 +135,13 @@ class Trainer:
             state["losses"].append(sum(float(loss) for loss in losses) / n_batches)
             self.save(state)
             bar.set_postfix(loss=f"{state['losses'][-1]:.4f}")
-        test = float(self.evaluate(params, x_test, y_test))
-        return state, test
+        return state, self.test_error(params, x_test, y_test)
+
+    def test_error(self, params, x, y) -> float:
+        """The metric's mean over the samples of ``x``, ``y``, in batches of the training batch size."""
+        batch = self.config["batch"]
+        return sum(float(self.evaluate(params, x[i:i + batch], y[i:i + batch])) * len(x[i:i + batch])
+                   for i in range(0, len(x), batch)) / len(x)
 
     def plots(self, state, x_test, y_test, scale=1.0):
         """loss_curve.png, and prediction.png: for three test samples, the input u0(x), the truth

@@ -37,9 +37,9 @@ import train_fno_1d  # noqa: E402
 # precision: the model's contractions' ("default": on a TPU one bfloat16 pass per float32 product, as
 # jax's default; "highest": float32 throughout, about 3-6 passes)
 FULL = dict(train=1000, test=100, resolution=85, grid=421, modes=12, width=32, layers=4, padding=9, epochs=500,
-            batch=20, lr=1e-3, decay_every=100, seed=0, precision="default")
+            batch=20, lr=1e-3, decay_every=100, weight_decay=1e-4, seed=0, precision="default")
 QUICK = dict(train=300, test=50, resolution=29, grid=57, modes=8, width=24, layers=4, padding=4, epochs=40,
-             batch=10, lr=3e-3, decay_every=10, seed=0, precision="default")
+             batch=10, lr=3e-3, decay_every=10, weight_decay=1e-4, seed=0, precision="default")
 COUNTED_OPS = ("stablehlo.fft", "stablehlo.dot_general")
 
 
