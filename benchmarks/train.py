@@ -14,6 +14,7 @@ padding 9, batch 20; --quick its quick preset) on Darcy data from darcy_data.py,
 (target: hloforge at most 0.7x jax's, whose FFTs stay FFTs while fft-truncate turns hloforge's
 truncated spectra into small DFT contractions), and the losses of the first --check-steps steps in
 float64 (target: relative gap 1e-9). Run: python benchmarks/train.py --darcy [--quick] [--steps 30]
+[--parts: the forward pass, value_and_grad and the step timed apart, the batch on the device]
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+
+import hloforge as hf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
@@ -204,7 +207,50 @@ def darcy(args) -> int:
         f"float64 {gap64:.2e} (target 1e-9): {'ok' if gap64 <= 1e-9 else 'MISS'}"))
     print(f"steady step: hloforge {hf_time * 1e3:.2f} ms, jax {jax_time * 1e3:.2f} ms, ratio {ratio:.3f} "
           f"(target {target}): {'ok' if ratio <= target else 'MISS'}")
+    if args.parts:
+        print("per call, the batch on the device, calls queued (hloforge ms, jax ms, ratio):")
+        for name, (ours, theirs) in darcy_parts(config, trainer, batches[0]).items():
+            print(f"  {name:15s} {ours:9.3f} {theirs:9.3f} {ours / theirs:7.3f}")
     return 0
+
+
+def darcy_parts(config, trainer, batch, rounds: int = 7, calls: int = 10) -> dict:
+    """{part: (hloforge ms, jax ms)} per call of the forward pass, value_and_grad and the whole step, the
+    batch already on the device and ``calls`` calls queued back to back (as a training loop runs them),
+    the two frameworks interleaved round by round; medians over ``rounds``."""
+    modes, padding, model = (config["modes"],) * 2, config["padding"], trainer.model
+    params = trainer.model.init(seed=0)
+    jparams = jax.tree_util.tree_map(jnp.asarray, params)
+    x, y = (jax.device_put(a) for a in batch)
+
+    def hf_loss(p, x, y):
+        return trainer.metric(model(x, p)[:, 0], y)
+
+    def jax_loss(p, x, y):
+        return jax_relative_l2_2d(jax_fno_2d(x, p, modes, padding)[:, 0], y)
+
+    parts = {
+        "forward": ((hf.jit(lambda p, x: model(x, p)), (params, x)),
+                    (jax.jit(lambda p, x: jax_fno_2d(x, p, modes, padding)), (jparams, x))),
+        "value_and_grad": ((hf.jit(hf.value_and_grad(hf_loss)), (params, x, y)),
+                           (jax.jit(jax.value_and_grad(jax_loss)), (jparams, x, y))),
+        "step": ((trainer.step, (params, trainer.optimizer.init(params), x, y)),
+                 (jax_darcy_trainer(config, trainer.optimizer), (jparams, trainer.optimizer.init(jparams), x, y))),
+    }
+    times = {}
+    for name, runs in parts.items():
+        for f, args in runs:
+            jax.block_until_ready(f(*args))  # (compiled, then the first call's transfers done)
+        rows = [[], []]
+        for _ in range(rounds):
+            for i, (f, args) in enumerate(runs):
+                start = time.perf_counter()
+                for _ in range(calls):
+                    out = f(*args)
+                jax.block_until_ready(out)
+                rows[i].append((time.perf_counter() - start) / calls)
+        times[name] = tuple(float(np.median(r)) * 1e3 for r in rows)
+    return times
 
 
 def on_tpu(device) -> bool:
@@ -231,6 +277,8 @@ def main(argv=None) -> int:
     parser.add_argument("--check-steps", type=int, default=10, help="--darcy: steps compared in float64")
     parser.add_argument("--device", default=None, choices=("cpu", "gpu", "tpu"),
                         help="both frameworks on this device (default: jax's default device)")
+    parser.add_argument("--parts", action="store_true", help="--darcy: also time the forward pass, "
+                        "value_and_grad and the step apart, the batch on the device, calls queued")
     args = parser.parse_args(argv)
     use_device(args.device)
     if args.darcy:
