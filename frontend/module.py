@@ -10,8 +10,8 @@ from hloforge.frontend.calls import (
     MAX_INLINED_CALLS, CallGraph, check_no_recursion, drop_dead_functions, function_name, inline_calls,
     is_public)
 from hloforge.frontend.context import (
-    func, ir, portable_target, refine_polymorphic, refine_shapes, serialize_portable, shape_dtype_of, stablehlo,
-    tensor_size_error, tensor_type, write_bytecode)
+    clone_module, func, ir, portable_target, refine_polymorphic, refine_shapes, serialize_portable, shape_dtype_of,
+    stablehlo, tensor_size_error, tensor_type, write_bytecode)
 from hloforge.frontend.inspection import graph, save_graph, summary
 from hloforge.frontend.parsing import BYTECODE_MAGIC, diagnostics, nesting_depth, parse_source
 
@@ -153,9 +153,7 @@ class Module:
                              f"{diagnostics(e)}") from None
 
     def clone(self) -> "Module":
-        with self.context:
-            copy = ir.Module.parse(self.to_text(debug_info=True), context=self.context)
-        return Module(copy, self.entry, self.out_tree)
+        return Module(clone_module(self.mlir), self.entry, self.out_tree)
 
     # ---------------------------------------------------------------- printing
 
