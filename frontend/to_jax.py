@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import threading
 
 import numpy as np
@@ -100,6 +101,33 @@ def _optimized_copy(module: Module, options: dict) -> Module:
         cache.disk_store(directory, key, copy.to_text(debug_info=True).encode(), config.cache_max_bytes,
                          event="pipeline_writes")
     return copy
+
+
+def _split(module: Module, wrt, prepare, options) -> tuple:
+    """``split_vjp(module, wrt, prepare)``; with a cache directory and the pipeline on, the two programs
+    are stored there by the module's text, ``wrt``, the options and hloforge's sources, so a later process
+    that traces the same program neither differentiates nor optimizes it again (issue 51)."""
+    directory = config.cache_dir if prepare is not None else None
+    if not directory:
+        return split_vjp(module, wrt, prepare)
+    text = module.to_text().replace(core.PROCESS, "process")  # (from_jax's symbols name the process)
+    key = cache.fingerprint(text, "to_jax split", repr(tuple(wrt)), repr(sorted(options.items())),
+                            cache.source_stamp(), cache.KEY_VERSION)
+    data = cache.disk_load(directory, key)
+    if data is not None:
+        try:
+            n_residuals, parts = json.loads(data)
+            forward, backward = (Module.parse(code, entry=entry) for entry, code in parts)
+        except (ValueError, TypeError):
+            cache.disk_discard(directory, key)
+        else:
+            cache.count("split_hits")
+            return forward, backward, n_residuals
+    forward, backward, n_residuals = split_vjp(module, wrt, prepare)
+    parts = [(m.entry, m.to_text(debug_info=True)) for m in (forward, backward)]
+    cache.disk_store(directory, key, json.dumps([n_residuals, parts]).encode(), config.cache_max_bytes,
+                     event="split_writes")
+    return forward, backward, n_residuals
 
 
 def _pays(source: Module, optimized: Module, cost_model) -> bool:
@@ -252,7 +280,7 @@ class Program:
                     prepare = None if self.options is None or self._own_rules else \
                         functools.partial(_optimized_copy, options=self.options)
                     try:
-                        forward, backward, n_residuals = split_vjp(module, wrt, prepare)
+                        forward, backward, n_residuals = _split(module, wrt, prepare, self.options)
                     except NotImplementedError:  # (no reverse mode: a while without a static trip count)
                         found = self._derived[key] = False
                         return None

@@ -130,10 +130,13 @@ def stats() -> dict:
     disk_errors (corrupt or unusable entries that were rebuilt), disk_evictions (entries deleted
     to keep the directory within its bound), pipeline_hits and pipeline_writes (hf.jit programs
     whose pass pipeline was skipped, and the entries that let a later process skip it),
-    pipeline_reverts (hf.optimize programs handed back as jax lowered them: the rewrite did not pay)."""
+    pipeline_reverts (hf.optimize programs handed back as jax lowered them: the rewrite did not pay),
+    split_hits and split_writes (hf.optimize's forward/backward programs of a gradient read from the
+    directory, and written there)."""
     with _stats_lock:
         return {k: _stats[k] for k in ("compiles", "memory_hits", "disk_hits", "disk_writes", "disk_errors",
-                                       "disk_evictions", "pipeline_hits", "pipeline_writes", "pipeline_reverts")}
+                                       "disk_evictions", "pipeline_hits", "pipeline_writes", "pipeline_reverts",
+                                       "split_hits", "split_writes")}
 
 
 def reset_stats() -> None:

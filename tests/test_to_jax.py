@@ -459,6 +459,31 @@ def test_a_second_process_runs_no_pass(tmp_path):
     assert (int(hits1), int(writes1)) == (0, 1) and (int(hits2), int(writes2)) == (1, 0)
 
 
+def test_a_second_process_neither_differentiates_nor_optimizes_a_gradient(tmp_path):
+    """The forward and backward programs of @hf.optimize's gradient are cached on disk too (issue 51): a second
+    process reads them, and the vjp is neither traced nor optimized; the gradient is the same."""
+    import subprocess
+    import sys
+    script = (
+        "import sys, numpy as np, jax, jax.numpy as jnp, hloforge as hf\n"
+        "from hloforge.runtime import cache\n"
+        "from hloforge.frontend.ad import module_ad\n"
+        "hf.config.cache_dir = sys.argv[1]\n"
+        "calls = []\n"
+        "split = module_ad.split_vjp\n"
+        "import hloforge.frontend.to_jax as to_jax\n"
+        "to_jax.split_vjp = lambda *a: calls.append(1) or split(*a)\n"
+        "f = hf.optimize(lambda x: jnp.fft.irfft(jnp.sin(jnp.fft.rfft(x)[:4]), n=16))\n"
+        "g = jax.jit(jax.grad(lambda x: jnp.sum(f(x) ** 2)))(np.linspace(0, 1, 16, dtype=np.float32))\n"
+        "s = cache.stats()\n"
+        "print(repr(np.asarray(g).tolist()), len(calls), s['split_hits'], s['split_writes'])\n")
+    runs = [subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=300)
+            for _ in range(2)]
+    (g1, calls1, hits1, writes1), (g2, calls2, hits2, writes2) = [r.stdout.rsplit(maxsplit=3) for r in runs]
+    assert g1 == g2
+    assert (calls1, hits1, writes1) == ("1", "0", "1") and (calls2, hits2, writes2) == ("0", "1", "0")
+
+
 def test_a_to_jax_function_in_a_custom_jvp_rule_transposes():
     """jax.grad transposes the tangent rule's to_jax call in the tangents it is linear in (issue 47)."""
     scale = hf.to_jax(lambda a, t: a * t * 3.0)
