@@ -14,7 +14,7 @@ padding 9, batch 20; --quick its quick preset) on Darcy data from darcy_data.py,
 (target: hloforge at most 0.7x jax's, whose FFTs stay FFTs while fft-truncate turns hloforge's
 truncated spectra into small DFT contractions), and the losses of the first --check-steps steps in
 float64 (target: relative gap 1e-9). Run: python benchmarks/train.py --darcy [--quick] [--steps 30]
-[--parts: the forward pass, value_and_grad and the step timed apart, the batch on the device]
+[--parts: the forward pass, value_and_grad and the step timed apart, the batch on the device; and an epoch]
 """
 from __future__ import annotations
 
@@ -211,6 +211,10 @@ def darcy(args) -> int:
         print("per call, the batch on the device, calls queued (hloforge ms, jax ms, ratio):")
         for name, (ours, theirs) in darcy_parts(config, trainer, batches[0]).items():
             print(f"  {name:15s} {ours:9.3f} {theirs:9.3f} {ours / theirs:7.3f}")
+        n_batches = config["train"] // config["batch"]
+        ours, theirs = darcy_epochs(config, trainer, darcy_batches(config, n_batches))
+        print(f"epoch of {n_batches} steps as train_fno_darcy.py runs it (numpy batches, losses read after it): "
+              f"hloforge {ours:.3f} s, jax {theirs:.3f} s, ratio {ours / theirs:.3f}")
     return 0
 
 
@@ -253,6 +257,29 @@ def darcy_parts(config, trainer, batch, rounds: int = 7, calls: int = 10) -> dic
     return times
 
 
+def darcy_epochs(config, trainer, batches, epochs: int = 3) -> tuple:
+    """(hloforge s, jax s): the median time of an epoch as the example's loop runs it (numpy batches,
+    steps queued, the losses read after the epoch), the two frameworks alternating epoch by epoch."""
+    params = trainer.model.init(seed=0)
+    jparams = jax.tree_util.tree_map(jnp.asarray, params)
+    runs = [[trainer.step, params, trainer.optimizer.init(params)],
+            [jax_darcy_trainer(config, trainer.optimizer), jparams, trainer.optimizer.init(jparams)]]
+    times = [[], []]
+    for epoch in range(epochs + 1):  # (the first: compiles)
+        for i, run_ in enumerate(runs):
+            step, p, state = run_
+            start = time.perf_counter()
+            losses = []
+            for x, y in batches:
+                p, state, loss = step(p, state, x, y)
+                losses.append(loss)
+            sum(float(loss) for loss in losses)
+            if epoch:
+                times[i].append(time.perf_counter() - start)
+            run_[1:] = p, state
+    return tuple(float(np.median(t)) for t in times)
+
+
 def on_tpu(device) -> bool:
     return (device or jax.default_backend()) == "tpu"
 
@@ -278,7 +305,8 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default=None, choices=("cpu", "gpu", "tpu"),
                         help="both frameworks on this device (default: jax's default device)")
     parser.add_argument("--parts", action="store_true", help="--darcy: also time the forward pass, "
-                        "value_and_grad and the step apart, the batch on the device, calls queued")
+                        "value_and_grad and the step apart (the batch on the device, calls queued), and an "
+                        "epoch of each as the example runs it")
     args = parser.parse_args(argv)
     use_device(args.device)
     if args.darcy:
