@@ -439,47 +439,44 @@ def test_the_program_cache_is_bounded(monkeypatch):
     assert f.cache_size() == 3
 
 
+def _in_two_processes(body: str, cache_dir) -> list:
+    """The stdout of ``body`` run in two fresh processes, one after the other, that share hloforge's cache
+    directory ``cache_dir`` (the body sees np, jax, jnp, hf and runtime.cache)."""
+    import subprocess
+    import sys
+    script = ("import sys, numpy as np, jax, jax.numpy as jnp, hloforge as hf\n"
+              "from hloforge.runtime import cache\n"
+              "hf.config.cache_dir = sys.argv[1]\n" + body)
+    return [subprocess.run([sys.executable, "-c", script, str(cache_dir)], capture_output=True, text=True,
+                           timeout=300).stdout for _ in range(2)]
+
+
 @pytest.mark.child_processes
 def test_a_second_process_runs_no_pass(tmp_path):
     """@hf.optimize's pipeline result is cached on disk (issue 51): a second process traces, finds it, and
     optimizes nothing."""
-    import subprocess
-    import sys
-    script = (
-        "import sys, numpy as np, jax, jax.numpy as jnp, hloforge as hf\n"
-        "from hloforge.runtime import cache\n"
-        "hf.config.cache_dir = sys.argv[1]\n"
+    runs = _in_two_processes(
         "f = hf.optimize(lambda x: jnp.fft.irfft(jnp.fft.rfft(x) * 2.0, n=16))\n"
         "y = jax.jit(f)(np.arange(16, dtype=np.float32))\n"
-        "print(float(y[3]), cache.stats()['pipeline_hits'], cache.stats()['pipeline_writes'])\n")
-    runs = [subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=300)
-            for _ in range(2)]
-    (first, hits1, writes1), (second, hits2, writes2) = [r.stdout.split() for r in runs]
+        "print(float(y[3]), cache.stats()['pipeline_hits'], cache.stats()['pipeline_writes'])\n", tmp_path)
+    (first, hits1, writes1), (second, hits2, writes2) = [out.split() for out in runs]
     assert first == second == "6.0"
     assert (int(hits1), int(writes1)) == (0, 1) and (int(hits2), int(writes2)) == (1, 0)
 
 
+@pytest.mark.child_processes
 def test_a_second_process_neither_differentiates_nor_optimizes_a_gradient(tmp_path):
     """The forward and backward programs of @hf.optimize's gradient are cached on disk too (issue 51): a second
     process reads them, and the vjp is neither traced nor optimized; the gradient is the same."""
-    import subprocess
-    import sys
-    script = (
-        "import sys, numpy as np, jax, jax.numpy as jnp, hloforge as hf\n"
-        "from hloforge.runtime import cache\n"
-        "from hloforge.frontend.ad import module_ad\n"
-        "hf.config.cache_dir = sys.argv[1]\n"
-        "calls = []\n"
-        "split = module_ad.split_vjp\n"
+    runs = _in_two_processes(
         "import hloforge.frontend.to_jax as to_jax\n"
+        "calls, split = [], to_jax.split_vjp\n"
         "to_jax.split_vjp = lambda *a: calls.append(1) or split(*a)\n"
         "f = hf.optimize(lambda x: jnp.fft.irfft(jnp.sin(jnp.fft.rfft(x)[:4]), n=16))\n"
         "g = jax.jit(jax.grad(lambda x: jnp.sum(f(x) ** 2)))(np.linspace(0, 1, 16, dtype=np.float32))\n"
         "s = cache.stats()\n"
-        "print(repr(np.asarray(g).tolist()), len(calls), s['split_hits'], s['split_writes'])\n")
-    runs = [subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=300)
-            for _ in range(2)]
-    (g1, calls1, hits1, writes1), (g2, calls2, hits2, writes2) = [r.stdout.rsplit(maxsplit=3) for r in runs]
+        "print(repr(np.asarray(g).tolist()), len(calls), s['split_hits'], s['split_writes'])\n", tmp_path)
+    (g1, calls1, hits1, writes1), (g2, calls2, hits2, writes2) = [out.rsplit(maxsplit=3) for out in runs]
     assert g1 == g2
     assert (calls1, hits1, writes1) == ("1", "0", "1") and (calls2, hits2, writes2) == ("0", "1", "0")
 
