@@ -27,11 +27,16 @@ class Site:
         self.inline = False
 
 
+def callee_name(op) -> str:
+    """The function a ``func.call`` op calls."""
+    return ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+
+
 def _references(op) -> list:
     """The functions ``op`` (an ir.Operation) refers to, as XLA would turn them into computations."""
     name = op.name
     if name == CALL:
-        return [ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
+        return [callee_name(op)]
     if name == "stablehlo.composite" and "decomposition" in op.attributes:
         return [ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value]
     if name == "stablehlo.custom_call" and "called_computations" in op.attributes:

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from hloforge.frontend.calls import callee_name, function_name
 from hloforge.frontend.context import ir
 from hloforge.passes._ir import dtype_of, params_of, shape_of
 
@@ -25,7 +26,7 @@ def estimate(module, model) -> float:
       >>> estimate(hf.trace(f, x), hloforge.target.CPU)
       1843.2
     """
-    functions = {str(ir.StringAttr(f.attributes["sym_name"]).value): f for f in module.functions()}
+    functions = {function_name(f): f for f in module.functions()}
     memo: dict = {}
 
     def cost_of(name: str, calling: tuple) -> float:
@@ -39,7 +40,7 @@ def estimate(module, model) -> float:
             nonlocal total
             op = op.operation
             if op.name == "func.call":
-                total += cost_of(str(ir.FlatSymbolRefAttr(op.attributes["callee"]).value), calling + (name,))
+                total += cost_of(callee_name(op), calling + (name,))
             elif op.name == "stablehlo.fft":
                 total += _fft_cost(op, model)
             elif op.name == "stablehlo.dot_general":

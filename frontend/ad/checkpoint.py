@@ -32,7 +32,7 @@ from hloforge.frontend.ad import core
 from hloforge.frontend.ad._util import add_any, carries_tangent
 from hloforge.frontend.ad.custom import emit_rule_call
 from hloforge.frontend.ad.structure import COMPOSITE_RULES
-from hloforge.frontend.context import ir
+from hloforge.frontend.context import has_uses, ir
 from hloforge.frontend.jit import jit
 from hloforge.frontend.lax._trace import splice, trace_body
 from hloforge.frontend.module import ShapeDtype
@@ -438,7 +438,7 @@ class _Rule:
         traced = trace_body(traced_sweep, [(both[i].shape, both[i].dtype) for i in pinnable],
                             tree_util.tree_structure([0] * len(pinnable)), self.what)
         try:
-            read = [k for k, arg in enumerate(traced.block.arguments) if _used(arg)]
+            read = [k for k, arg in enumerate(traced.block.arguments) if has_uses(arg)]
             args = [both[i] for i in pinnable]
             if read:
                 # (the cotangents pass the barrier too: the recomputation then reads them, so
@@ -466,12 +466,6 @@ class _Rule:
         outs, _ = emit(lambda flat: batched(*flat), list(ins), tree_util.tree_structure(tuple(ins)),
                        f"vmap({self.name})", self.policy, self.prevent_cse)
         return outs, [0] * len(outs)
-
-
-def _used(value) -> bool:
-    for _ in value.uses:
-        return True
-    return False
 
 
 def _recompute(block, args, saved) -> tuple:

@@ -16,7 +16,7 @@ into both.
 from __future__ import annotations
 
 from hloforge.frontend.ad.core import captured_values
-from hloforge.frontend.context import func, ir
+from hloforge.frontend.context import func, has_uses, ir
 from hloforge.frontend.module import Module
 
 CONSTANT, KNOWN, UNKNOWN = 0, 1, 2
@@ -64,7 +64,7 @@ class _Parts:
 
     def erase_unused_constants(self) -> None:
         for op, s in reversed(self.ops):
-            if s == CONSTANT and not any(_has_uses(r) for r in op.results):
+            if s == CONSTANT and not any(has_uses(r) for r in op.results):
                 op.erase()
 
 
@@ -79,10 +79,6 @@ def _no_inputs_status(op) -> int:
     if len(op.regions) or op.name in ("func.call", "stablehlo.custom_call"):
         return KNOWN
     return CONSTANT
-
-
-def _has_uses(value) -> bool:
-    return next(iter(value.uses), None) is not None
 
 
 def _entry_block(module: Module):

@@ -9,6 +9,7 @@ unbatched are left as they are.
 from __future__ import annotations
 
 from hloforge.frontend.ad.core import Entry, _located
+from hloforge.frontend.context import has_uses
 from hloforge.frontend.batching._util import broadcast_batch
 from hloforge.frontend.registry import Spec, TupleSpec, rule_of
 from hloforge.frontend.tracing import Tensor, current_builder
@@ -109,14 +110,8 @@ def erase_dead(operations) -> None:
         op = op.operation
         if op.name in ("func.return", "stablehlo.return"):
             continue
-        if all(_unused(r) for r in op.results) and EFFECT not in op.attributes:
+        if not any(has_uses(r) for r in op.results) and EFFECT not in op.attributes:
             for r in op.results:
                 if r in reused:
                     del splats[reused.pop(r)]
             op.erase()
-
-
-def _unused(value) -> bool:
-    for _ in value.uses:
-        return False
-    return True
