@@ -71,63 +71,69 @@ def _unit_marks(op) -> list:
             if name.startswith("hloforge.") and isinstance(op.attributes[name], ir.UnitAttr)]
 
 
-def _optimized_copy(module: Module, options: dict) -> Module:
-    """A copy of ``module`` after ``Module.optimize(**options)``; with a cache directory, the pipeline's
-    result is stored there by the module's text, the options and hloforge's sources
-    (``cache.source_stamp``), so a later process that traces the same program runs no pass (issue 51)."""
+def _on_disk(module: Module, what: str, extras: tuple, make, encode, decode, events: tuple):
+    """``make()``; with a cache directory, its result is stored there (``encode``: to bytes, ``decode``: back)
+    by ``module``'s text, ``what``, ``extras`` and hloforge's sources (``cache.source_stamp``), so a later
+    process that traces the same program reads it instead (issue 51). ``events``: the cache.stats counts
+    of a hit and of a write."""
     directory = config.cache_dir
-    key = None
-    if directory:
-        text = module.to_text().replace(core.PROCESS, "process")  # (from_jax's symbols name the process)
-        key = cache.fingerprint(text, "to_jax pipeline", repr(sorted(options.items())), cache.source_stamp(),
-                                cache.KEY_VERSION)
-        data = cache.disk_load(directory, key)
-        if data is not None:
-            try:
-                found = Module.parse(data, entry=module.entry)
-            except ValueError:
-                cache.disk_discard(directory, key)
-            else:
-                cache.count("pipeline_hits")
-                return found
-    copy = module.clone()
-    copy.optimize(**options)
-    if not _pays(module, copy, options.get("cost_model")):
-        cache.count("pipeline_reverts")
-        copy = module.clone()
-    if key is not None:
-        # (text with its locations, not bytecode: bytecode is read in a forked child, about 25 ms for an
-        # FNO-2D's module against 5 ms to parse the text in this process)
-        cache.disk_store(directory, key, copy.to_text(debug_info=True).encode(), config.cache_max_bytes,
-                         event="pipeline_writes")
-    return copy
-
-
-def _split(module: Module, wrt, prepare, options) -> tuple:
-    """``split_vjp(module, wrt, prepare)``; with a cache directory and the pipeline on, the two programs
-    are stored there by the module's text, ``wrt``, the options and hloforge's sources, so a later process
-    that traces the same program neither differentiates nor optimizes it again (issue 51)."""
-    directory = config.cache_dir if prepare is not None else None
     if not directory:
-        return split_vjp(module, wrt, prepare)
+        return make()
     text = module.to_text().replace(core.PROCESS, "process")  # (from_jax's symbols name the process)
-    key = cache.fingerprint(text, "to_jax split", repr(tuple(wrt)), repr(sorted(options.items())),
-                            cache.source_stamp(), cache.KEY_VERSION)
+    key = cache.fingerprint(text, what, *extras, cache.source_stamp(), cache.KEY_VERSION)
     data = cache.disk_load(directory, key)
     if data is not None:
         try:
-            n_residuals, parts = json.loads(data)
-            forward, backward = (Module.parse(code, entry=entry) for entry, code in parts)
+            found = decode(data)
         except (ValueError, TypeError):
             cache.disk_discard(directory, key)
         else:
-            cache.count("split_hits")
-            return forward, backward, n_residuals
-    forward, backward, n_residuals = split_vjp(module, wrt, prepare)
-    parts = [(m.entry, m.to_text(debug_info=True)) for m in (forward, backward)]
-    cache.disk_store(directory, key, json.dumps([n_residuals, parts]).encode(), config.cache_max_bytes,
-                     event="split_writes")
-    return forward, backward, n_residuals
+            cache.count(events[0])
+            return found
+    result = make()
+    cache.disk_store(directory, key, encode(result), config.cache_max_bytes, event=events[1])
+    return result
+
+
+def _text_of(module: Module) -> str:
+    # (text with its locations, not bytecode: bytecode is read in a forked child, about 25 ms for an
+    # FNO-2D's module against 5 ms to parse the text in this process)
+    return module.to_text(debug_info=True)
+
+
+def _optimized_copy(module: Module, options: dict) -> Module:
+    """A copy of ``module`` after ``Module.optimize(**options)``, or a plain copy where that does not pay
+    (_pays); kept on disk with a cache directory, so a later process runs no pass (issue 51)."""
+    def make():
+        copy = module.clone()
+        copy.optimize(**options)
+        if not _pays(module, copy, options.get("cost_model")):
+            cache.count("pipeline_reverts")
+            copy = module.clone()
+        return copy
+
+    return _on_disk(module, "to_jax pipeline", (repr(sorted(options.items())),), make,
+                    lambda m: _text_of(m).encode(), lambda data: Module.parse(data, entry=module.entry),
+                    ("pipeline_hits", "pipeline_writes"))
+
+
+def _split(module: Module, wrt, prepare, options) -> tuple:
+    """``split_vjp(module, wrt, prepare)``; with the pipeline on (``prepare``), kept on disk with a cache
+    directory, so a later process neither differentiates nor optimizes the program again (issue 51)."""
+    if prepare is None:
+        return split_vjp(module, wrt, prepare)
+
+    def encode(split):
+        forward, backward, n_residuals = split
+        return json.dumps([n_residuals, [(m.entry, _text_of(m)) for m in (forward, backward)]]).encode()
+
+    def decode(data):
+        n_residuals, parts = json.loads(data)
+        forward, backward = (Module.parse(code, entry=entry) for entry, code in parts)
+        return forward, backward, n_residuals
+
+    return _on_disk(module, "to_jax split", (repr(tuple(wrt)), repr(sorted(options.items()))),
+                    lambda: split_vjp(module, wrt, prepare), encode, decode, ("split_hits", "split_writes"))
 
 
 def _pays(source: Module, optimized: Module, cost_model) -> bool:
