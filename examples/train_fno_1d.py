@@ -137,10 +137,11 @@ class Trainer:
             bar.set_postfix(loss=f"{state['losses'][-1]:.4f}")
         return state, self.test_error(params, x_test, y_test)
 
-    def test_error(self, params, x, y) -> float:
-        """The metric's mean over the samples of ``x``, ``y``, in batches of the training batch size."""
-        batch = self.config["batch"]
-        return sum(float(self.evaluate(params, x[i:i + batch], y[i:i + batch])) * len(x[i:i + batch])
+    def test_error(self, params, x, y, evaluate=None) -> float:
+        """The metric's mean over the samples of ``x``, ``y``, in batches of the training batch size
+        (``evaluate``: the compiled metric, default this trainer's)."""
+        evaluate, batch = evaluate or self.evaluate, self.config["batch"]
+        return sum(float(evaluate(params, x[i:i + batch], y[i:i + batch])) * len(x[i:i + batch])
                    for i in range(0, len(x), batch)) / len(x)
 
     def plots(self, state, x_test, y_test, scale=1.0):

@@ -143,10 +143,7 @@ class Trainer(train_fno_1d.Trainer):
         config = dict(self.config, padding=padding_at(self.config, x.shape[-1]))
         model = self.build_model(config)
         evaluate = hf.jit(lambda params, x, y: self.metric(model(x, params)[:, 0], y))
-        batch = config["batch"]
-        total = sum(float(evaluate(params, x[i:i + batch], y[i:i + batch])) * len(x[i:i + batch])
-                    for i in range(0, len(x), batch))
-        return total / len(x)
+        return self.test_error(params, x, y, evaluate)
 
     def build_model(self, config):
         return hf.nn.FNO(n_dims=2, modes=config["modes"], width=config["width"], n_layers=config["layers"],
