@@ -215,6 +215,9 @@ def parse_config(argv=None):
                      f"epochs; got {config}")
     if config["train"] % config["batch"]:
         parser.error(f"--train {config['train']} must be a multiple of --batch {config['batch']}")
+    if not config["lr"] > 0 or not config["weight_decay"] >= 0:
+        parser.error(f"--lr must be positive and --weight-decay not negative, got {config['lr']} and "
+                     f"{config['weight_decay']}")
     if config["precision"] not in ("default", "high", "highest"):
         parser.error(f"--precision must be default, high or highest, got {config['precision']!r}")
     try:

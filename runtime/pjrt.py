@@ -98,6 +98,10 @@ def devices(kind: str | None = None, *, local: bool = False) -> list:
     def of(c):
         return list(c.local_devices() if local else c.devices())
 
+    if kind is not None and not isinstance(kind, str):
+        raise TypeError(f"hloforge.devices: kind must be None or one of {DEVICE_KINDS}, got {kind!r}")
+    if kind is not None and kind not in DEVICE_KINDS and kind not in _PLATFORM_ORDER:
+        raise ValueError(f"hloforge.devices: kind must be None or one of {DEVICE_KINDS}, got {kind!r}")
     return of(client(default_platform() if kind is None else kind))
 
 

@@ -203,6 +203,9 @@ def test_the_command_line_refuses_modes_the_grid_cannot_hold(capsys):
     with pytest.raises(SystemExit, match="2"):
         train_fno_darcy.main(["--quick", "--resolution", "16", "--padding", "2", "--modes", "10"])
     assert "need modes <= (resolution + padding) // 2 = 9" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="2"):
+        train_fno_darcy.main(["--quick", "--weight-decay", "-1"])
+    assert "--lr must be positive and --weight-decay not negative, got 0.003 and -1.0" in capsys.readouterr().err
 
 
 def test_the_precision_option_reaches_every_contraction_of_the_step(capsys):

@@ -20,6 +20,14 @@ def test_devices_are_the_default_backends_as_in_jax():
     assert cpus == jax.devices("cpu") and all(d.platform == "cpu" for d in cpus)
 
 
+def test_devices_refuses_a_kind_that_is_none_of_them():
+    with pytest.raises(ValueError, match=r"hloforge.devices: kind must be None or one of \('cpu', 'gpu', 'tpu'\), "
+                                         r"got 'tpux'"):
+        hf.devices("tpux")
+    with pytest.raises(TypeError, match=r"hloforge.devices: kind must be None or one of .*, got 3"):
+        hf.devices(3)
+
+
 def test_with_nothing_set_hloforge_runs_where_jax_would(monkeypatch):
     monkeypatch.setattr(hf.config, "device", None)
     x = np.arange(3, dtype=np.float32)
