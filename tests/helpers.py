@@ -27,6 +27,14 @@ PLATFORM = target.default_kind()
 if PLATFORM == "tpu":
     RTOL.update({np.dtype(np.float32): 5e-3, np.dtype(np.complex64): 5e-3})
 
+
+
+def platform_rtol(rtol: float, dtype=np.float32) -> float:
+    """``rtol`` on the CPU; elsewhere the wider of it and the platform's tolerance for ``dtype`` (a check
+    written against XLA:CPU's float32 also holds on a TPU, whose float32 dots are bfloat16 passes)."""
+    return rtol if PLATFORM == "cpu" else max(rtol, RTOL[np.dtype(dtype)])
+
+
 ALL_DTYPES = [np.dtype(d) for d in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
                                     np.uint16, np.uint32, np.uint64, np.float16)] + [
     dtypes.bfloat16] + [np.dtype(d) for d in (np.float32, np.float64, np.complex64, np.complex128)]

@@ -59,6 +59,7 @@ def test_examples_run_and_check_themselves(script):
     assert "max abs" in result.stdout
 
 
+@pytest.mark.child_processes
 def test_quickstart_shows_a_pattern_firing_and_where_its_executable_came_from(tmp_path):
     """The quickstart's pipeline report names the patterns that fired, and its compile lines say
     whether XLA compiled or a cache answered (a second run: the disk cache)."""

@@ -11,7 +11,7 @@ from hloforge import numpy as hnp
 from hloforge.frontend import jax_api, to_jax as bridge
 from hloforge.runtime import pjrt
 
-from helpers import assert_close
+from helpers import assert_close, platform_rtol
 
 RNG = np.random.default_rng(7)
 X = RNG.standard_normal(5).astype(np.float32)
@@ -31,6 +31,8 @@ BRIDGED = hf.to_jax(hf_loss)
 
 
 def close_trees(actual, expected, rtol=2e-5, atol=2e-6):
+    if platform_rtol(rtol) != rtol:  # (the platform's own atol, relative to the values' scale)
+        rtol, atol = platform_rtol(rtol), None
     actual, expected = tree_util.tree_leaves(actual), tree_util.tree_leaves(expected)
     assert len(actual) == len(expected)
     for a, e in zip(actual, expected):

@@ -13,7 +13,7 @@ from hloforge import lax
 from hloforge import numpy as hnp
 from hloforge.frontend.lax._trace import nested_ops
 
-from helpers import assert_close
+from helpers import assert_close, platform_rtol
 
 X = np.linspace(-2, 3, 12, dtype=np.float32).reshape(3, 4)
 V = np.array([3.0, -1.0, 2.5, 0.5, -4.0, 2.5], np.float32)
@@ -144,7 +144,7 @@ def test_cumprod_and_cumlogsumexp_round_as_jax_and_differentiate_as_its_scan():
     short = x[:, :12]  # (the scans' derivative programs compile for seconds at 300)
     got = hf.grad(loss(lax, hnp, hf.vmap))(short)
     want = jax.jit(jax.grad(loss(jax.lax, jnp, jax.vmap)))(short)
-    assert_close(np.asarray(got), np.asarray(want), rtol=2e-6)
+    assert_close(np.asarray(got), np.asarray(want), rtol=platform_rtol(2e-6))
     counts = hf.trace(hf.grad(lambda x: hnp.sum(hf.vmap(lax.cumprod)(x))), x).op_counts()
     assert counts["stablehlo.composite"] == 1 and counts["stablehlo.multiply"] < 100, counts  # (not 300 taps)
 
@@ -158,11 +158,11 @@ def test_top_k_orders_floats_as_jax_nan_first_and_negative_nan_last():
 
 
 def test_argmax_nan_and_ties():
+    """The first NaN, else the first of tied extremes, as numpy, in any reduction order. (jax's comparator
+    chooses between two NaNs by the order XLA reduces in: on a TPU v5e its answer differed from this.)"""
     v = np.array([1.0, np.nan, 3.0, 3.0, np.nan], np.float32)
     got = hf.jit(lambda a: (lax.argmax(a, 0, np.int32), lax.argmin(a, 0, np.int32), lax.argmax(a[2:4], 0, np.int32)))(v)
-    want = jax.jit(lambda a: (jax.lax.argmax(a, 0, jnp.int32), jax.lax.argmin(a, 0, jnp.int32),
-                              jax.lax.argmax(a[2:4], 0, jnp.int32)))(v)
-    assert [int(g) for g in got] == [int(w) for w in want]
+    assert [int(g) for g in got] == [np.argmax(v), np.argmin(v), np.argmax(v[2:4])] == [1, 1, 0]
 
 
 # ---------------------------------------------------------------- the emitted IR

@@ -322,18 +322,19 @@ INF64, NAN64, TINY64 = 0x7FF0000000000000, 0x7FFFFFFFFFFFFFFF, 0x000000000000000
 def test_reduce_precision_follows_the_interpreter(x, exponent_bits, mantissa_bits, want):
     got = reduce_precision_numpy(x, exponent_bits, mantissa_bits).astype(x.dtype)
     assert got.tobytes() == want.tobytes()
-    folded = np.asarray(hf.trace(lambda: ops.reduce_precision(_c(x), exponent_bits, mantissa_bits)).compile()
-                        .call_flat([])[0])
-    assert folded.tobytes() == want.tobytes()  # XLA's constant folder agrees with the interpreter
+    folded = np.asarray(hf.trace(lambda: ops.reduce_precision(_c(x), exponent_bits, mantissa_bits))
+                        .compile(device="cpu").call_flat([])[0])
+    assert folded.tobytes() == want.tobytes()  # XLA:CPU's constant folder agrees with the interpreter
 
 
 def test_reduce_precision_evaluates_what_xla_kernels_compute_too():
+    """XLA:CPU's kernels (XLA:TPU cannot compile a float64 reduce_precision)."""
     info = OPS["stablehlo.reduce_precision"]
     x = np.concatenate([_f64(INF64, NAN64), [0.0, 65505.0, 65520.0, -1.0000001]])
-    kernel = np.asarray(hf.jit(lambda a: ops.reduce_precision(a, 5, 10), optimize=False)(x))
+    kernel = np.asarray(hf.jit(lambda a: ops.reduce_precision(a, 5, 10), optimize=False, device="cpu")(x))
     assert info.evaluate(x, exponent_bits=5, mantissa_bits=10).tobytes() == kernel.tobytes()
     nan = _f64(NAN64)
-    assert np.isnan(np.asarray(hf.jit(lambda a: ops.reduce_precision(a, 5, 0), optimize=False)(nan)))
+    assert np.isnan(np.asarray(hf.jit(lambda a: ops.reduce_precision(a, 5, 0), optimize=False, device="cpu")(nan)))
     assert info.evaluate(nan, exponent_bits=5, mantissa_bits=0) is None   # the kernel keeps NaN, the folder: inf
     assert info.evaluate(_f64(TINY64), exponent_bits=5, mantissa_bits=10) is None  # (a subnormal input)
 
