@@ -5,7 +5,7 @@ names, callback returning NO_MATCH when it did not rewrite)) applied by MLIR's g
 (``pattern:NAME``), or one of MLIR's own passes (``canonicalize``, ``cse``, ``symbol-dce``).
 A pipeline is a comma-separated list of pass names; ``default`` is
 ``inline, symbol-dce, canonicalize, cse``, then the ``FIXPOINT`` families together, then
-``division-guard``. The families of ``FIXPOINT`` run as one pattern set in one greedy-driver run (in
+``dot-layout`` (after fft-truncate has seen the einsums it reads) and ``division-guard``. The families of ``FIXPOINT`` run as one pattern set in one greedy-driver run (in
 family order where several patterns share a root op), so the driver revisits only what changed
 instead of re-sweeping every family until a round fires nothing. The module is verified after
 every pattern pass that fired (MLIR's own passes and folds are trusted, which keeps verification
@@ -22,7 +22,8 @@ from hloforge import target
 from hloforge.frontend.context import ir, passmanager
 from hloforge.frontend.context import diagnostics
 from hloforge.frontend.module import Module
-from hloforge.passes import driver, explain, fft, fold, guards, indexing, inline, pad, pad_push, spec_semantics, spectral
+from hloforge.passes import (
+    dot_layout, driver, explain, fft, fold, guards, indexing, inline, pad, pad_push, spec_semantics, spectral)
 from hloforge.passes._ir import assume_finite, run_cache, using_cost_model
 from hloforge.passes.isolate import sink_constants
 from hloforge.passes.report import PassReport
@@ -37,13 +38,14 @@ FAMILIES = {
     "inverse-fft-elimination": fft.INVERSE,
     "division-guard": guards.PATTERNS,
     "fft-truncate": spectral.PATTERNS,
+    "dot-layout": dot_layout.PATTERNS,
     "spec-semantics": spec_semantics.PATTERNS,  # (opt-in: in no default pipeline; hloforge check applies it)
 }
-FINITE_MATH_ONLY = frozenset({"inverse-fft-elimination", "fft-truncate"})
+FINITE_MATH_ONLY = frozenset({"inverse-fft-elimination", "fft-truncate", "dot-layout"})
 MLIR_PASSES = ("canonicalize", "cse", "symbol-dce")
 FIXPOINT = ("constant-fold", "pad-canonicalize", "pad-push", "index-windows", "fft-canonicalize",
             "inverse-fft-elimination", "fft-truncate")
-DEFAULT = ("inline", "symbol-dce", "canonicalize", "cse", FIXPOINT, "division-guard")
+DEFAULT = ("inline", "symbol-dce", "canonicalize", "cse", FIXPOINT, "dot-layout", "division-guard")
 SYMBOL_PASSES = ("inline", "symbol-dce")  # no-ops on a module of one public function
 MAX_ITERATIONS = 64  # the greedy driver's sweeps per pass (it stops after a sweep that changed nothing)
 

@@ -1,0 +1,116 @@
+"""Dot layouts: a contraction whose result is transposed to put the activation's leading dims first
+is computed as a batched contraction that produces that layout itself.
+
+jax lowers a channel mixing such as ``einsum("co,bchw->bohw", w, x)`` (an FNO's pointwise layer, a
+1x1 convolution) to a ``dot_general`` whose result puts the batch dim after or before the channels
+(``[o, b, h, w]`` or ``[b, h, w, o]``) and a ``transpose`` to ``[b, o, h, w]``. XLA:CPU then copies
+every activation between the two layouts around each layer. Broadcasting the small operand over the
+leading dims and contracting per batch (``[b, o, c] x [b, c, h, w]``) gives ``[b, o, h, w]`` with no
+copy: the pointwise stack of an FNO runs about twice as fast on the CPU.
+
+The sums are the same but XLA's kernels add them in another order, so results may differ in the last
+bits: the family changes rounding and runs only under ``finite_math`` (on by default; pipeline.py's
+``FINITE_MATH_ONLY``), on the CPU's cost model only (where it was measured).
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from hloforge.passes._ir import build, cost_model, has_one_use, params_of, producer, shape_of
+
+MIN_PER_BATCH = 64  # the activation's elements per batch and contracted element below which a batched GEMM does not pay
+
+
+class _Batched(NamedTuple):
+    weights: object      # the operand broadcast over the batch (ir.Value)
+    activation: object   # the operand whose leading dims become the batch (ir.Value)
+    batch: int           # how many leading dims of ``activation``
+    weights_contracting: tuple
+    activation_contracting: tuple
+    weights_first: bool  # whether ``weights`` was the dot's lhs (its precision pair keeps its order)
+
+
+def _free(rank: int, contracting) -> list:
+    return [d for d in range(rank) if d not in contracting]
+
+
+def plan_batched_dot_layout(op):
+    """The _Batched plan of ``batched_dot_layout`` for the transpose ``op`` (pure), or why it does not fire."""
+    model = cost_model()
+    if model is None or model.name != "cpu":
+        return "the cost model is not the CPU's"
+    dot = producer(op.operands[0], "stablehlo.dot_general")
+    if dot is None or not has_one_use(dot.result):
+        return "the operand is not a dot_general used only here"
+    p = params_of(dot)
+    if p["lhs_batching_dimensions"]:
+        return "the dot_general has batching dims"
+    perm = list(params_of(op)["permutation"])
+    lhs, rhs = dot.operands
+    lhs_free = _free(len(shape_of(lhs)), p["lhs_contracting_dimensions"])
+    rhs_free = _free(len(shape_of(rhs)), p["rhs_contracting_dimensions"])
+    # the dot's result dims: lhs's free dims, then rhs's; name each by (operand, its dim)
+    result_dims = [("lhs", d) for d in lhs_free] + [("rhs", d) for d in rhs_free]
+    order = [result_dims[i] for i in perm]
+    for side, weights_free in (("lhs", rhs_free), ("rhs", lhs_free)):
+        act_free = lhs_free if side == "lhs" else rhs_free
+        k = next((i for i, d in enumerate(act_free) if d != i), len(act_free))  # its leading free dims 0..k-1
+        other = "rhs" if side == "lhs" else "lhs"
+        for batch in range(1, k + 1):
+            want = ([(side, d) for d in act_free[:batch]] + [(other, d) for d in weights_free]
+                    + [(side, d) for d in act_free[batch:]])
+            if order == want and act_free[batch:]:
+                break
+        else:
+            continue
+        act, weights = (lhs, rhs) if side == "lhs" else (rhs, lhs)
+        act_shape = shape_of(act)
+        per_batch = math.prod(act_shape[batch:])
+        if per_batch < MIN_PER_BATCH * max(1, math.prod(act_shape[d] for d in (
+                p["lhs_contracting_dimensions"] if side == "lhs" else p["rhs_contracting_dimensions"]))):
+            return "too few activation elements per batch for a batched contraction to pay"
+        if math.prod(act_shape[:batch]) * math.prod(shape_of(weights)) > math.prod(act_shape):
+            return "the broadcast weights would be larger than the activation"
+        contracting = (p["lhs_contracting_dimensions"], p["rhs_contracting_dimensions"])
+        weights_c, act_c = (contracting[1], contracting[0]) if side == "lhs" else contracting
+        return _Batched(weights, act, batch, tuple(weights_c), tuple(act_c), side == "rhs")
+    return "the transpose does not move the leading dims of an operand in front of the other's free dims"
+
+
+def batched_dot_layout(op, rewriter):
+    """transpose(dot_general(w, x), perm) -> dot_general(broadcast(w), x, batching dims = x's leading dims)
+
+    // Pattern: transpose(dot_general(w: 32x32, x: 8x32x64x64, contracting [0] x [1]), [1, 0, 2, 3])
+    //          -> dot_general(broadcast_in_dim(w, 8x32x32), x, batching [0] x [0], contracting [1] x [1])
+    Preconditions: the dot_general has no batching dims and no other use; the transpose orders its
+    result as x's leading free dims (dims 0..k-1 of x, k >= 1), then all of w's free dims, then x's other
+    free dims (at least one), each group in its order; x keeps MIN_PER_BATCH elements per batch and
+    contracted element; the broadcast w is no larger than x; the CPU's cost model. Changes rounding
+    (finite_math only).
+    """
+    plan = plan_batched_dot_layout(op)
+    if isinstance(plan, str):
+        return plan
+    dot = op.operands[0].owner
+    p = params_of(dot)
+    batch_shape = list(shape_of(plan.activation)[:plan.batch])
+    w_shape = list(shape_of(plan.weights))
+    precision = p["precision"]
+    if not isinstance(precision, str) and not plan.weights_first:
+        precision = tuple(reversed(precision))
+    with rewriter.ip:
+        wide = build("stablehlo.broadcast_in_dim", [plan.weights], shape=batch_shape + w_shape,
+                     broadcast_dimensions=tuple(range(plan.batch, plan.batch + len(w_shape))), loc=op.location)
+        out = build("stablehlo.dot_general", [wide, plan.activation],
+                    lhs_batching_dimensions=tuple(range(plan.batch)),
+                    rhs_batching_dimensions=tuple(range(plan.batch)),
+                    lhs_contracting_dimensions=tuple(d + plan.batch for d in plan.weights_contracting),
+                    rhs_contracting_dimensions=plan.activation_contracting,
+                    precision=precision, preferred_element_type=p["preferred_element_type"], loc=op.location)
+    rewriter.replace_op(op, [out])
+
+
+PATTERNS = {
+    "batched_dot_layout": (("stablehlo.transpose",), batched_dot_layout),
+}
