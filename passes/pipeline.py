@@ -279,11 +279,12 @@ def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir
         ``"default"``, ``"inline,symbol-dce"`` or ``"pattern:pad_of_pad"``.
       finite_math: assume no Inf/NaN, which allows removing FFT round trips (an Inf
         in x becomes NaN everywhere through ``irfft(rfft(x))``) and reassociating
-        float scales; False keeps FFT pairs.
+        float scales; False keeps FFT pairs, and skips the families that change rounding
+        (``FINITE_MATH_ONLY``: inverse-fft-elimination, fft-truncate, dot-layout).
       dump_dir: write ``NN_<pass>.mlir`` there after each pass that changed the module
         (NN: the pass's position in the run).
       print_ir_after_change: print the module after each pass that changed it.
-      cost_model: what ``fft-truncate`` assumes about the target: "cpu", "gpu", "keep-ffts" or a
+      cost_model: what ``fft-truncate`` (and ``dot-layout``, CPU only) assumes about the target: "cpu", "gpu", "keep-ffts" or a
         ``hloforge.target.CostModel``; None uses ``hf.config.cost_model``, and when that is None
         too the model of ``hf.config.device`` (``target.resolve``).
       debug: record why each pattern declined; ``report.explain()`` lists the patterns that never

@@ -17,7 +17,7 @@ from hloforge.passes import fft as fft_passes
 from hloforge.passes import pad as pad_passes
 from hloforge.passes.pad_push import ARITH_PATTERNS
 from hloforge.passes import patterns
-from hloforge.passes import spec_semantics
+from hloforge.passes import dot_layout, spec_semantics
 
 F32, F64, C64, I32 = np.float32, np.float64, np.complex64, np.int32
 
@@ -904,6 +904,7 @@ def test_every_pattern_has_cases():
     calls = {"call_of_function", "call_boundary_of_constant"}  # (on modules with calls: tests/passes/test_inline_bits.py)
     calls |= set(spec_semantics.PATTERNS)  # (they change values by design: tests/passes/test_spec_semantics.py)
     calls |= set(ARITH_PATTERNS)  # (their cases, bit for bit: tests/passes/test_pad_arith.py)
+    calls |= set(dot_layout.PATTERNS)  # (jax-lowered channel mixings: tests/passes/test_dot_layout.py)
     fires = {c.pattern for c in CASES if c.fires} | calls
     declines = {c.pattern for c in CASES if not c.fires} | calls
     assert fires == declines == set(patterns())
@@ -993,7 +994,7 @@ def test_finite_math_false_keeps_fft_pairs():
     m = hf.trace(_fft_pair("IRFFT", "RFFT", (8,)), sd((8,)))
     report = optimize_checked(m, finite_math=False)
     assert m.op_counts()["stablehlo.fft"] == 2
-    assert report.skipped == ["inverse-fft-elimination", "fft-truncate"]
+    assert report.skipped == ["inverse-fft-elimination", "fft-truncate", "dot-layout"]
 
 
 def test_finite_math_assumption_is_what_changes_infinities():
