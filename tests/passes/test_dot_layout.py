@@ -4,6 +4,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hloforge as hf
 from helpers import assert_close
@@ -97,3 +99,26 @@ def test_a_dot_with_another_use_is_kept():
     w, x = RNG.standard_normal((5, 7)).astype(F32), RNG.standard_normal((2, 5, 9, 8)).astype(F32)
     fired, module = _fires(fn, w, x)
     assert fired == 0
+
+
+@settings(max_examples=10, deadline=None)
+@given(batch=st.lists(st.integers(1, 3), min_size=1, max_size=2), c=st.integers(1, 6), o=st.integers(1, 6),
+       rest=st.lists(st.integers(8, 40), min_size=1, max_size=2), weights_lhs=st.booleans())
+def test_hypothesis_mixings_of_any_rank_fire_and_keep_values(batch, c, o, rest, weights_lhs):
+    """x: batch dims, c, rest dims; w: (c, o); out: batch dims, o, rest dims, from either operand order."""
+    nb, nr = len(batch), len(rest)
+    x = RNG.standard_normal((*batch, c, *rest)).astype(F32)
+    w = RNG.standard_normal((c, o)).astype(F32)
+    if weights_lhs:  # dot(w, x): [o, batch, rest]
+        def fn(w, x):
+            y = jax.lax.dot_general(w, x, (((0,), (nb,)), ((), ())))
+            return y.transpose(*range(1, nb + 1), 0, *range(nb + 1, nb + 1 + nr))
+    else:  # dot(x, w): [batch, rest, o]
+        def fn(w, x):
+            y = jax.lax.dot_general(x, w, (((nb,), (0,)), ((), ())))
+            return y.transpose(*range(nb), nb + nr, *range(nb, nb + nr))
+    module = _module(fn, w, x)
+    report = module.optimize("pattern:batched_dot_layout", debug=True)
+    per_batch_ok = np.prod(rest) * c >= 64 * c
+    assert report.fired.get("batched_dot_layout", 0) == int(per_batch_ok), report.explain()
+    assert_close(np.asarray(module.compile()(w, x)), np.asarray(jax.jit(fn)(w, x)), rtol=1e-5)
