@@ -19,7 +19,9 @@ from typing import NamedTuple
 
 from hloforge.passes._ir import build, cost_model, has_one_use, params_of, producer, shape_of
 
-MIN_PER_BATCH = 64  # the activation's elements per batch and contracted element below which a batched GEMM does not pay
+# x's free elements per batch below which the batched form does not pay (measured on the CPU: 4096 (an FNO's
+# 64x64) ran 1.4-1.6x faster, 1024 at 64 channels 8% slower, 64 at 32 channels the same)
+MIN_PER_BATCH = 4096
 
 
 class _Batched(NamedTuple):
@@ -66,9 +68,7 @@ def plan_batched_dot_layout(op):
             continue
         act, weights = (lhs, rhs) if side == "lhs" else (rhs, lhs)
         act_shape = shape_of(act)
-        per_batch = math.prod(act_shape[batch:])
-        if per_batch < MIN_PER_BATCH * max(1, math.prod(act_shape[d] for d in (
-                p["lhs_contracting_dimensions"] if side == "lhs" else p["rhs_contracting_dimensions"]))):
+        if math.prod(act_shape[d] for d in act_free[batch:]) < MIN_PER_BATCH:
             return "too few activation elements per batch for a batched contraction to pay"
         if math.prod(act_shape[:batch]) * math.prod(shape_of(weights)) > math.prod(act_shape):
             return "the broadcast weights would be larger than the activation"
@@ -85,8 +85,8 @@ def batched_dot_layout(op, rewriter):
     //          -> dot_general(broadcast_in_dim(w, 8x32x32), x, batching [0] x [0], contracting [1] x [1])
     Preconditions: the dot_general has no batching dims and no other use; the transpose orders its
     result as x's leading free dims (dims 0..k-1 of x, k >= 1), then all of w's free dims, then x's other
-    free dims (at least one), each group in its order; x keeps MIN_PER_BATCH elements per batch and
-    contracted element; the broadcast w is no larger than x; the CPU's cost model. Changes rounding
+    free dims (at least one), each group in its order; those hold MIN_PER_BATCH elements or more; the
+    broadcast w is no larger than x; the CPU's cost model. Changes rounding
     (finite_math only).
     """
     plan = plan_batched_dot_layout(op)
