@@ -5,7 +5,8 @@ names, callback returning NO_MATCH when it did not rewrite)) applied by MLIR's g
 (``pattern:NAME``), or one of MLIR's own passes (``canonicalize``, ``cse``, ``symbol-dce``).
 A pipeline is a comma-separated list of pass names; ``default`` is
 ``inline, symbol-dce, canonicalize, cse``, then the ``FIXPOINT`` families together, then
-``dot-layout`` (after fft-truncate has seen the einsums it reads) and ``division-guard``. The families of ``FIXPOINT`` run as one pattern set in one greedy-driver run (in
+``dot-layout`` (after fft-truncate has seen the einsums it reads) and ``division-guard``. The
+families of ``FIXPOINT`` run as one pattern set in one greedy-driver run (in
 family order where several patterns share a root op), so the driver revisits only what changed
 instead of re-sweeping every family until a round fires nothing. The module is verified after
 every pattern pass that fired (MLIR's own passes and folds are trusted, which keeps verification
@@ -284,9 +285,9 @@ def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir
       dump_dir: write ``NN_<pass>.mlir`` there after each pass that changed the module
         (NN: the pass's position in the run).
       print_ir_after_change: print the module after each pass that changed it.
-      cost_model: what ``fft-truncate`` (and ``dot-layout``, CPU only) assumes about the target: "cpu", "gpu", "keep-ffts" or a
-        ``hloforge.target.CostModel``; None uses ``hf.config.cost_model``, and when that is None
-        too the model of ``hf.config.device`` (``target.resolve``).
+      cost_model: what ``fft-truncate`` (and ``dot-layout``, CPU only) assumes about the target: "cpu",
+        "gpu", "keep-ffts" or a ``hloforge.target.CostModel``; None uses ``hf.config.cost_model``, and
+        when that is None too the model of ``hf.config.device`` (``target.resolve``).
       debug: record why each pattern declined; ``report.explain()`` lists the patterns that never
         fired with the precondition that stopped them (slower: for finding a missed rewrite).
     Raises:

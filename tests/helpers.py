@@ -28,7 +28,6 @@ if PLATFORM == "tpu":
     RTOL.update({np.dtype(np.float32): 5e-3, np.dtype(np.complex64): 5e-3})
 
 
-
 def platform_rtol(rtol: float, dtype=np.float32) -> float:
     """``rtol`` on the CPU; elsewhere the wider of it and the platform's tolerance for ``dtype`` (a check
     written against XLA:CPU's float32 also holds on a TPU, whose float32 dots are bfloat16 passes)."""
