@@ -214,7 +214,7 @@ def darcy(args) -> int:
     print(f"a step waited for (latency): hloforge {hf_time * 1e3:.2f} ms, jax {jax_time * 1e3:.2f} ms, "
           f"ratio {hf_time / jax_time:.3f}")
     if args.parts:
-        print("per call, the batch on the device, calls queued (hloforge ms, jax ms, ratio):")
+        print("per call, the parameters and the batch on the device, calls queued (hloforge ms, jax ms, ratio):")
         for name, (ours, theirs) in darcy_parts(config, trainer, batches[0]).items():
             print(f"  {name:15s} {ours:9.3f} {theirs:9.3f} {ours / theirs:7.3f}")
         n_batches = config["train"] // config["batch"]
@@ -226,10 +226,11 @@ def darcy(args) -> int:
 
 def darcy_parts(config, trainer, batch, rounds: int = 7, calls: int = 10) -> dict:
     """{part: (hloforge ms, jax ms)} per call of the forward pass, value_and_grad and the whole step, the
-    batch already on the device and ``calls`` calls queued back to back (as a training loop runs them),
-    the two frameworks interleaved round by round; medians over ``rounds``."""
+    parameters and the batch already on the device and ``calls`` calls queued back to back (as a training
+    loop runs them), the two frameworks interleaved round by round; medians over ``rounds``."""
     modes, padding, model = (config["modes"],) * 2, config["padding"], trainer.model
-    params = trainer.model.init(seed=0)
+    # (the parameters on the device on both sides, as a training loop holds them after its first step)
+    params = jax.device_put(trainer.model.init(seed=0))
     jparams = jax.tree_util.tree_map(jnp.asarray, params)
     x, y = (jax.device_put(a) for a in batch)
 
