@@ -29,6 +29,7 @@ interleaved, median of repeats.
   gradients 0.8x).
 
 Run: python benchmarks/to_jax.py [--quick] [--only fno2d|tiny|rollout|spellings|processes] [--steps 50 200 800] [--device tpu]
+     [--size test|model]
 (--device: both on that device, with its targets: on a TPU the step at most 0.45x, the forward 0.5x;
 issue 46)
 """
@@ -216,17 +217,26 @@ def rollout(repeats, steps=ROLLOUT_STEPS):
     return results
 
 
-def spellings(repeats):
-    """Each FNO spelling of tests/fno_spellings.py: forward and gradient, hf.optimize against jax."""
+# the spellings' sizes: the tests' (batch 2, 4 channels: calls of 30-600 microseconds, where dispatch weighs as
+# much as the transforms), or a model's layer (batch 20, width 32; 1024 points and 16 modes in 1-D, 64x64 and
+# 12 in 2-D, 16^3 and 6 in 3-D)
+SPELLING_SIZES = {"test": {}, "model": dict(b=20, c=32, o=32, n1=1024, m1=16, n2=64, m2=12, n3=16, m3=6)}
+
+
+def spellings(repeats, size="test"):
+    """Each FNO spelling of tests/fno_spellings.py at ``size`` (SPELLING_SIZES): forward and gradient,
+    hf.optimize against jax."""
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
-    from fno_spellings import SPELLINGS, loss
+    from fno_spellings import loss, spellings as make_spellings
     results = {}
-    for name, spelling in SPELLINGS.items():
+    for name, spelling in make_spellings(**SPELLING_SIZES[size]).items():
         x, w = spelling.args(0)
         forward, grad = jax.jit(spelling.fn), jax.jit(jax.grad(loss(spelling.fn), argnums=(0, 1)))
         optimized = hf.optimize(spelling.fn)
         forward_hf, grad_hf = jax.jit(optimized), jax.jit(jax.grad(loss(optimized), argnums=(0, 1)))
         ffts = jax.jit(optimized).lower(x, w).as_text().count("stablehlo.fft")
+        expected = np.asarray(forward(x, w))
+        gap = float(np.max(np.abs(np.asarray(forward_hf(x, w)) - expected)) / np.max(np.abs(expected)))
         f_jax, f_hf = steady([forward, forward_hf], (x, w), repeats)
         g_jax, g_hf = steady([grad, grad_hf], (x, w), repeats)
         results[f"spelling_{name}_forward"], results[f"spelling_{name}_grad"] = f_hf / f_jax, g_hf / g_jax
@@ -234,7 +244,7 @@ def spellings(repeats):
         TARGETS.setdefault(f"spelling_{name}_grad", TARGETS["step"])
         print(f"spelling {name:28s} ffts {jax.jit(spelling.fn).lower(x, w).as_text().count('stablehlo.fft')} -> "
               f"{ffts}   forward {f_jax * 1e3:7.3f} / {f_hf * 1e3:7.3f} ms {f_hf / f_jax:5.2f}x   "
-              f"grad {g_jax * 1e3:7.3f} / {g_hf * 1e3:7.3f} ms {g_hf / g_jax:5.2f}x")
+              f"grad {g_jax * 1e3:7.3f} / {g_hf * 1e3:7.3f} ms {g_hf / g_jax:5.2f}x   forward gap {gap:.1e}")
     return results
 
 
@@ -248,6 +258,8 @@ def main(argv=None):
                         help="the rollout rows' lengths (default: 50 200 800)")
     parser.add_argument("--device", default=None, choices=("cpu", "gpu", "tpu"),
                         help="cpu, gpu or tpu (default: jax's default device, with the CPU's targets)")
+    parser.add_argument("--size", default="test", choices=tuple(SPELLING_SIZES),
+                        help="the spellings' sizes: the tests' (default) or a model layer's")
     args = parser.parse_args(argv)
     if args.first_step_here:  # (a child of processes())
         print(_first_step_here(args.first_step_here))
@@ -258,7 +270,7 @@ def main(argv=None):
         TARGETS.update(ACCELERATOR_TARGETS)
     repeats = 5 if args.quick else 15
     parts = {"fno2d": lambda: fno2d(repeats, 5 if args.quick else 10), "tiny": lambda: tiny(repeats),
-             "rollout": lambda: rollout(repeats, args.steps), "spellings": lambda: spellings(repeats),
+             "rollout": lambda: rollout(repeats, args.steps), "spellings": lambda: spellings(repeats, args.size),
              "processes": lambda: processes(repeats)}
     results = {}
     for name, part in parts.items():
