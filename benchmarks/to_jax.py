@@ -219,8 +219,8 @@ def rollout(repeats, steps=ROLLOUT_STEPS):
 
 # the spellings' sizes: the tests' (batch 2, 4 channels: calls of 30-600 microseconds, where dispatch weighs as
 # much as the transforms), or a model's layer (batch 20, width 32; 1024 points and 16 modes in 1-D, 64x64 and
-# 12 in 2-D, 16^3 and 6 in 3-D)
-SPELLING_SIZES = {"test": {}, "model": dict(b=20, c=32, o=32, n1=1024, m1=16, n2=64, m2=12, n3=16, m3=6)}
+# 12 in 2-D, 32^3 and 8 in 3-D)
+SPELLING_SIZES = {"test": {}, "model": dict(b=20, c=32, o=32, n1=1024, m1=16, n2=64, m2=12, n3=32, m3=8)}
 
 
 def spellings(repeats, size="test"):
