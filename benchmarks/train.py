@@ -216,7 +216,7 @@ def darcy(args) -> int:
     if args.parts:
         print("per call, the parameters and the batch on the device, calls queued (hloforge ms, jax ms, ratio):")
         for name, (ours, theirs) in darcy_parts(config, trainer, batches[0]).items():
-            print(f"  {name:15s} {ours:9.3f} {theirs:9.3f} {ours / theirs:7.3f}")
+            print(f"  {name:17s} {ours:9.3f} {theirs:9.3f} {ours / theirs:7.3f}")
         n_batches = config["train"] // config["batch"]
         ours, theirs = darcy_epochs(config, trainer, darcy_batches(config, n_batches))
         print(f"epoch of {n_batches} steps as train_fno_darcy.py runs it (numpy batches, losses read after it): "
@@ -225,9 +225,9 @@ def darcy(args) -> int:
 
 
 def darcy_parts(config, trainer, batch, rounds: int = 7, calls: int = 10) -> dict:
-    """{part: (hloforge ms, jax ms)} per call of the forward pass, value_and_grad and the whole step, the
-    parameters and the batch already on the device and ``calls`` calls queued back to back (as a training
-    loop runs them), the two frameworks interleaved round by round; medians over ``rounds``."""
+    """{part: (hloforge ms, jax ms)} per call of the forward pass, value_and_grad (also with numpy parameters)
+    and the whole step, the parameters and the batch already on the device and ``calls`` calls queued back to
+    back (as a training loop runs them), the two frameworks interleaved round by round; medians over ``rounds``."""
     modes, padding, model = (config["modes"],) * 2, config["padding"], trainer.model
     # (the parameters on the device on both sides, as a training loop holds them after its first step)
     params = jax.device_put(trainer.model.init(seed=0))
@@ -240,11 +240,14 @@ def darcy_parts(config, trainer, batch, rounds: int = 7, calls: int = 10) -> dic
     def jax_loss(p, x, y):
         return jax_relative_l2_2d(jax_fno_2d(x, p, modes, padding)[:, 0], y)
 
+    hf_grad, jax_grad = hf.jit(hf.value_and_grad(hf_loss)), jax.jit(jax.value_and_grad(jax_loss))
+    host = trainer.model.init(seed=0)
     parts = {
         "forward": ((hf.jit(lambda p, x: model(x, p)), (params, x)),
                     (jax.jit(lambda p, x: jax_fno_2d(x, p, modes, padding)), (jparams, x))),
-        "value_and_grad": ((hf.jit(hf.value_and_grad(hf_loss)), (params, x, y)),
-                           (jax.jit(jax.value_and_grad(jax_loss)), (jparams, x, y))),
+        "value_and_grad": ((hf_grad, (params, x, y)), (jax_grad, (jparams, x, y))),
+        # (both sides sent numpy parameters on every call: what a transfer adds on either side)
+        "v&g numpy params": ((hf_grad, (host, x, y)), (jax_grad, (host, x, y))),
         "step": ((trainer.step, (params, trainer.optimizer.init(params), x, y)),
                  (jax_darcy_trainer(config, trainer.optimizer), (jparams, trainer.optimizer.init(jparams), x, y))),
     }
