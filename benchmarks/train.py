@@ -230,7 +230,8 @@ def darcy_parts(config, trainer, batch, rounds: int = 7, calls: int = 10) -> dic
     back (as a training loop runs them), the two frameworks interleaved round by round; medians over ``rounds``."""
     modes, padding, model = (config["modes"],) * 2, config["padding"], trainer.model
     # (the parameters on the device on both sides, as a training loop holds them after its first step)
-    params = jax.device_put(trainer.model.init(seed=0))
+    host = trainer.model.init(seed=0)
+    params = jax.device_put(host)
     jparams = jax.tree_util.tree_map(jnp.asarray, params)
     x, y = (jax.device_put(a) for a in batch)
 
@@ -241,7 +242,6 @@ def darcy_parts(config, trainer, batch, rounds: int = 7, calls: int = 10) -> dic
         return jax_relative_l2_2d(jax_fno_2d(x, p, modes, padding)[:, 0], y)
 
     hf_grad, jax_grad = hf.jit(hf.value_and_grad(hf_loss)), jax.jit(jax.value_and_grad(jax_loss))
-    host = trainer.model.init(seed=0)
     parts = {
         "forward": ((hf.jit(lambda p, x: model(x, p)), (params, x)),
                     (jax.jit(lambda p, x: jax_fno_2d(x, p, modes, padding)), (jparams, x))),
