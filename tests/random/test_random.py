@@ -287,10 +287,19 @@ def normal_results():
     return Compared({d: (lambda r, key, d=d: r.normal(key, (200,), d), lambda key: (key,), d) for d in NORMALS})
 
 
+# XLA:TPU emulates float64 with pairs of float32 values, so one float64 program fused two ways differs in
+# more than the last place there (the TPU run: one of 800 float64 normals); 2**12 ulps is 9e-13 relative
+TPU_FLOAT64_ULPS = 2 ** 12
+
+
+def float64_ulps(dtype) -> int:
+    return TPU_FLOAT64_ULPS if PLATFORM == "tpu" and np.dtype(dtype) in (np.float64, np.complex128) else 1
+
+
 @pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)
 @pytest.mark.parametrize("dtype", NORMALS, ids=str)
 def test_normal_matches_jax(normal_results, key, dtype):
-    assert_ulp(*normal_results[key, dtype])
+    assert_ulp(*normal_results[key, dtype], ulps=float64_ulps(dtype))
 
 
 def _truncated_normals(r, key, scalar_lower, scalar_upper, lower, upper, dtype):
@@ -302,14 +311,19 @@ def _truncated_bounds(dtype):
     return np.array([-3.0, -1.0, 0.5]).astype(dtype), np.asarray(2.0, dtype)
 
 
+# (XLA:TPU does not compile a float64 truncated_normal, jax's or hloforge's: the TPU run's fixture failed in
+# jax's reference and hloforge's program failed in XLA; docs/limits.md, "On a TPU")
+TRUNCATED_FLOATS = FLOATS if PLATFORM != "tpu" else [np.float32]
+
+
 @pytest.fixture(scope="module")
 def truncated_normal_results():
     return Compared({d: (lambda r, *a, d=d: _truncated_normals(r, *a, d),
-                     lambda key, d=d: (key, -1.5, 2.0, *_truncated_bounds(d)), d) for d in FLOATS})
+                     lambda key, d=d: (key, -1.5, 2.0, *_truncated_bounds(d)), d) for d in TRUNCATED_FLOATS})
 
 
 @pytest.mark.parametrize("key", range(len(KEYS)), ids=KEY_IDS)
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("dtype", TRUNCATED_FLOATS, ids=str)
 def test_truncated_normal_matches_jax(truncated_normal_results, key, dtype):
     lower, upper = _truncated_bounds(dtype)
     (scalar, arrays, out), (scalar_expected, arrays_expected, shaped) = truncated_normal_results[key, dtype]
@@ -365,8 +379,9 @@ def test_python_scalar_arguments_of_jit_are_weak_as_in_jax():
     assert_equal(ours[0], theirs[0])
     assert_ulp(ours[1], theirs[1])
     assert_ulp(ours[2], theirs[2])
-    ours = hf.jit(lambda *a: wide(hr, *a))(KEYS[1], -1.5, 2.0)
-    with jax.enable_x64(True):  # (float64 samples: jax with x64, its scalars then weak float64)
+    # (float64 samples, on the CPU: XLA:TPU does not compile a float64 truncated_normal)
+    ours = hf.jit(lambda *a: wide(hr, *a), device="cpu")(KEYS[1], -1.5, 2.0)
+    with jax.enable_x64(True), jax.default_device(jax.devices("cpu")[0]):  # (jax's scalars then weak float64)
         theirs = jax.jit(lambda *a: wide(jax.random, *a))(KEYS[1], -1.5, 2.0)
     assert_ulp(ours, theirs)
 
