@@ -44,6 +44,21 @@ def test_cg_matches_the_dense_solve(precision):
     assert u[:, 1:-1, 1:-1].min() > 0  # (a positive source: a positive solution)
 
 
+def test_the_preconditioner_inverts_the_unit_coefficient_operator():
+    ones = np.ones((2, 13, 13))
+    ax, ay = darcy_data._faces(ones)
+    u = np.random.default_rng(0).standard_normal((2, 11, 11))
+    applied = np.asarray(hf.jit(darcy_data._apply)(u, ax, ay))
+    np.testing.assert_allclose(np.asarray(hf.jit(darcy_data._precondition)(applied)), u, rtol=1e-5, atol=1e-5)
+
+
+def test_cg_steps_do_not_grow_with_the_grid():
+    """The preconditioned operator's condition number is at most 12 / 3 on every grid: a finer grid takes
+    as many CG steps (23 and 24 here; Jacobi's preconditioner took 83 and 658)."""
+    steps = [darcy_data.solve(darcy_data.coefficients(2, grid, seed=5), 1e-8)[2] for grid in (17, 129)]
+    assert max(steps) <= 40 and steps[1] <= steps[0] + 8, steps
+
+
 def test_the_coefficient_is_a_thresholded_cosine_series():
     resolution = 9
     z = darcy_data.gaussian_field(2, resolution, seed=3)
