@@ -19,7 +19,7 @@ zero Neumann conditions, mean-zero field) and psi(z) = 12 where z >= 0, 3 elsewh
   (``hloforge.lax.while_loop`` inside ``hloforge.lax.while_loop``). Float32 alone cannot reach
   the target of 1e-6: merely rounding the float64 solution to float32 leaves a relative residual of
   1.0e-3 at 421 x 421 (4.6e-5 at 85 x 85), the operator being that ill-conditioned. ``precision="float64"``
-  solves in float64 throughout. The files hold float32 a and u.
+  solves in float64 (the preconditioner below in float32). The files hold float32 a and u.
 - CG is preconditioned by the inverse of the unit-coefficient operator (the 5-point Laplacian), applied by
   sine transforms (real FFTs): as a lies in [3, 12], the preconditioned operator's condition number is at
   most 4 at every resolution: 8 samples on 421 x 421 take 24 CG steps (in all three refinements), where
