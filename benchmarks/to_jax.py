@@ -30,8 +30,8 @@ interleaved, median of repeats.
 
 Run: python benchmarks/to_jax.py [--quick] [--only fno2d|tiny|rollout|spellings|processes] [--steps 50 200 800] [--device tpu]
      [--size test|model]
-(--device: both on that device, with its targets: on a TPU the step at most 0.45x, the forward 0.5x;
-issue 46)
+(--device: both on that device, with its targets: on a TPU the step at most 0.5x, the forward 0.3x;
+issue 47)
 """
 from __future__ import annotations
 
