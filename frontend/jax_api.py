@@ -10,7 +10,6 @@ inlines); called eagerly the primitive runs the same lowering under ``jax.jit``.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -18,8 +17,6 @@ import numpy as np
 from jax import export
 from jax.extend.core import Primitive, jaxprs_in_params
 from jax.interpreters import ad, batching, mlir
-
-_WIDE = {np.dtype(d) for d in (np.float64, np.complex128, np.int64, np.uint64)}
 
 
 def define_primitive(name: str, *, abstract_eval, exported_of, jvp, batch, transpose=None,
@@ -75,14 +72,20 @@ def define_primitive(name: str, *, abstract_eval, exported_of, jvp, batch, trans
 def exported(portable: bytes, in_specs, out_specs, name: str):
     """A ``jax.export.Exported`` that calls the StableHLO portable artifact ``portable`` (its public
     ``@main`` takes ``in_specs`` and returns ``out_specs``, (shape, dtype) pairs) on jax's default
-    platform: jax exports a stand-in with that signature, whose module is then replaced."""
-    specs = [jax.ShapeDtypeStruct(tuple(s), np.dtype(d)) for s, d in in_specs]
-    outs = [(tuple(s), np.dtype(d)) for s, d in out_specs]
-    wide = any(np.dtype(d) in _WIDE for _, d in [*in_specs, *out_specs])
-    with x64_if(wide):
-        stand_in = export.export(jax.jit(lambda *a: tuple(jnp.zeros(s, d) for s, d in outs)))(*specs)
-    return dataclasses.replace(stand_in, fun_name=name, mlir_module_serialized=portable,
-                               module_kept_var_idx=tuple(range(len(specs))))
+    platform, unsharded, as ``jax.export.export`` makes one for a jitted function of that signature
+    (built directly: exporting a stand-in costs 8-20 ms per program, part of a second process's first
+    call, issue 51; tests/test_to_jax.py checks it field by field against jax's)."""
+    in_avals = tuple(shaped(s, d) for s, d in in_specs)
+    out_avals = tuple(shaped(s, d) for s, d in out_specs)
+    return export.Exported(
+        fun_name=name, in_tree=jax.tree_util.tree_structure((tuple(in_avals), {})),
+        out_tree=jax.tree_util.tree_structure(tuple(out_avals)), in_avals=in_avals, out_avals=out_avals,
+        _has_named_shardings=True, _in_named_shardings=(None,) * len(in_avals),
+        _out_named_shardings=(None,) * len(out_avals), in_shardings_hlo=(None,) * len(in_avals),
+        out_shardings_hlo=(None,) * len(out_avals), nr_devices=1, platforms=(default_platform(),),
+        ordered_effects=(), unordered_effects=(), disabled_safety_checks=(), mlir_module_serialized=portable,
+        module_kept_var_idx=tuple(range(len(in_avals))), uses_global_constants=False,
+        calling_convention_version=jax.config.jax_export_calling_convention_version, _get_vjp=None)
 
 
 # primitives whose derivative is not the derivative of the ops they lower to

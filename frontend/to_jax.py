@@ -35,7 +35,7 @@ from hloforge.frontend import dtypes, jax_api
 from hloforge.frontend.ad import core
 from hloforge.frontend.ad.module_ad import _entry, _recursion_room, cotangent_module, split_vjp, tangent_module
 from hloforge.frontend.batching.module_vmap import module_vmap
-from hloforge.frontend.context import ir, static_ops
+from hloforge.frontend.context import ir, portable_target, static_ops
 from hloforge.frontend.from_jax import from_jax
 from hloforge.frontend.module import Module, ShapeDtype
 from hloforge.frontend.trace_function import trace_flat
@@ -136,6 +136,15 @@ def _split(module: Module, wrt, prepare, options) -> tuple:
                     lambda: split_vjp(module, wrt, prepare), encode, decode, ("split_hits", "split_writes"))
 
 
+def _portable(module: Module) -> bytes:
+    """The portable artifact of ``module`` that jax.export calls (without shardings and hloforge's unit
+    marks); kept on disk with a cache directory: serializing costs 10-20 ms of a second process's first
+    call (issue 51)."""
+    return _on_disk(module, "to_jax portable", (portable_target("current"),),
+                    lambda: _exportable(module.without_shardings()).to_portable(), bytes, bytes,
+                    ("portable_hits", "portable_writes"))
+
+
 def _pays(source: Module, optimized: Module, cost_model) -> bool:
     """Whether the pipeline's result is estimated no slower than ``source`` (jax's program) on the target
     of ``cost_model`` (passes/cost.py: FFTs and dot_generals); otherwise hf.optimize hands back jax's."""
@@ -197,8 +206,8 @@ class Program:
         if self._exported is None:
             with self._lock:
                 if self._exported is None:
-                    self._exported = jax_api.exported(_exportable(self.optimized.without_shardings()).to_portable(),
-                                                      self.ins, self.outs, f"hloforge_{self.name}")
+                    self._exported = jax_api.exported(_portable(self.optimized), self.ins, self.outs,
+                                                      f"hloforge_{self.name}")
         return self._exported
 
     @property

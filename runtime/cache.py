@@ -132,11 +132,12 @@ def stats() -> dict:
     whose pass pipeline was skipped, and the entries that let a later process skip it),
     pipeline_reverts (hf.optimize programs handed back as jax lowered them: the rewrite did not pay),
     split_hits and split_writes (hf.optimize's forward/backward programs of a gradient read from the
-    directory, and written there)."""
+    directory, and written there), portable_hits and portable_writes (the serialized modules hf.optimize
+    hands to jax.export)."""
     with _stats_lock:
         return {k: _stats[k] for k in ("compiles", "memory_hits", "disk_hits", "disk_writes", "disk_errors",
                                        "disk_evictions", "pipeline_hits", "pipeline_writes", "pipeline_reverts",
-                                       "split_hits", "split_writes")}
+                                       "split_hits", "split_writes", "portable_hits", "portable_writes")}
 
 
 def reset_stats() -> None:

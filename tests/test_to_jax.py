@@ -237,6 +237,28 @@ def test_eager_calls_compile_partial_dfts_with_hloforges_options():
         jax_api.default_platform())  # (no DFTs: no YNNPACK option)
 
 
+@pytest.mark.parametrize("ins, outs", [
+    ([((3, 5), np.float32)], [((), np.float32)]),
+    ([((2,), np.int32), ((4, 4), np.complex64), ((), np.float32)], [((4, 4), np.complex64), ((2,), np.int32)]),
+    ([((2, 3), np.float64)], [((3,), np.float64), ((), np.uint32)]),
+])
+def test_the_exported_call_is_the_one_jax_export_makes_for_that_signature(ins, outs):
+    """jax_api.exported builds the Exported without exporting a stand-in: every field but the module and
+    its name (and the vjp jax attaches to its own) is what jax.export.export gives a jitted function of that
+    signature, so a jax version that changes them fails here rather than inside a user's jit."""
+    import dataclasses
+    from jax import export
+    with jax_api.x64_if(True):
+        specs = [jax.ShapeDtypeStruct(s, d) for s, d in ins]
+        jax_made = export.export(jax.jit(lambda *a: tuple(jnp.zeros(s, d) for s, d in outs)))(*specs)
+        ours = jax_api.exported(b"", ins, outs, "hloforge_f")
+    skip = {"fun_name", "mlir_module_serialized", "module_kept_var_idx", "_get_vjp"}
+    for field in dataclasses.fields(export.Exported):
+        if field.name not in skip:
+            assert getattr(ours, field.name) == getattr(jax_made, field.name), field.name
+    assert ours.module_kept_var_idx == tuple(range(len(ins))) and ours.fun_name == "hloforge_f"
+
+
 def test_derivative_modules_are_optimized_too():
     f = hf.to_jax(lambda x: hnp.sum(hnp.fft.irfft(hnp.fft.rfft(x), n=8) ** 2))
     text = jax.jit(jax.grad(f)).lower(np.ones(8, np.float32)).as_text()
@@ -455,15 +477,17 @@ def _in_two_processes(body: str, cache_dir) -> list:
 
 @pytest.mark.child_processes
 def test_a_second_process_runs_no_pass(tmp_path):
-    """@hf.optimize's pipeline result is cached on disk (issue 51): a second process traces, finds it, and
-    optimizes nothing."""
+    """@hf.optimize's pipeline result and its serialization are cached on disk (issue 51): a second process
+    traces, finds them, and neither optimizes nor serializes."""
     runs = _in_two_processes(
         "f = hf.optimize(lambda x: jnp.fft.irfft(jnp.fft.rfft(x) * 2.0, n=16))\n"
         "y = jax.jit(f)(np.arange(16, dtype=np.float32))\n"
-        "print(float(y[3]), cache.stats()['pipeline_hits'], cache.stats()['pipeline_writes'])\n", tmp_path)
-    (first, hits1, writes1), (second, hits2, writes2) = [out.split() for out in runs]
+        "s = cache.stats()\n"
+        "print(float(y[3]), *(s[k] for k in ('pipeline_hits', 'pipeline_writes', 'portable_hits', "
+        "'portable_writes')))\n", tmp_path)
+    (first, *counts1), (second, *counts2) = [out.split() for out in runs]
     assert first == second == "6.0"
-    assert (int(hits1), int(writes1)) == (0, 1) and (int(hits2), int(writes2)) == (1, 0)
+    assert counts1 == ["0", "1", "0", "1"] and counts2 == ["1", "0", "1", "0"]  # (nor serializes it again)
 
 
 @pytest.mark.child_processes
