@@ -10,6 +10,7 @@ inlines); called eagerly the primitive runs the same lowering under ``jax.jit``.
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -59,14 +60,47 @@ def define_primitive(name: str, *, abstract_eval, exported_of, jvp, batch, trans
             fn = jitted[key] = jax.jit(run, compiler_options=options or None)
         return fn(*args)
 
+    lowering = mlir.lower_fun(call, multiple_results=True)
+
+    def lower(ctx, *args, **params):
+        _IN_BRIDGE.on = True
+        try:
+            return lowering(ctx, *args, **params)
+        finally:
+            _IN_BRIDGE.on = False
+
     prim.def_impl(impl)
     prim.def_abstract_eval(abstract_eval)
-    mlir.register_lowering(prim, mlir.lower_fun(call, multiple_results=True))
+    mlir.register_lowering(prim, lower)
     ad.primitive_jvps[prim] = jvp
     batching.primitive_batchers[prim] = batch
     if transpose is not None:
         ad.primitive_transposes[prim] = transpose
     return prim
+
+
+_IN_BRIDGE = threading.local()  # (on while jax lowers a bridge primitive)
+
+
+def _skip_backend_init_in_the_bridge() -> None:
+    """jax.export's call lowering initializes jaxlib's LAPACK kernels on the CPU for every module it calls,
+    which imports scipy: 150-200 ms of a process's first hf.optimize call (issue 51). The bridge's modules
+    seldom hold LAPACK calls, and the bridge loads LAPACK itself where they do (to_jax.Program.exported, as
+    hloforge's runtime does for a module it compiles), so inside its lowerings jax's initialization is
+    skipped; every other jax.export call keeps it. (A jax without that function: nothing is changed.)"""
+    try:
+        from jax._src.export import _export
+        initialize = _export._ensure_backends_initialized
+    except (ImportError, AttributeError):
+        return
+
+    def ensure_backends_initialized(platforms):
+        if not getattr(_IN_BRIDGE, "on", False):
+            initialize(platforms)
+    _export._ensure_backends_initialized = ensure_backends_initialized
+
+
+_skip_backend_init_in_the_bridge()
 
 
 def exported(portable: bytes, in_specs, out_specs, name: str):

@@ -206,8 +206,9 @@ class Program:
         if self._exported is None:
             with self._lock:
                 if self._exported is None:
-                    self._exported = jax_api.exported(_portable(self.optimized), self.ins, self.outs,
-                                                      f"hloforge_{self.name}")
+                    portable = _portable(self.optimized)
+                    pjrt.prepare_custom_calls(portable)  # (LAPACK: jax's own initialization is skipped)
+                    self._exported = jax_api.exported(portable, self.ins, self.outs, f"hloforge_{self.name}")
         return self._exported
 
     @property

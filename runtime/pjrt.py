@@ -194,13 +194,13 @@ def compile_options(devs, shardy: bool | None = None, xla_options: dict | None =
 _lapack_loaded = False
 
 
-def prepare_custom_calls(code: str) -> None:
-    """Load what the custom calls in module text ``code`` need before XLA compiles (or the disk
+def prepare_custom_calls(code: str | bytes) -> None:
+    """Load what the custom calls in module text (or bytecode) ``code`` need before XLA compiles (or the disk
     cache deserializes) it: jaxlib's ``lapack_*`` kernels are registered with XLA from the start,
     but find their LAPACK routines only once ``jaxlib.lapack`` initialized them, which jax (and
     hloforge.lax.linalg) do while emitting such a call; a module parsed from text never did, and
     running its calls then segfaults. Once per process."""
-    if not _lapack_loaded and "lapack_" in code:
+    if not _lapack_loaded and ("lapack_" if isinstance(code, str) else b"lapack_") in code:
         load_lapack()
 
 

@@ -507,6 +507,28 @@ def test_a_second_process_neither_differentiates_nor_optimizes_a_gradient(tmp_pa
     assert (calls1, hits1, writes1) == ("1", "0", "1") and (calls2, hits2, writes2) == ("0", "1", "0")
 
 
+@pytest.mark.child_processes
+def test_the_bridge_loads_lapack_only_for_a_module_that_calls_it():
+    """jax.export's call lowering would import scipy to initialize LAPACK for every module (150-200 ms of a
+    process's first call, issue 51): a fresh process's hf.optimize of a plain function imports none, and a
+    parsed module with LAPACK calls (nothing in that process lowered one) still gets its LAPACK routines."""
+    import subprocess
+    import sys
+    a = np.array([[4.0, 2.0], [2.0, 3.0]], np.float32)
+    text = jax.jit(jnp.linalg.cholesky).lower(a).as_text()
+    assert "lapack_" in text
+    script = ("import sys, numpy as np, jax, jax.numpy as jnp, hloforge as hf\n"
+              "y = jax.jit(hf.optimize(lambda x: jnp.sin(x) * 2.0))(np.ones(3, np.float32))\n"
+              "print('scipy.linalg' in sys.modules)\n"
+              "f = hf.to_jax(hf.Module.parse(sys.stdin.read()), optimize=False)\n"
+              "print(repr(np.asarray(jax.jit(f)(np.array([[4.0, 2.0], [2.0, 3.0]], np.float32))).tolist()))\n")
+    out = subprocess.run([sys.executable, "-c", script], input=text, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    imported, chol = out.stdout.splitlines()[-2:]
+    assert imported == "False"
+    np.testing.assert_allclose(np.array(eval(chol)), np.linalg.cholesky(a.astype(np.float64)), rtol=1e-6)
+
+
 def test_a_to_jax_function_in_a_custom_jvp_rule_transposes():
     """jax.grad transposes the tangent rule's to_jax call in the tangents it is linear in (issue 47)."""
     scale = hf.to_jax(lambda a, t: a * t * 3.0)
