@@ -119,7 +119,7 @@ def processes(repeats):
     import subprocess
     import tempfile
     times = {"jax": [], "first": [], "second": []}
-    for _ in range(max(2, repeats // 5)):
+    for _ in range(max(3, repeats // 2)):  # (a first step moves by +-7% from one process to the next)
         with tempfile.TemporaryDirectory() as directory:
             for kind in ("jax", "first", "second"):
                 env = dict(os.environ, HLOFORGE_CACHE_DIR=directory if kind != "jax" else "")
@@ -127,6 +127,8 @@ def processes(repeats):
                                      capture_output=True, text=True)
                 times[kind].append(float(out.stdout.strip().splitlines()[-1]))
     t_jax = statistics.median(times["jax"])
+    for kind, seconds in times.items():
+        print(f"fno2d {kind:6s} process, each: " + " ".join(f"{t * 1e3:.0f}" for t in seconds) + " ms")
     results = {}
     for kind, key in (("first", "first_process"), ("second", "second_process")):
         results[key] = _row(f"{kind} process", t_jax, statistics.median(times[kind]), TARGETS[key])
