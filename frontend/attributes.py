@@ -199,6 +199,9 @@ def _token(token: str, part: np.dtype):
 
 def dense(array: np.ndarray, shape) -> ir.DenseElementsAttr:
     """A DenseElementsAttr for ``array`` over ``shape``; elements with identical bits become a splat."""
+    array = np.asarray(array)
+    if array.size > 1 and not any(array.strides):  # (one element broadcast, as a decoded splat: not copied out)
+        return dense_elements(np.ascontiguousarray(array[(0,) * array.ndim]).reshape(1), shape=shape)
     flat = np.ascontiguousarray(array).reshape(-1)
     if flat.size > 1 and _same_bits(flat):
         flat = flat[:1]

@@ -76,6 +76,24 @@ def test_validation_messages(fn, exc, match):
         hf.trace(fn, F32)
 
 
+def test_a_broadcast_constant_becomes_a_splat_without_being_copied_out():
+    """A splat constant decodes as np.broadcast_to (re-emitted by AD, inlining, to_jax's derived modules):
+    encoding it again reads one element, not a copy of the whole shape (4 MB here)."""
+    import tracemalloc
+    big = np.broadcast_to(np.float32(-0.0), (1024, 1024))
+
+    def f():
+        return ops.constant(big)
+    tracemalloc.start()
+    m = hf.trace(f)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1 << 20, peak
+    assert "dense<-0.000000e+00> : tensor<1024x1024xf32>" in m.text
+    out = run(f)
+    assert out.shape == (1024, 1024) and np.signbit(out).all()
+
+
 def test_constant_of_python_ints_beyond_int64_and_of_masked_arrays():
     """Issue 49: ops.constant(2**63) is uint64 (as np.asarray), never a wrapped int64; beyond uint64 and
     outside an asked dtype an OverflowError; a masked array (whose mask np.asarray drops) a ValueError."""
