@@ -63,11 +63,11 @@ def define_primitive(name: str, *, abstract_eval, exported_of, jvp, batch, trans
     lowering = mlir.lower_fun(call, multiple_results=True)
 
     def lower(ctx, *args, **params):
-        _IN_BRIDGE.on = True
+        outer, _IN_BRIDGE.on = getattr(_IN_BRIDGE, "on", False), True
         try:
             return lowering(ctx, *args, **params)
         finally:
-            _IN_BRIDGE.on = False
+            _IN_BRIDGE.on = outer
 
     prim.def_impl(impl)
     prim.def_abstract_eval(abstract_eval)
