@@ -16,7 +16,9 @@ Run: python benchmarks/run.py [--quick] [--only CASE,CASE] [--dispatch-only] [--
 ``--device tpu`` (or gpu): both frameworks on that device (hf.config.device and jax's default device),
 the TPU targets of issue 46 (FNO-2D rows at four sizes, ViT/VGG, first calls, dispatch), fewer repeats
 of the compile rows (a TPU compile takes seconds), and each FNO row's achieved memory bandwidth (XLA's
-"bytes accessed" over the run time) against the chip's measured bandwidth.
+"bytes accessed" over the run time) against the chip's measured bandwidth. Off the CPU each case also gets
+a ``steady_queued`` row: 5 calls per wait, as a training loop queues its steps, where ``steady`` waits for
+each call (a TPU call's wait costs 0.1-0.5 ms that is not the program's time; docs/benchmarks.md).
 """
 from __future__ import annotations
 
@@ -55,8 +57,9 @@ ABSOLUTE_TARGETS = {("passes_10k", "passes"): 1.0}
 # on a TPU (issue 46): the FNO-2D forward rows (batch, grid, width, modes), ViT/VGG, first calls, dispatch
 TPU_FNO = {"fno2d_b8_64": (8, 64, 32, 12, 0.5), "fno2d_b20_85": (20, 85, 32, 12, 0.3),
            "fno2d_b32_128": (32, 128, 64, 16, 0.2), "fno2d_b16_256": (16, 256, 32, 16, 0.15)}
-TPU_TARGETS = {"trace_emit": None, "first_call": 1.0, "steady": 1.02, "dispatch_jax_array": 1.1,
-               "dispatch_numpy_vector": 1.2, "dispatch_numpy_scalar": 1.2, "dispatch_python_float": 1.2}
+TPU_TARGETS = {"trace_emit": None, "first_call": 1.0, "steady": 1.02, "steady_queued": 1.02,
+               "dispatch_jax_array": 1.1, "dispatch_numpy_vector": 1.2, "dispatch_numpy_scalar": 1.2,
+               "dispatch_python_float": 1.2}
 
 
 def tpu_cases(rng):
@@ -129,9 +132,10 @@ def _median(fn, repeats):
     return statistics.median(times)
 
 
-def measure(name, program, args, repeats, first_repeats=5, compile_repeats=None, steady_only=False):
+def measure(name, program, args, repeats, first_repeats=5, compile_repeats=None, steady_only=False, queued=False):
     """One case's rows; ``compile_repeats`` (default ``repeats``) and ``first_repeats`` bound the rows that
-    compile (on a TPU each compile takes seconds); ``steady_only`` measures the steady state alone."""
+    compile (on a TPU each compile takes seconds); ``steady_only`` measures the steady state alone;
+    ``queued`` adds the steady_queued row (measure_steady)."""
     hf_fn = functools.partial(program, hnp)
     jax_fn = functools.partial(program, jnp)
     dev_args = jax.device_put(args)
@@ -148,7 +152,7 @@ def measure(name, program, args, repeats, first_repeats=5, compile_repeats=None,
     if not steady_only:
         r = measure_compiles(hf_trace, jax_trace, repeats, compile_repeats)
         r = measure_first_calls(r, hf_fn, jax_fn, dev_args, repeats, first_repeats, compile_repeats)
-    return measure_steady(r, hf_fn, jax_fn, args, dev_args, repeats)
+    return measure_steady(r, hf_fn, jax_fn, args, dev_args, repeats, queued)
 
 
 def measure_compiles(hf_trace, jax_trace, repeats, compile_repeats):
@@ -191,8 +195,13 @@ def measure_first_calls(r, hf_fn, jax_fn, dev_args, repeats, first_repeats, comp
     return r
 
 
-def measure_steady(r, hf_fn, jax_fn, args, dev_args, repeats):
-    """steady rows (medians of interleaved runs), the largest difference and XLA's bytes accessed."""
+QUEUED = 5  # calls per wait in the steady_queued rows
+
+
+def measure_steady(r, hf_fn, jax_fn, args, dev_args, repeats, queued=False):
+    """steady rows (medians of interleaved runs, each call waited for), the largest difference and XLA's
+    bytes accessed; with ``queued`` also steady_queued: QUEUED calls per wait, as a training loop queues its
+    steps (on a TPU a waited call costs a floor of 0.1-0.5 ms that is not the program's time)."""
     f_h, f_j = hf.jit(hf_fn), jax.jit(jax_fn)
     _block(f_h(*dev_args)), _block(f_j(*dev_args))
     f_h.finish_compiling()  # (hf.config.first_call: the truncated program from here on)
@@ -202,6 +211,13 @@ def measure_steady(r, hf_fn, jax_fn, args, dev_args, repeats):
         steady_j.append(_median(lambda: _block(f_j(*dev_args)), 3))
     r["hloforge"]["steady"] = statistics.median(steady_h)
     r["jax"]["steady"] = statistics.median(steady_j)
+    if queued:
+        queued_h, queued_j = [], []
+        for _ in range(repeats * 3):
+            queued_h.append(_median(lambda: _block([f_h(*dev_args) for _ in range(QUEUED)]), 3) / QUEUED)
+            queued_j.append(_median(lambda: _block([f_j(*dev_args) for _ in range(QUEUED)]), 3) / QUEUED)
+        r["hloforge"]["steady_queued"] = statistics.median(queued_h)
+        r["jax"]["steady_queued"] = statistics.median(queued_j)
     got, want = np.asarray(f_h(*dev_args)), np.asarray(f_j(*dev_args))
     r["max_abs_diff"] = float(np.max(np.abs(got - want)))
     r["bytes_accessed"] = {"hloforge": _bytes_accessed(f_h.lower(*args).compile()),
@@ -338,8 +354,8 @@ def main(argv=None) -> int:
         if only is not None and name not in only:
             continue
         print(f"measuring {name} ...", flush=True)
-        results[name] = (measure(name, program, case_args, repeats, 2, 1, args.steady_only) if accelerator
-                         else measure(name, program, case_args, repeats, steady_only=args.steady_only))
+        results[name] = (measure(name, program, case_args, repeats, 2, 1, args.steady_only, queued=True)
+                         if accelerator else measure(name, program, case_args, repeats, steady_only=args.steady_only))
         steady = results[name]["hloforge"]["steady"], results[name]["jax"]["steady"]
         print(f"  {name}: steady {steady[0] * 1e3:.3f} ms against jax's {steady[1] * 1e3:.3f} ms "
               f"({steady[0] / steady[1]:.2f}x)", flush=True)  # (as it goes: a run cut short keeps its rows)
@@ -347,7 +363,8 @@ def main(argv=None) -> int:
     if not accelerator and not args.dispatch_only and (only is None or "passes_10k" in only):
         results["passes_10k"] = measure_passes(repeats)
     if accelerator:
-        rows = report(results, TPU_TARGETS, {(name, "steady"): spec[-1] for name, spec in TPU_FNO.items()})
+        rows = report(results, TPU_TARGETS, {(name, metric): spec[-1] for name, spec in TPU_FNO.items()
+                                             for metric in ("steady", "steady_queued")})
         report_bandwidth(results, bandwidth(device))
     else:
         rows = report(results)
