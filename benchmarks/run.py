@@ -205,19 +205,13 @@ def measure_steady(r, hf_fn, jax_fn, args, dev_args, repeats, queued=False):
     f_h, f_j = hf.jit(hf_fn), jax.jit(jax_fn)
     _block(f_h(*dev_args)), _block(f_j(*dev_args))
     f_h.finish_compiling()  # (hf.config.first_call: the truncated program from here on)
-    steady_h, steady_j = [], []
-    for _ in range(repeats * 3):
-        steady_h.append(_median(lambda: _block(f_h(*dev_args)), 3))
-        steady_j.append(_median(lambda: _block(f_j(*dev_args)), 3))
-    r["hloforge"]["steady"] = statistics.median(steady_h)
-    r["jax"]["steady"] = statistics.median(steady_j)
-    if queued:
-        queued_h, queued_j = [], []
-        for _ in range(repeats * 3):
-            queued_h.append(_median(lambda: _block([f_h(*dev_args) for _ in range(QUEUED)]), 3) / QUEUED)
-            queued_j.append(_median(lambda: _block([f_j(*dev_args) for _ in range(QUEUED)]), 3) / QUEUED)
-        r["hloforge"]["steady_queued"] = statistics.median(queued_h)
-        r["jax"]["steady_queued"] = statistics.median(queued_j)
+    for metric, calls in [("steady", 1)] + ([("steady_queued", QUEUED)] if queued else []):
+        times = {"hloforge": [], "jax": []}
+        for _ in range(repeats * 3):  # (interleaved)
+            for who, f in (("hloforge", f_h), ("jax", f_j)):
+                times[who].append(_median(lambda: _block([f(*dev_args) for _ in range(calls)]), 3) / calls)
+        for who, ts in times.items():
+            r[who][metric] = statistics.median(ts)
     got, want = np.asarray(f_h(*dev_args)), np.asarray(f_j(*dev_args))
     r["max_abs_diff"] = float(np.max(np.abs(got - want)))
     r["bytes_accessed"] = {"hloforge": _bytes_accessed(f_h.lower(*args).compile()),
