@@ -13,10 +13,11 @@ zero Neumann conditions, mean-zero field) and psi(z) = 12 where z >= 0, 3 elsewh
   As the paper's data, the samples are solved on a fine grid (421 x 421 for the full preset) and
   subsampled to the resolutions trained and tested on: every 5th node gives 85 x 85, every 3rd 141,
   every 2nd 211.
-- The solve is mixed precision, one compiled program (hf.jit) per batch of samples, on the default
-  device (the TPU where there is one): iterative refinement whose residual ``b - A u`` and solution u
-  are float64, each correction solved by a batched conjugate gradient method in float32
-  (``hloforge.lax.while_loop`` inside ``hloforge.lax.while_loop``). Float32 alone cannot reach
+- The solve is mixed precision: iterative refinement whose residual ``b - A u`` and solution u are float64,
+  on the host's CPU (small hf.jit programs), each correction solved by a batched conjugate gradient method
+  in float32, one compiled program (hf.jit, a ``hloforge.lax.while_loop``) per batch of samples on the
+  default device (the TPU where there is one; that program holds no float64: XLA:TPU emulates it, and
+  compiled the whole refinement in one program for 139 s). Float32 alone cannot reach
   the target of 1e-6: merely rounding the float64 solution to float32 leaves a relative residual of
   1.0e-3 at 421 x 421 (4.6e-5 at 85 x 85), the operator being that ill-conditioned. ``precision="float64"``
   solves in float64 (the preconditioner below in float32). The files hold float32 a and u.
@@ -109,9 +110,10 @@ def _faces(a):
     return ax, ay
 
 
-def _apply(u, ax, ay):
-    """h^2 times the operator -div(a grad u) on the interior nodes (u = 0 on the boundary)."""
-    padded = hnp.pad(u, [(0, 0), (1, 1), (1, 1)])
+def _apply(u, ax, ay, xp=hnp):
+    """h^2 times the operator -div(a grad u) on the interior nodes (u = 0 on the boundary); ``xp``: hloforge.numpy
+    in a traced program, numpy for the refinement's residual on the host."""
+    padded = xp.pad(u, [(0, 0), (1, 1), (1, 1)])
     flux_x = ax * (padded[:, 1:, 1:-1] - padded[:, :-1, 1:-1])
     flux_y = ay * (padded[:, 1:-1, 1:] - padded[:, 1:-1, :-1])
     return flux_x[:, :-1] - flux_x[:, 1:] + flux_y[:, :, :-1] - flux_y[:, :, 1:]
@@ -121,8 +123,8 @@ def _diagonal(ax, ay):
     return ax[:, 1:] + ax[:, :-1] + ay[:, :, 1:] + ay[:, :, :-1]
 
 
-def _norms(v):
-    return hnp.sqrt(hnp.sum(v * v, axis=(1, 2)))
+def _norms(v, xp=hnp):
+    return xp.sqrt(xp.sum(v * v, axis=(1, 2)))
 
 
 def _batch(s):
@@ -193,28 +195,56 @@ def _pcg(ax, ay, b, tol, max_iter):
     return k, u
 
 
-def _refined(ax, ay, b, tol, max_iter):
-    """Mixed-precision iterative refinement: u and the residual b - A u in float64, each correction
-    A d = r solved by _pcg in float32 (r scaled to unit norm per sample, to INNER_TOL), until every
-    sample's true relative residual is below ``tol`` or after MAX_REFINEMENTS corrections.
-    Returns (float32 CG steps in all, u)."""
-    ax32, ay32 = ax.astype(np.float32), ay.astype(np.float32)
-    b_norm = _norms(b)
+def _refined(a, tol, max_iter):
+    """Mixed-precision iterative refinement: u and the residual b - A u in float64 on the host's CPU, each
+    correction A d = r solved on the default device by _pcg in float32 (r scaled to unit norm per sample, to
+    INNER_TOL), until every sample's true relative residual is below ``tol`` or after MAX_REFINEMENTS
+    corrections. The device program holds no float64: a TPU emulates it, and compiling the refinement
+    loop with it took 139 of the 143 s of a first 220-sample run on a TPU v5e (its float32 CG compiles in
+    10 s). The float64 arrays stay on the CPU between steps; only the float32 r and d travel.
+    Returns (u, residuals, float32 CG steps in all)."""
+    ax, ay, b, b_norm, ax32, ay32, u = _setup(a)
+    ax32, ay32 = hf.device_put((ax32, ay32), hf.devices(hf.config.device)[0])  # (once: they do not change)
+    correction = _correction(max_iter)
+    b_norm = np.asarray(b_norm)
+    r, scale, steps = b, b_norm, 0
+    for _ in range(MAX_REFINEMENTS):
+        if not np.any(scale > tol * b_norm):
+            break
+        scale = np.where(scale > 0, scale, 1.0)
+        inner, d = correction(ax32, ay32, _scaled(r, scale))
+        u, r, scale = _update(u, d, scale, ax, ay, b)
+        scale = np.asarray(scale)
+        steps += int(inner)
+    return np.pad(np.asarray(u), [(0, 0), (1, 1), (1, 1)]), scale / b_norm, steps
 
-    def cond(state):
-        k, _, _, r = state
-        return (k < MAX_REFINEMENTS) & hnp.any(_norms(r) > tol * b_norm)
 
-    def body(state):
-        k, steps, u, r = state
-        scale = _norms(r)
-        scale = hnp.where(scale > 0, scale, 1.0)
-        inner, d = _pcg(ax32, ay32, (r / _batch(scale)).astype(np.float32), INNER_TOL, max_iter)
-        u = u + _batch(scale) * d.astype(b.dtype)
-        return k + 1, steps + inner, u, b - _apply(u, ax, ay)
+@functools.lru_cache(maxsize=8)
+def _correction(max_iter: int):
+    """The compiled float32 correction solve (hf.jit compiles it once per grid and batch size)."""
+    return hf.jit(lambda ax, ay, r: _pcg(ax, ay, r, INNER_TOL, max_iter))
 
-    _, steps, u, _ = hf.lax.while_loop(cond, body, (np.int32(0), np.int32(0), hnp.zeros_like(b), b))
-    return steps, u
+
+# (the refinement's float64 arithmetic: on the host's CPU wherever the corrections run, one fused program each)
+@hf.jit(device="cpu")
+def _setup(a):
+    """The face conductivities (float64 and float32), b, its norms and u = 0."""
+    ax, ay = _faces(a)
+    b = hnp.full((a.shape[0], a.shape[1] - 2, a.shape[2] - 2), 1.0 / (a.shape[1] - 1) ** 2, a.dtype)
+    return ax, ay, b, _norms(b), ax.astype(np.float32), ay.astype(np.float32), hnp.zeros_like(b)
+
+
+@hf.jit(device="cpu")
+def _scaled(r, scale):
+    return (r / _batch(scale)).astype(np.float32)
+
+
+@hf.jit(device="cpu")
+def _update(u, d, scale, ax, ay, b):
+    """u + scale d, the residual b - A u and its norms, in float64."""
+    u = u + _batch(scale) * d.astype(u.dtype)
+    r = b - _apply(u, ax, ay)
+    return u, r, _norms(r)
 
 
 def _check_coefficients(a) -> np.ndarray:
@@ -230,23 +260,24 @@ PRECISIONS = ("mixed", "float64")
 
 
 @functools.lru_cache(maxsize=8)
-def _solver(resolution: int, tol: float, max_iter: int, precision: str):
-    """The compiled batched solve for one grid (hf.jit compiles it once per batch size)."""
+def _solver(resolution: int, tol: float, max_iter: int):
+    """The compiled batched float64 solve for one grid (hf.jit compiles it once per batch size)."""
     h2 = 1.0 / (resolution - 1) ** 2
 
     @hf.jit
     def run(a):
         ax, ay = _faces(a)
         b = hnp.full((a.shape[0], resolution - 2, resolution - 2), h2, a.dtype)
-        k, u = (_refined if precision == "mixed" else _pcg)(ax, ay, b, tol, max_iter)
+        k, u = _pcg(ax, ay, b, tol, max_iter)
         residual = _norms(b - _apply(u, ax, ay)) / _norms(b)
         return hnp.pad(u, [(0, 0), (1, 1), (1, 1)]), residual, k
     return run
 
 
 def solve(a, tol: float = 1e-10, max_iter: int | None = None, precision: str = "mixed"):
-    """u on the nodes for each coefficient field of ``a`` (n, R, R), solved by one hloforge program on
-    the default device: ``precision`` "mixed" (float32 CG corrections, float64 refinement) or "float64".
+    """u on the nodes for each coefficient field of ``a`` (n, R, R), solved by hloforge programs:
+    ``precision`` "mixed" (float32 CG corrections on the default device, float64 refinement on the host's
+    CPU) or "float64" (one program on the default device).
 
     Returns (u, residuals, iterations): u float64 (n, R, R) with zeros on the boundary, each sample's
     true relative residual ||b - A u|| / ||b|| of the discrete system, and the CG steps taken (over all
@@ -256,7 +287,9 @@ def solve(a, tol: float = 1e-10, max_iter: int | None = None, precision: str = "
     a = _check_coefficients(a)
     resolution = a.shape[1]
     max_iter = 20 * resolution if max_iter is None else max_iter
-    u, residual, k = _solver(resolution, float(tol), int(max_iter), precision)(a)
+    if precision == "mixed":
+        return _refined(a, float(tol), int(max_iter))
+    u, residual, k = _solver(resolution, float(tol), int(max_iter))(a)
     return np.asarray(u), np.asarray(residual), int(k)
 
 
