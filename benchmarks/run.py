@@ -350,9 +350,11 @@ def main(argv=None) -> int:
         print(f"measuring {name} ...", flush=True)
         results[name] = (measure(name, program, case_args, repeats, 2, 1, args.steady_only, queued=True)
                          if accelerator else measure(name, program, case_args, repeats, steady_only=args.steady_only))
-        steady = results[name]["hloforge"]["steady"], results[name]["jax"]["steady"]
-        print(f"  {name}: steady {steady[0] * 1e3:.3f} ms against jax's {steady[1] * 1e3:.3f} ms "
-              f"({steady[0] / steady[1]:.2f}x)", flush=True)  # (as it goes: a run cut short keeps its rows)
+        for metric in ("steady", "steady_queued"):  # (as it goes: a run cut short keeps its rows)
+            if metric in results[name]["hloforge"]:
+                ours, theirs = results[name]["hloforge"][metric], results[name]["jax"][metric]
+                print(f"  {name}: {metric} {ours * 1e3:.3f} ms against jax's {theirs * 1e3:.3f} ms "
+                      f"({ours / theirs:.2f}x)", flush=True)
     results["dispatch"] = measure_dispatch(7 if accelerator else repeats)
     if not accelerator and not args.dispatch_only and (only is None or "passes_10k" in only):
         results["passes_10k"] = measure_passes(repeats)
