@@ -204,7 +204,7 @@ def _refined(a, tol, max_iter):
     10 s). The float64 arrays stay on the CPU between steps; only the float32 r and d travel.
     Returns (u, residuals, float32 CG steps in all)."""
     ax, ay, b, b_norm, ax32, ay32, u = _setup(a)
-    ax32, ay32 = hf.device_put((ax32, ay32), hf.devices(hf.config.device)[0])  # (once: they do not change)
+    ax32, ay32 = hf.device_put((ax32, ay32), hf.devices(hf.config.device, local=True)[0])  # (once: they do not change)
     correction = _correction(max_iter)
     b_norm = np.asarray(b_norm)
     r, scale, steps = b, b_norm, 0
