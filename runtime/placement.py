@@ -14,7 +14,7 @@ from hloforge.frontend.tracing import Tensor, Value
 from hloforge.runtime import pjrt
 from hloforge.runtime.settings import config
 
-_KINDS = ", ".join(map(repr, DEVICE_KINDS))  # 'cpu', 'gpu'
+_KINDS = ", ".join(map(repr, DEVICE_KINDS))  # 'cpu', 'gpu', 'tpu'
 
 
 def _target(device):
@@ -79,7 +79,7 @@ def device_put(x, device=None):
       x: a pytree of numpy arrays, jax arrays and Python scalars (float64/int64/bool, as numpy
         makes them); traced Tensors come back as they are.
       device: None (jax arrays stay where they are, host values go to the first device of
-        ``hf.config.device``), "cpu" or "gpu" (that kind's first device), a Device of
+        ``hf.config.device``), "cpu", "gpu" or "tpu" (that kind's first device), a Device of
         ``hf.devices()``, a sharding (``hf.NamedSharding``, ``jax.sharding.SingleDeviceSharding``)
         or a PartitionSpec (over the mesh set with ``jax.set_mesh``); or a pytree prefix of ``x``
         of those (one target per subtree).
