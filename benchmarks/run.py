@@ -41,7 +41,7 @@ from hloforge.runtime import cache as hf_cache
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
 import vision  # noqa: E402
-from timing import bandwidth, use_device  # noqa: E402
+from timing import bandwidth, steady, use_device  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # metric -> the largest acceptable ratio hloforge/jax (None: no target)
@@ -202,16 +202,9 @@ def measure_steady(r, hf_fn, jax_fn, args, dev_args, repeats, queued=False):
     """steady rows (medians of interleaved runs, each call waited for), the largest difference and XLA's
     bytes accessed; with ``queued`` also steady_queued: QUEUED calls per wait, as a training loop queues its
     steps (on a TPU a waited call costs a floor of 0.1-0.5 ms that is not the program's time)."""
-    f_h, f_j = hf.jit(hf_fn), jax.jit(jax_fn)
-    _block(f_h(*dev_args)), _block(f_j(*dev_args))
-    f_h.finish_compiling()  # (hf.config.first_call: the truncated program from here on)
+    f_h, f_j = hf.jit(hf_fn), jax.jit(jax_fn)  # (steady() waits for hf.config.first_call's truncated program)
     for metric, calls in [("steady", 1)] + ([("steady_queued", QUEUED)] if queued else []):
-        times = {"hloforge": [], "jax": []}
-        for _ in range(repeats * 3):  # (interleaved)
-            for who, f in (("hloforge", f_h), ("jax", f_j)):
-                times[who].append(_median(lambda: _block([f(*dev_args) for _ in range(calls)]), 3) / calls)
-        for who, ts in times.items():
-            r[who][metric] = statistics.median(ts)
+        r["hloforge"][metric], r["jax"][metric] = steady([f_h, f_j], dev_args, repeats * 3, calls)
     got, want = np.asarray(f_h(*dev_args)), np.asarray(f_j(*dev_args))
     r["max_abs_diff"] = float(np.max(np.abs(got - want)))
     r["bytes_accessed"] = {"hloforge": _bytes_accessed(f_h.lower(*args).compile()),

@@ -7,10 +7,12 @@ import time
 import jax
 
 
-def steady(fns, args, rounds):
+def steady(fns, args, rounds, calls=1):
     """Interleaved medians of 3-call medians, one per function (run.py's steady state): each
     function is warmed up (hf.jit functions until their truncated programs are compiled:
-    ``finish_compiling``), then every round times 3 calls of each function in turn."""
+    ``finish_compiling``), then every round times 3 samples of each function in turn. A sample is
+    ``calls`` calls waited for once, divided by ``calls``: more than 1 queues them as a training
+    loop does, which on an accelerator leaves out the 0.1-0.5 ms a waited call costs there."""
     for f in fns:
         jax.block_until_ready(f(*args))
         if hasattr(f, "finish_compiling"):
@@ -21,8 +23,8 @@ def steady(fns, args, rounds):
             samples = []
             for _ in range(3):
                 t = time.perf_counter()
-                jax.block_until_ready(f(*args))
-                samples.append(time.perf_counter() - t)
+                jax.block_until_ready([f(*args) for _ in range(calls)])
+                samples.append((time.perf_counter() - t) / calls)
             ts.append(statistics.median(samples))
     return [statistics.median(ts) for ts in times]
 

@@ -28,6 +28,10 @@ interleaved, median of repeats.
   plain jax, with the FFTs of the optimized forward (issue 47: FNO forwards at most 0.6x, their
   gradients 0.8x).
 
+Off the CPU (``--device tpu``/``gpu``) the fno2d and spellings parts add ``queued`` rows: QUEUED calls per
+wait, as a training loop queues its steps (a waited call on a TPU costs 0.1-0.5 ms that is not the
+program's), with the same targets.
+
 Run: python benchmarks/to_jax.py [--quick] [--only fno2d|tiny|rollout|spellings|processes] [--steps 50 200 800] [--device tpu]
      [--size test|model]
 (--device: both on that device, with its targets: on a TPU the step at most 0.5x, the forward 0.3x;
@@ -60,7 +64,10 @@ ROLLOUT_TARGETS = {f"rollout_{kind}_{n}": 1.1 for kind in ("sin", "spectral") fo
 TARGETS = {"first_process": 1.1, "second_process": 1.0, "step": 0.8, "forward": 0.6, "step_numpy": 0.8,
            "forward_numpy": 0.6, "first_step": 1.0, "tiny": 1.1,
            **ROLLOUT_TARGETS}
-ACCELERATOR_TARGETS = dict(TARGETS, step=0.5, forward=0.3, step_numpy=0.5, forward_numpy=0.3)  # (issue 47: TPU)
+TARGETS.update(forward_queued=TARGETS["forward"], step_queued=TARGETS["step"])
+ACCELERATOR_TARGETS = dict(TARGETS, step=0.5, forward=0.3, step_numpy=0.5, forward_numpy=0.3,  # (issue 47: TPU)
+                           step_queued=0.5, forward_queued=0.3)
+QUEUED = 5  # calls per wait in the queued rows (off the CPU)
 MODES, WIDTH, LAYERS, GRID, BATCH, IN_CH = (12, 12), 32, 4, 64, 8, 3
 
 
@@ -141,7 +148,7 @@ def _row(what, t_jax, t_hf, target, who="hf.optimize"):
     return t_hf / t_jax
 
 
-def fno2d(repeats, steps):
+def fno2d(repeats, steps, queued=False):
     rng = np.random.default_rng(0)
     params_np = models.fno_params(2, MODES, WIDTH, LAYERS, IN_CH, rng)
     x_np = rng.standard_normal((BATCH, IN_CH, GRID, GRID)).astype(np.float32)
@@ -171,6 +178,11 @@ def fno2d(repeats, steps):
         results["forward" + suffix] = _row(f"forward ({arrays})", f_jax, f_hf, TARGETS["forward" + suffix])
         results["forward_hf_jit" + suffix] = _row(f"forward ({arrays})", f_jax, f_native, "-", "hf.jit")
         results["step" + suffix] = _row(f"step ({arrays})", s_jax, s_hf, TARGETS["step" + suffix])
+    if queued:
+        f_jax, f_hf = steady([forward_jax, forward_hf], (params, x), repeats, QUEUED)
+        s_jax, s_hf = steady([step_jax, step_hf], (params, state, x, y), repeats, QUEUED)
+        results["forward_queued"] = _row("forward queued", f_jax, f_hf, TARGETS["forward_queued"])
+        results["step_queued"] = _row("step queued", s_jax, s_hf, TARGETS["step_queued"])
     results["first_step"] = _row("first step", *_first_steps(params, x, y, optimizer, max(3, repeats // 3)),
                                  TARGETS["first_step"])
     print(f"fno2d losses    {steps} steps, largest relative gap {gap:.2e} (target <= 1e-4); "
@@ -225,9 +237,10 @@ def rollout(repeats, steps=ROLLOUT_STEPS):
 SPELLING_SIZES = {"test": {}, "model": dict(b=20, c=32, o=32, n1=1024, m1=16, n2=64, m2=12, n3=32, m3=8)}
 
 
-def spellings(repeats, size="test"):
+def spellings(repeats, size="test", queued=False):
     """Each FNO spelling of tests/fno_spellings.py at ``size`` (SPELLING_SIZES): forward and gradient,
-    hf.optimize against jax, the arguments jax arrays on the device."""
+    hf.optimize against jax, the arguments jax arrays on the device; with ``queued`` also QUEUED calls
+    per wait."""
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
     from fno_spellings import loss, spellings as make_spellings
     results = {}
@@ -248,6 +261,14 @@ def spellings(repeats, size="test"):
         print(f"spelling {name:28s} ffts {jax.jit(spelling.fn).lower(x, w).as_text().count('stablehlo.fft')} -> "
               f"{ffts}   forward {f_jax * 1e3:7.3f} / {f_hf * 1e3:7.3f} ms {f_hf / f_jax:5.2f}x   "
               f"grad {g_jax * 1e3:7.3f} / {g_hf * 1e3:7.3f} ms {g_hf / g_jax:5.2f}x   forward gap {gap:.1e}")
+        if queued:
+            f_jax, f_hf = steady([forward, forward_hf], (x, w), repeats, QUEUED)
+            g_jax, g_hf = steady([grad, grad_hf], (x, w), repeats, QUEUED)
+            for part, ratio in (("forward", f_hf / f_jax), ("grad", g_hf / g_jax)):
+                results[f"spelling_{name}_{part}_queued"] = ratio
+                TARGETS.setdefault(f"spelling_{name}_{part}_queued", TARGETS["forward" if part == "forward" else "step"])
+            print(f"  queued ({QUEUED} calls per wait)         forward {f_jax * 1e3:7.3f} / {f_hf * 1e3:7.3f} ms "
+                  f"{f_hf / f_jax:5.2f}x   grad {g_jax * 1e3:7.3f} / {g_hf * 1e3:7.3f} ms {g_hf / g_jax:5.2f}x")
     return results
 
 
@@ -269,11 +290,13 @@ def main(argv=None):
         return {}
     hf.config.cache_dir = None  # (first calls measure compiles, not the persistent cache)
     use_device(args.device)
-    if args.device not in (None, "cpu"):
+    queued = args.device not in (None, "cpu")
+    if queued:
         TARGETS.update(ACCELERATOR_TARGETS)
     repeats = 5 if args.quick else 15
-    parts = {"fno2d": lambda: fno2d(repeats, 5 if args.quick else 10), "tiny": lambda: tiny(repeats),
-             "rollout": lambda: rollout(repeats, args.steps), "spellings": lambda: spellings(repeats, args.size),
+    parts = {"fno2d": lambda: fno2d(repeats, 5 if args.quick else 10, queued), "tiny": lambda: tiny(repeats),
+             "rollout": lambda: rollout(repeats, args.steps),
+             "spellings": lambda: spellings(repeats, args.size, queued),
              "processes": lambda: processes(repeats)}
     results = {}
     for name, part in parts.items():
