@@ -41,7 +41,7 @@ from hloforge.runtime import cache as hf_cache
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
 import vision  # noqa: E402
-from timing import bandwidth, steady, use_device  # noqa: E402
+from timing import QUEUED, bandwidth, steady, use_device  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # metric -> the largest acceptable ratio hloforge/jax (None: no target)
@@ -193,9 +193,6 @@ def measure_first_calls(r, hf_fn, jax_fn, dev_args, repeats, first_repeats, comp
     r["hloforge"]["first_call"] = statistics.median(first_h)
     r["jax"]["first_call"] = statistics.median(first_j)
     return r
-
-
-QUEUED = 5  # calls per wait in the steady_queued rows
 
 
 def measure_steady(r, hf_fn, jax_fn, args, dev_args, repeats, queued=False):

@@ -7,6 +7,9 @@ import time
 import jax
 
 
+QUEUED = 5  # calls per wait in the benchmarks' queued rows (off the CPU)
+
+
 def steady(fns, args, rounds, calls=1):
     """Interleaved medians of 3-call medians, one per function (run.py's steady state): each
     function is warmed up (hf.jit functions until their truncated programs are compiled:

@@ -57,7 +57,7 @@ from hloforge.runtime import cache as hf_cache
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import models  # noqa: E402
-from timing import steady, use_device  # noqa: E402
+from timing import QUEUED, steady, use_device  # noqa: E402
 
 ROLLOUT_STEPS = (50, 200, 800)
 ROLLOUT_TARGETS = {f"rollout_{kind}_{n}": 1.1 for kind in ("sin", "spectral") for n in ROLLOUT_STEPS}
@@ -67,7 +67,6 @@ TARGETS = {"first_process": 1.1, "second_process": 1.0, "step": 0.8, "forward": 
 TARGETS.update(forward_queued=TARGETS["forward"], step_queued=TARGETS["step"])
 ACCELERATOR_TARGETS = dict(TARGETS, step=0.5, forward=0.3, step_numpy=0.5, forward_numpy=0.3,  # (issue 47: TPU)
                            step_queued=0.5, forward_queued=0.3)
-QUEUED = 5  # calls per wait in the queued rows (off the CPU)
 MODES, WIDTH, LAYERS, GRID, BATCH, IN_CH = (12, 12), 32, 4, 64, 8, 3
 
 
@@ -266,7 +265,8 @@ def spellings(repeats, size="test", queued=False):
             g_jax, g_hf = steady([grad, grad_hf], (x, w), repeats, QUEUED)
             for part, ratio in (("forward", f_hf / f_jax), ("grad", g_hf / g_jax)):
                 results[f"spelling_{name}_{part}_queued"] = ratio
-                TARGETS.setdefault(f"spelling_{name}_{part}_queued", TARGETS["forward" if part == "forward" else "step"])
+                TARGETS.setdefault(f"spelling_{name}_{part}_queued", TARGETS["forward" if part == "forward" else
+                                                                             "step"])
             print(f"  queued ({QUEUED} calls per wait)         forward {f_jax * 1e3:7.3f} / {f_hf * 1e3:7.3f} ms "
                   f"{f_hf / f_jax:5.2f}x   grad {g_jax * 1e3:7.3f} / {g_hf * 1e3:7.3f} ms {g_hf / g_jax:5.2f}x")
     return results
