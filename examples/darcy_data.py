@@ -110,21 +110,26 @@ def _faces(a):
     return ax, ay
 
 
-def _apply(u, ax, ay, xp=hnp):
-    """h^2 times the operator -div(a grad u) on the interior nodes (u = 0 on the boundary); ``xp``: hloforge.numpy
-    in a traced program, numpy for the refinement's residual on the host."""
-    padded = xp.pad(u, [(0, 0), (1, 1), (1, 1)])
+def _apply(u, ax, ay):
+    """h^2 times the operator -div(a grad u) on the interior nodes (u = 0 on the boundary)."""
+    padded = hnp.pad(u, [(0, 0), (1, 1), (1, 1)])
     flux_x = ax * (padded[:, 1:, 1:-1] - padded[:, :-1, 1:-1])
     flux_y = ay * (padded[:, 1:-1, 1:] - padded[:, 1:-1, :-1])
     return flux_x[:, :-1] - flux_x[:, 1:] + flux_y[:, :, :-1] - flux_y[:, :, 1:]
+
+
+def _system(a):
+    """The discrete system of a traced ``a`` (n, R, R): its face conductivities and right-hand side h^2 * 1."""
+    ax, ay = _faces(a)
+    return ax, ay, hnp.full((a.shape[0], a.shape[1] - 2, a.shape[2] - 2), 1.0 / (a.shape[1] - 1) ** 2, a.dtype)
 
 
 def _diagonal(ax, ay):
     return ax[:, 1:] + ax[:, :-1] + ay[:, :, 1:] + ay[:, :, :-1]
 
 
-def _norms(v, xp=hnp):
-    return xp.sqrt(xp.sum(v * v, axis=(1, 2)))
+def _norms(v):
+    return hnp.sqrt(hnp.sum(v * v, axis=(1, 2)))
 
 
 def _batch(s):
@@ -229,8 +234,7 @@ def _correction(max_iter: int):
 @hf.jit(device="cpu")
 def _setup(a):
     """The face conductivities (float64 and float32), b, its norms and u = 0."""
-    ax, ay = _faces(a)
-    b = hnp.full((a.shape[0], a.shape[1] - 2, a.shape[2] - 2), 1.0 / (a.shape[1] - 1) ** 2, a.dtype)
+    ax, ay, b = _system(a)
     return ax, ay, b, _norms(b), ax.astype(np.float32), ay.astype(np.float32), hnp.zeros_like(b)
 
 
@@ -260,14 +264,11 @@ PRECISIONS = ("mixed", "float64")
 
 
 @functools.lru_cache(maxsize=8)
-def _solver(resolution: int, tol: float, max_iter: int):
-    """The compiled batched float64 solve for one grid (hf.jit compiles it once per batch size)."""
-    h2 = 1.0 / (resolution - 1) ** 2
-
+def _solver(tol: float, max_iter: int):
+    """The compiled batched float64 solve (hf.jit compiles it once per grid and batch size)."""
     @hf.jit
     def run(a):
-        ax, ay = _faces(a)
-        b = hnp.full((a.shape[0], resolution - 2, resolution - 2), h2, a.dtype)
+        ax, ay, b = _system(a)
         k, u = _pcg(ax, ay, b, tol, max_iter)
         residual = _norms(b - _apply(u, ax, ay)) / _norms(b)
         return hnp.pad(u, [(0, 0), (1, 1), (1, 1)]), residual, k
@@ -289,7 +290,7 @@ def solve(a, tol: float = 1e-10, max_iter: int | None = None, precision: str = "
     max_iter = 20 * resolution if max_iter is None else max_iter
     if precision == "mixed":
         return _refined(a, float(tol), int(max_iter))
-    u, residual, k = _solver(resolution, float(tol), int(max_iter))(a)
+    u, residual, k = _solver(float(tol), int(max_iter))(a)
     return np.asarray(u), np.asarray(residual), int(k)
 
 
