@@ -14,8 +14,8 @@ absolute target: under 1 s).
 Run: python benchmarks/run.py [--quick] [--only CASE,CASE] [--dispatch-only] [--device tpu]
 
 ``--device tpu`` (or gpu): both frameworks on that device (hf.config.device and jax's default device),
-the TPU targets of issue 46 (FNO-2D rows at four sizes, ViT/VGG, first calls, dispatch), fewer repeats
-of the compile rows (a TPU compile takes seconds), and each FNO row's achieved memory bandwidth (XLA's
+the TPU targets of issue 46 (FNO-2D rows at four sizes, ViT/VGG, first calls, dispatch), one compile row
+and four first calls per case (a TPU compile takes seconds), and each FNO row's achieved memory bandwidth (XLA's
 "bytes accessed" over the run time) against the chip's measured bandwidth. Off the CPU each case also gets
 a ``steady_queued`` row: 5 calls per wait, as a training loop queues its steps, where ``steady`` waits for
 each call (a TPU call's wait costs 0.1-0.5 ms that is not the program's time; docs/benchmarks.md).
@@ -338,7 +338,9 @@ def main(argv=None) -> int:
         if only is not None and name not in only:
             continue
         print(f"measuring {name} ...", flush=True)
-        results[name] = (measure(name, program, case_args, repeats, 2, 1, args.steady_only, queued=True)
+        # off the CPU: one compile row, four first calls (XLA:TPU compiles one program in 1.6 s or 3.3 s from
+        # one call to the next, on both sides: two samples said little; docs/benchmarks.md)
+        results[name] = (measure(name, program, case_args, repeats, 4, 1, args.steady_only, queued=True)
                          if accelerator else measure(name, program, case_args, repeats, steady_only=args.steady_only))
         for metric in ("steady", "steady_queued"):  # (as it goes: a run cut short keeps its rows)
             if metric in results[name]["hloforge"]:
