@@ -265,8 +265,7 @@ def spellings(repeats, size="test", queued=False):
             g_jax, g_hf = steady([grad, grad_hf], (x, w), repeats, QUEUED)
             for part, ratio in (("forward", f_hf / f_jax), ("grad", g_hf / g_jax)):
                 results[f"spelling_{name}_{part}_queued"] = ratio
-                TARGETS.setdefault(f"spelling_{name}_{part}_queued", TARGETS["forward" if part == "forward" else
-                                                                             "step"])
+                TARGETS.setdefault(f"spelling_{name}_{part}_queued", TARGETS["step" if part == "grad" else "forward"])
             print(f"  queued ({QUEUED} calls per wait)         forward {f_jax * 1e3:7.3f} / {f_hf * 1e3:7.3f} ms "
                   f"{f_hf / f_jax:5.2f}x   grad {g_jax * 1e3:7.3f} / {g_hf * 1e3:7.3f} ms {g_hf / g_jax:5.2f}x")
     return results
