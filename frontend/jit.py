@@ -104,11 +104,22 @@ class Jitted:
         return module
 
     @staticmethod
-    def _key(leaves, in_tree):
-        return (in_tree, tuple(map(abstract_key, leaves)), dtypes.MODE[0])
+    def _key(leaves, in_tree, device=None):
+        return (in_tree, tuple(map(abstract_key, leaves)), dtypes.MODE[0], device)
 
-    def _compiled(self, leaves, in_tree):
-        key = self._key(leaves, in_tree)
+    def _placement(self, leaves):
+        """``(device, committed)`` for a call, as jax.jit places one: the jit's own device (results
+        committed to it); else the device that committed arguments live on (results committed);
+        else None, jax's default device (results uncommitted, free to move). Single device only."""
+        if self.device is not None or self._sharded:
+            return None, True
+        device = pjrt.committed_device(leaves, f"hf.jit: {self.__name__}")
+        if device is None:
+            return None, False
+        return (None if device == pjrt.resolve_device(None, config.device) else device), True
+
+    def _compiled(self, leaves, in_tree, device=None):
+        key = self._key(leaves, in_tree, device)
         entry = self._cache.get(key)
         if entry is None:
             _refuse_recursion(self)  # (this thread holds the lock: waiting on it would never end)
@@ -117,18 +128,20 @@ class Jitted:
                 if entry is None:
                     module = self._trace(leaves, in_tree)
                     if self.optimize and not self._sharded:
-                        entry = self._cache[key] = (self._optimize_and_compile(key, module), module.out_tree)
+                        entry = self._cache[key] = (self._optimize_and_compile(key, module, device),
+                                                    module.out_tree)
                     else:
                         if self.optimize:  # (sharded: the mesh decides the devices, jax's default their kind)
                             module.optimize(cost_model=resolve_target(self.device).cost_model)
-                        entry = self._cache[key] = (self._compile(module, leaves, in_tree), module.out_tree)
+                        entry = self._cache[key] = (self._compile(module, leaves, in_tree, device),
+                                                    module.out_tree)
         return entry
 
-    def _optimize_and_compile(self, key, module):
+    def _optimize_and_compile(self, key, module, device=None):
         """The executable of the traced ``module`` after the pass pipeline: straight from the disk
         cache when a pipeline entry names it (a later process skips the passes), else optimized
         (``first_call.plan``) and compiled, the entry written once the final program is known."""
-        target = resolve_target(self.device)  # (once: the cost model, the compile and the caches read it)
+        target = resolve_target(device or self.device)  # (once: the cost model, the compile and the caches read it)
         try:
             signature = module.signature
         except TypeError:  # (a token argument: jax's ordered callbacks, which compile() refuses)
@@ -149,10 +162,10 @@ class Jitted:
             remember_optimized(pipeline, module, signature, target)
         return executable
 
-    def _deferred_call(self, leaves, in_tree) -> bool:
+    def _deferred_call(self, leaves, in_tree, device=None) -> bool:
         """Whether this signature's truncated program is still to come (then jax's C++ loop must
         not learn the running one); its second call starts compiling it."""
-        deferred = self._deferred.get(self._key(leaves, in_tree))
+        deferred = self._deferred.get(self._key(leaves, in_tree, device))
         if deferred is None:
             return False
         deferred.calls += 1
@@ -175,9 +188,9 @@ class Jitted:
             deferred.wait(timeout)
         return not self._deferred
 
-    def _compile(self, module: Module, leaves, in_tree):
+    def _compile(self, module: Module, leaves, in_tree, device=None):
         if not self._sharded:
-            return module.compile(self.device)
+            return module.compile(device or self.device)
         args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
         # in_shardings is a prefix of the positional arguments (like jax.jit); keyword arguments
         # are replicated.
@@ -247,10 +260,13 @@ class Jitted:
         seen = leaves
         if dtypes.MODE[0] == "jax":
             leaves, seen = jax_mode_leaves(leaves)
-        executable, out_tree = self._compiled(leaves, in_tree)
+        device, committed = self._placement(leaves)
+        executable, out_tree = self._compiled(leaves, in_tree, device)
         outs = executable.call_flat(leaves)
+        if not committed:
+            outs = [pjrt.uncommitted(o) if type(o) is pjrt.DEVICE_ARRAY_TYPE else o for o in outs]
         result = tree_util.tree_unflatten(out_tree, outs)
-        later = bool(self._deferred) and self._deferred_call(leaves, in_tree)
+        later = bool(self._deferred) and self._deferred_call(leaves, in_tree, device)
         if not fast_path:
             return result
         if later:
@@ -457,8 +473,9 @@ def jit(fn=None, *, optimize: bool = True, device=None, name: str = "main",
     Args:
       fn: a Python function over Tensors; arguments and results may be pytrees.
       optimize: run hloforge's default pass pipeline before compiling.
-      device: None (``hf.config.device``; when that is None, as by default, jax's default device:
-        the TPU or GPU where there is one, else the CPU), "cpu", "gpu", "tpu" or a jax Device.
+      device: None (where committed arguments live, as in jax.jit; else ``hf.config.device``; when
+        that is None, as by default, jax's default device: the TPU or GPU where there is one, else
+        the CPU, and the results are uncommitted), "cpu", "gpu", "tpu" or a jax Device.
       name: the entry function's name.
       in_shardings: SPMD over a jax Mesh: a pytree prefix of the positional arguments with a
         ``NamedSharding``, ``PartitionSpec`` or None (replicated) per leaf, like jax.jit's.

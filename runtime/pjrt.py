@@ -394,6 +394,33 @@ def execute_sharded(loaded, arrays, handlers) -> list:
         raise ExecutionError(str(e)) from None
 
 
+def uncommitted(array: jax.Array) -> jax.Array:
+    """``array`` (a result on one device) as jax gives the result of a computation none of whose
+    arguments was committed to a device: uncommitted, so a later jax computation may move it. The
+    buffer is shared, not copied."""
+    return xc.ArrayImpl(array.aval, array.sharding, [array], committed=False, _skip_checks=True)
+
+
+def committed_device(arrays, where: str):
+    """The device the committed single-device jax arrays among ``arrays`` live on (None: none is
+    committed), as jax.jit places a computation; arrays committed to different devices are the
+    ValueError jax raises."""
+    device = None
+    for i, a in enumerate(arrays):
+        if type(a) is DEVICE_ARRAY_TYPE and a._committed:
+            devs = a.sharding._internal_device_list
+            if len(devs) != 1:
+                continue
+            d = devs[0]
+            if device is None:
+                device, first = d, i
+            elif d != device:
+                raise ValueError(f"{where}: argument leaves {first} and {i} are committed to different devices "
+                                 f"({device} and {d}); put them on one device (jax.device_put), as jax.jit "
+                                 f"requires")
+    return device
+
+
 def is_device_array(x) -> bool:
     return isinstance(x, jax.Array)
 

@@ -125,6 +125,32 @@ def pytrees_kwargs_and_resident_inputs():
 
 
 @check
+def single_device_calls_run_where_committed_arguments_live():
+    """As jax.jit: arguments committed to a device decide where a call runs and commit its results;
+    uncommitted ones (and numpy's) leave the results free to join another device's arrays; the jit's
+    own device wins; arguments committed to two devices are refused (every call: the C++ loop too)."""
+    d0, d1 = jax.devices()[:2]
+    f = hf.jit(lambda a: a + 1.0)
+    x = np.arange(3, dtype=np.float32)
+    loose, on_d1 = jax.device_put(x), jax.device_put(x, d1)
+    for _ in range(3):
+        out = f(on_d1)
+        assert out.devices() == {d1} and out.committed, (out.devices(), out.committed)
+        out = f(loose)
+        assert out.devices() == {d0} and not out.committed
+        assert (out + on_d1).devices() == {d1}  # (moved by jax, as jax.jit's own result would be)
+        out = hf.jit(lambda a: a + 1.0, device=d0)(on_d1)
+        assert out.devices() == {d0} and out.committed
+        assert hnp.sin(on_d1).devices() == {d1}  # eager calls alike
+        try:
+            hf.jit(lambda a, b: a + b)(jax.device_put(x, d0), on_d1)
+            raise AssertionError("two devices were not refused")
+        except ValueError as e:
+            assert "argument leaves 0 and 1 are committed to different devices (cpu:0 and cpu:1)" in str(e), e
+    assert f.cache_size() == 2  # (d1 and the default device: one program each)
+
+
+@check
 def float64_round_trip_sharded():
     mesh = hf.Mesh(np.array(jax.devices()), ("batch",))
     x = np.arange(16.0).reshape(8, 2) * (1 + 1e-13)

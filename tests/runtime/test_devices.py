@@ -36,6 +36,21 @@ def test_with_nothing_set_hloforge_runs_where_jax_would(monkeypatch):
     assert Config({}).device is None and Config({"HLOFORGE_DEVICE": " TPU "}).device == "tpu"
 
 
+@pytest.mark.parametrize("make, committed", [
+    (lambda x: jax.device_put(x), False), (lambda x: x, False),
+    (lambda x: jax.device_put(x, jax.devices()[0]), True)], ids=["uncommitted", "numpy", "committed"])
+def test_results_are_committed_as_jaxs(monkeypatch, make, committed):
+    """A result is committed to its device when an argument was (or the jit names a device), as
+    jax.jit's; every call alike, the C++ loop's too. (Several devices: tests/runtime/sharding_checks.py.)"""
+    monkeypatch.setattr(hf.config, "device", None)
+    x = make(np.arange(3, dtype=np.float32))
+    f, g = hf.jit(lambda a: a * 2.0), jax.jit(lambda a: a * 2.0)
+    for _ in range(3):
+        assert f(x).committed == g(x).committed == committed
+        assert hf.numpy.sin(x).committed == committed
+    assert hf.jit(lambda a: a * 2.0, device=jax.devices()[0])(x).committed
+
+
 @no_gpu_only
 def test_jax_default_backend_decides_the_default(monkeypatch):
     from hloforge.runtime import pjrt
