@@ -257,10 +257,10 @@ class Jitted:
                 result = self.fn(*args, **kwargs)
             return (result, None, False) if fast_path else result
         dispatch.refuse_tracers(f"hf.jit: {self.__name__}", leaves)
+        device, committed = self._placement(leaves)
         seen = leaves
         if dtypes.MODE[0] == "jax":
             leaves, seen = jax_mode_leaves(leaves)
-        device, committed = self._placement(leaves)
         executable, out_tree = self._compiled(leaves, in_tree, device)
         outs = executable.call_flat(leaves)
         if not committed:
