@@ -104,7 +104,7 @@ class Jitted:
         return module
 
     @staticmethod
-    def _key(leaves, in_tree, device=None):
+    def _key(leaves, in_tree, device):
         return (in_tree, tuple(map(abstract_key, leaves)), dtypes.MODE[0], device)
 
     def _placement(self, leaves):
@@ -112,14 +112,13 @@ class Jitted:
         committed to it); else the device that committed arguments live on (results committed);
         else None, jax's default device (results uncommitted, free to move). Single device only."""
         if self.device is not None or self._sharded:
-            return None, True
+            return self.device, True
         device = pjrt.committed_device(leaves, f"hf.jit: {self.__name__}")
         if device is None:
             return None, False
         return (None if device == pjrt.resolve_device(None, config.device) else device), True
 
-    def _compiled(self, leaves, in_tree, device=None):
-        key = self._key(leaves, in_tree, device)
+    def _compiled(self, key, leaves, in_tree, device):
         entry = self._cache.get(key)
         if entry is None:
             _refuse_recursion(self)  # (this thread holds the lock: waiting on it would never end)
@@ -137,11 +136,11 @@ class Jitted:
                                                     module.out_tree)
         return entry
 
-    def _optimize_and_compile(self, key, module, device=None):
+    def _optimize_and_compile(self, key, module, device):
         """The executable of the traced ``module`` after the pass pipeline: straight from the disk
         cache when a pipeline entry names it (a later process skips the passes), else optimized
         (``first_call.plan``) and compiled, the entry written once the final program is known."""
-        target = resolve_target(device or self.device)  # (once: the cost model, the compile and the caches read it)
+        target = resolve_target(device)  # (once: the cost model, the compile and the caches read it)
         try:
             signature = module.signature
         except TypeError:  # (a token argument: jax's ordered callbacks, which compile() refuses)
@@ -162,10 +161,10 @@ class Jitted:
             remember_optimized(pipeline, module, signature, target)
         return executable
 
-    def _deferred_call(self, leaves, in_tree, device=None) -> bool:
+    def _deferred_call(self, key) -> bool:
         """Whether this signature's truncated program is still to come (then jax's C++ loop must
         not learn the running one); its second call starts compiling it."""
-        deferred = self._deferred.get(self._key(leaves, in_tree, device))
+        deferred = self._deferred.get(key)
         if deferred is None:
             return False
         deferred.calls += 1
@@ -188,9 +187,9 @@ class Jitted:
             deferred.wait(timeout)
         return not self._deferred
 
-    def _compile(self, module: Module, leaves, in_tree, device=None):
+    def _compile(self, module: Module, leaves, in_tree, device):
         if not self._sharded:
-            return module.compile(device or self.device)
+            return module.compile(device)
         args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
         # in_shardings is a prefix of the positional arguments (like jax.jit); keyword arguments
         # are replicated.
@@ -261,12 +260,13 @@ class Jitted:
         seen = leaves
         if dtypes.MODE[0] == "jax":
             leaves, seen = jax_mode_leaves(leaves)
-        executable, out_tree = self._compiled(leaves, in_tree, device)
+        key = self._key(leaves, in_tree, device)
+        executable, out_tree = self._compiled(key, leaves, in_tree, device)
         outs = executable.call_flat(leaves)
         if not committed:
             outs = [pjrt.uncommitted(o) if type(o) is pjrt.DEVICE_ARRAY_TYPE else o for o in outs]
         result = tree_util.tree_unflatten(out_tree, outs)
-        later = bool(self._deferred) and self._deferred_call(leaves, in_tree, device)
+        later = bool(self._deferred) and self._deferred_call(key)
         if not fast_path:
             return result
         if later:

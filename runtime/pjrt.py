@@ -407,11 +407,11 @@ def committed_device(arrays, where: str):
     ValueError jax raises."""
     device = None
     for i, a in enumerate(arrays):
-        if type(a) is DEVICE_ARRAY_TYPE and a._committed:
-            devs = a.sharding._internal_device_list
+        if type(a) is DEVICE_ARRAY_TYPE and a.committed:
+            devs = a.sharding.device_set
             if len(devs) != 1:
                 continue
-            d = devs[0]
+            (d,) = devs
             if device is None:
                 device, first = d, i
             elif d != device:
