@@ -33,6 +33,7 @@ def _refuse_recursion(jitted, active=None) -> None:
 
 _DEVICE_ARRAY = pjrt.DEVICE_ARRAY_TYPE
 _RUNTIME_FAILURE = pjrt.RuntimeFailure
+_CONTAINERS = dispatch.CONTAINERS
 _MODE = dtypes.MODE  # (the one list hf.config.dtypes writes: read per call)
 _tracing = threading.local()  # .active: the Jitted functions this thread is tracing
 
@@ -78,7 +79,7 @@ class Jitted:
         # device; runtime/dispatch.py); they hold their cache-miss callback, so that callback must
         # not hold self (a cycle through a C++ object is never collected)
         self._loops = None if self._sharded else dispatch.Loops(
-            getattr(fn, "__name__", "jitted"), fn, _cache_miss(weakref.ref(self)))
+            getattr(fn, "__name__", "jitted"), fn, _cache_miss(weakref.ref(self)), containers_plain=True)
         self._jax_loops = None  # (hf.config.dtypes = "jax": loops of their own, made on first use)
         self.__wrapped__ = fn
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -207,9 +208,11 @@ class Jitted:
         if loops is not None and not kwargs:
             # the common case first, with as little Python as possible (this frame is all hloforge
             # adds to jax's C++ loop): every argument a jax array, numpy dtype rules
+            # (or containers of them, a model's parameters: dispatch.Loops' containers_plain)
             if _MODE[0] == "numpy":
                 for a in args:
-                    if type(a) is not _DEVICE_ARRAY:
+                    kind = type(a)
+                    if kind is not _DEVICE_ARRAY and kind not in _CONTAINERS:
                         break
                 else:
                     try:
@@ -453,7 +456,8 @@ def _install(jitted_ref, key, out_tree):
             jitted._cache[key] = (executable, out_tree)
         jitted._deferred.pop(key, None)
         if jitted._loops is not None:
-            jitted._loops = dispatch.Loops(jitted.__name__, jitted.fn, _cache_miss(jitted_ref))
+            jitted._loops = dispatch.Loops(jitted.__name__, jitted.fn, _cache_miss(jitted_ref),
+                                           containers_plain=True)
         jitted._jax_loops = None
     return install
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from jax import tree_util
 from jax.core import Tracer
 
 from hloforge.frontend import dtypes
@@ -65,6 +66,12 @@ def route(args) -> int:
 CONTAINERS = frozenset((dict, list, tuple))
 
 
+def containers_on_device(args) -> bool:
+    """Whether every leaf inside the containers among ``args`` is a jax array."""
+    return all(type(leaf) is DEVICE_ARRAY for a in args if type(a) in CONTAINERS
+               for leaf in tree_util.tree_leaves(a))
+
+
 def cpp_dtype(arg):
     """The dtype jax's loop sees for ``arg`` (``wide`` loop), or None if it is not one it takes."""
     t = type(arg)
@@ -77,11 +84,23 @@ def cpp_dtype(arg):
 
 class Loops:
     """The ``plain`` and ``wide`` C++ loops around ``cache_miss(*args) -> (result, fastpath_data
-    or None, False)``."""
+    or None, False)``.
 
-    def __init__(self, name: str, fn, cache_miss):
-        self.plain = pjrt.fast_dispatcher(name, fn, cache_miss)
-        self.wide = pjrt.fast_dispatcher(name, fn, cache_miss)
+    ``containers_plain``: the plain loop also takes containers of parameters (a model's weights
+    are jax arrays: no x64 scope per call). It learns such a call only when every leaf inside the
+    containers is a jax array, whose dtype it keys exactly; a numpy array or Python scalar in a
+    container would be keyed by its 32-bit canonical dtype (float64 meeting a float32 program),
+    so those calls go on to the wide loop."""
+
+    def __init__(self, name: str, fn, cache_miss, containers_plain: bool = False):
+        self.wide = wide = pjrt.fast_dispatcher(name, fn, cache_miss)
+        plain_miss = cache_miss
+        if containers_plain:
+            def plain_miss(*args, **kwargs):
+                if kwargs or containers_on_device(args):
+                    return cache_miss(*args, **kwargs)
+                return pjrt.call_x64(wide, args), None, False
+        self.plain = pjrt.fast_dispatcher(name, fn, plain_miss)
 
     def call_wide(self, args):
         return pjrt.call_x64(self.wide, args)

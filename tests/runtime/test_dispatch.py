@@ -20,8 +20,8 @@ from helpers import assert_close, random
     ((np.ones(2, np.float32), 2.0), dispatch.WIDE),
     ((np.int64(3),), dispatch.WIDE),
     ((np.ones(2, ">f4"),), dispatch.PYTHON),
-    (([1.0, 2.0],), dispatch.WIDE),  # containers take the wide loop: it sees each leaf's exact dtype
-    (({"w": jnp.ones(2)}, jnp.ones(2)), dispatch.WIDE),
+    (([1.0, 2.0],), dispatch.WIDE),  # containers take the wide loop: it sees each leaf's exact dtype (hf.jit's
+    (({"w": jnp.ones(2)}, jnp.ones(2)), dispatch.WIDE),  # calls of jax arrays and their trees go plain first)
     ((np.ones(2, object),), dispatch.PYTHON),
 ])
 def test_route(args, kind):
@@ -90,6 +90,23 @@ def test_parameter_trees_run_from_cpp_and_keep_numpy_dtypes(python_calls):
         np.testing.assert_array_equal(np.asarray(out), w64)
     assert f.cache_size() == 2
     assert not jax.config.jax_enable_x64
+
+
+def test_parameter_trees_of_jax_arrays_leave_numpy_and_scalar_leaves_exact(python_calls):
+    # a tree of jax arrays runs from the loop without the x64 scope, which keys numpy leaves and
+    # Python scalars by 32-bit dtypes: those calls must still arrive exact (and from C++)
+    f = hf.jit(lambda x, p: x * p["w"])
+    x = jnp.ones(2, jnp.float32)
+    for _ in range(2):
+        assert_close(f(x, {"w": jnp.full(2, 2.0, jnp.float32)}), np.full(2, 2, np.float32))
+    w64 = np.full(2, 1 + 1e-13)
+    for _ in range(3):
+        out = f(x, {"w": w64})
+        assert out.dtype == np.float64
+        np.testing.assert_array_equal(np.asarray(out), w64)
+        assert_close(f(x, {"w": 3}), np.full(2, 3, np.float32))
+    assert len(python_calls) == 3
+    assert f.cache_size() == 3
 
 
 def test_parameter_trees_with_leaves_jax_cannot_take_keep_our_errors():
