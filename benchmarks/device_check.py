@@ -66,7 +66,8 @@ def run_tests(device: str, timeout: int, log_path: str | None, files=None) -> di
     and the failing test ids. A test that kills the process (XLA aborting in C++) counts as failed, the
     rest of its file as not run ("CRASHED"), and pytest starts again without them."""
     files = files or TESTS
-    env = dict(os.environ, HLOFORGE_DEVICE=device)
+    # every case of every grid (the suite samples them by default: tests/conftest.py)
+    env = dict(os.environ, HLOFORGE_DEVICE=device, HLOFORGE_TEST_CASES="all")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), os.path.dirname(__file__)]))
     if device == "cpu":  # (jax's reference programs on the CPU too)
         env["JAX_PLATFORMS"] = "cpu"

@@ -1,3 +1,6 @@
+import datetime
+import hashlib
+import math
 import os
 import sys
 
@@ -66,11 +69,64 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
+# Parametrized grids are sampled, as jax's own suite samples its test-case products (JAX_NUM_GENERATED_CASES):
+# a grid of more than GRID_MIN cases runs a third of them (at least GRID_MIN), drawn by a hash of the seed and
+# the case's id. The seed is the day (UTC) unless HLOFORGE_TEST_SEED is set, so the cases left out today run on
+# other days, and a failing run is repeated by its seed (printed at the end of every run). Every case runs with
+# HLOFORGE_TEST_CASES=all, when tests are named by id or picked with -k, and in grids marked `every_case`.
+GRID_MIN = 3
+GRID_SHARE = 3
+
+
+def pytest_configure(config):
+    # (set here, before pytest-xdist starts its workers: they inherit it and draw the same cases)
+    os.environ.setdefault("HLOFORGE_TEST_SEED", datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d"))
+
+
+def _samples_grids(config) -> bool:
+    if os.environ.get("HLOFORGE_TEST_CASES", "sample").strip().lower() == "all" or config.getoption("keyword", ""):
+        return False
+    return not any("::" in str(arg) for arg in config.args)
+
+
+def _sample_grids(config, items):
+    """Deselects all but a seeded share of each parametrized test function's cases (see GRID_SHARE)."""
+    seed = os.environ["HLOFORGE_TEST_SEED"]
+    grids = {}
+    for item in items:
+        if hasattr(item, "callspec") and not item.get_closest_marker("every_case"):
+            grids.setdefault(item.nodeid.split("[", 1)[0], []).append(item)
+    left_out = set()
+    for cases in grids.values():
+        keep = max(GRID_MIN, math.ceil(len(cases) / GRID_SHARE))
+        if len(cases) > keep:
+            cases = sorted(cases, key=lambda item: hashlib.blake2b(f"{seed}:{item.nodeid}".encode()).digest())
+            left_out.update(id(item) for item in cases[keep:])
+    if left_out:
+        config.hook.pytest_deselected(items=[item for item in items if id(item) in left_out])
+        items[:] = [item for item in items if id(item) not in left_out]
+    config.stash[_GRID_SAMPLE] = len(left_out)
+
+
+_GRID_SAMPLE = pytest.StashKey[int]()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if _samples_grids(config):  # (under pytest-xdist the workers collect, and the count stays with them)
+        left_out = config.stash.get(_GRID_SAMPLE, None)
+        terminalreporter.write_line(
+            f"hloforge: parametrized grids sampled with HLOFORGE_TEST_SEED={os.environ['HLOFORGE_TEST_SEED']}"
+            + (f" ({left_out} cases left out)" if left_out else "")
+            + "; HLOFORGE_TEST_CASES=all runs every case (tests/conftest.py)")
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if str(item.path) not in _QUICK:
             item.add_marker(pytest.mark.slow)
+    if _samples_grids(config):
+        _sample_grids(config, items)
     _skip_what_a_tpu_cannot_run(items)
     # under xdist (the README's -n auto), the whole files first, in WHOLE_FILES's order (the longest
     # first), so that neither worker draws a long one last and leaves the other idle; in one process

@@ -72,6 +72,7 @@ def test_every_block_is_known():
             assert marker is None or lang in PYTHON, f"{path}:{line - 1}: a marker on a {lang or 'plain'} block"
 
 
+@pytest.mark.every_case  # (each page and example is a promise to users)
 @pytest.mark.parametrize("path", [path for path in FILES if any(b[1] in PYTHON for b in blocks(path))])
 def test_python_blocks_run(path, tmp_path, monkeypatch):
     import hloforge as hf

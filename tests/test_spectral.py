@@ -50,6 +50,7 @@ def test_fno_matches_numpy(n_dims, grid, modes, padding):
 
 
 @pytest.mark.child_processes
+@pytest.mark.every_case  # (each page and example is a promise to users)
 @pytest.mark.parametrize("script", ["fno_1d.py", "fno_2d.py", "optimize_jax_module.py",
                                     "per_example_gradients.py", "jax_training_with_hloforge.py"])
 def test_examples_run_and_check_themselves(script):
