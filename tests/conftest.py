@@ -73,7 +73,8 @@ def pytest_ignore_collect(collection_path, config):
 # a grid of more than GRID_MIN cases runs a third of them (at least GRID_MIN), drawn by a hash of the seed and
 # the case's id. The seed is the day (UTC) unless HLOFORGE_TEST_SEED is set, so the cases left out today run on
 # other days, and a failing run is repeated by its seed (printed at the end of every run). Every case runs with
-# HLOFORGE_TEST_CASES=all, when tests are named by id or picked with -k, and in grids marked `every_case`.
+# HLOFORGE_TEST_CASES=all, when tests are named by id or picked with -k, under --lf and --ff, and in grids marked
+# `every_case`.
 GRID_MIN = 3
 GRID_SHARE = 3
 
@@ -85,6 +86,8 @@ def pytest_configure(config):
 
 def _samples_grids(config) -> bool:
     if os.environ.get("HLOFORGE_TEST_CASES", "sample").strip().lower() == "all" or config.getoption("keyword", ""):
+        return False
+    if config.getoption("lf", False) or config.getoption("failedfirst", False):  # (earlier draws' failures too)
         return False
     return not any("::" in str(arg) for arg in config.args)
 

@@ -28,7 +28,7 @@ def test_plain(): pass
 
 
 def collected(tmp_path, *args, **env) -> list:
-    quiet = ["-p", "no:cacheprovider", "-p", "no:jaxtyping", "-p", "no:hypothesispytest", "-p", "no:xdist"]
+    quiet = ["-p", "no:jaxtyping", "-p", "no:hypothesispytest", "-p", "no:xdist"]
     out = subprocess.run([sys.executable, "-m", "pytest", *(args or ["test_grids.py"]), "--co", "-q", *quiet,
                           "-o", "markers=every_case"], cwd=tmp_path, capture_output=True, text=True,
                          env={**os.environ, "HLOFORGE_TEST_CASES": "sample", **env})
@@ -48,3 +48,4 @@ def test_grids_are_sampled_by_seed_and_run_whole_on_request(tmp_path):
     assert first == again and set(first) != set(other) and len(other) == len(first)
     assert len(collected(tmp_path, "test_grids.py", "-k", "twelve", HLOFORGE_TEST_SEED="1")) == 12
     assert len(collected(tmp_path, "test_grids.py::test_twelve", HLOFORGE_TEST_SEED="1")) == 12
+    assert len(collected(tmp_path, "test_grids.py", "--lf", HLOFORGE_TEST_SEED="1")) == len(every)
