@@ -77,6 +77,7 @@ def pytest_ignore_collect(collection_path, config):
 # `every_case`.
 GRID_MIN = 3
 GRID_SHARE = 3
+_GRID_SAMPLE = pytest.StashKey[int]()  # (how many cases the sample left out, for the summary line)
 
 
 def pytest_configure(config):
@@ -109,9 +110,6 @@ def _sample_grids(config, items):
         config.hook.pytest_deselected(items=[item for item in items if id(item) in left_out])
         items[:] = [item for item in items if id(item) not in left_out]
     config.stash[_GRID_SAMPLE] = len(left_out)
-
-
-_GRID_SAMPLE = pytest.StashKey[int]()
 
 
 def pytest_terminal_summary(terminalreporter, config):

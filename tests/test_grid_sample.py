@@ -1,6 +1,6 @@
 """The suite's sampling of parametrized grids (tests/conftest.py, run here on a small file of grids): a third
 of each grid of more than three cases, the same draw for the same seed, another for another seed, whole grids
-when asked, when marked `every_case`, and for tests named by id or picked with -k."""
+when asked, when marked `every_case`, and for tests named by id or picked with -k or --lf."""
 import os
 import shutil
 import subprocess
