@@ -81,6 +81,10 @@ _GRID_SAMPLE = pytest.StashKey[int]()  # (how many cases the sample left out, fo
 
 
 def pytest_configure(config):
+    cases = os.environ.get("HLOFORGE_TEST_CASES", "sample").strip().lower()
+    if cases not in ("sample", "all"):
+        raise pytest.UsageError(f"HLOFORGE_TEST_CASES must be 'sample' or 'all', got "
+                                f"{os.environ['HLOFORGE_TEST_CASES']!r} (tests/conftest.py)")
     # (set here, before pytest-xdist starts its workers: they inherit it and draw the same cases)
     os.environ.setdefault("HLOFORGE_TEST_SEED", datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d"))
 

@@ -1,6 +1,7 @@
 """The suite's sampling of parametrized grids (tests/conftest.py, run here on a small file of grids): a third
 of each grid of more than three cases, the same draw for the same seed, another for another seed, whole grids
-when asked, when marked `every_case`, and for tests named by id or picked with -k or --lf."""
+when asked, when marked `every_case`, and for tests named by id or picked with -k or --lf; a
+value of HLOFORGE_TEST_CASES other than 'sample' or 'all' is one usage error."""
 import os
 import shutil
 import subprocess
@@ -27,11 +28,15 @@ def test_plain(): pass
 '''
 
 
-def collected(tmp_path, *args, **env) -> list:
+def collection(tmp_path, *args, **env) -> subprocess.CompletedProcess:
     quiet = ["-p", "no:jaxtyping", "-p", "no:hypothesispytest", "-p", "no:xdist"]
-    out = subprocess.run([sys.executable, "-m", "pytest", *(args or ["test_grids.py"]), "--co", "-q", *quiet,
-                          "-o", "markers=every_case"], cwd=tmp_path, capture_output=True, text=True,
-                         env={**os.environ, "HLOFORGE_TEST_CASES": "sample", **env})
+    return subprocess.run([sys.executable, "-m", "pytest", *(args or ["test_grids.py"]), "--co", "-q", *quiet,
+                           "-o", "markers=every_case"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "HLOFORGE_TEST_CASES": "sample", **env})
+
+
+def collected(tmp_path, *args, **env) -> list:
+    out = collection(tmp_path, *args, **env)
     assert out.returncode == 0, out.stdout + out.stderr
     return [line for line in out.stdout.splitlines() if "::" in line]
 
@@ -49,3 +54,5 @@ def test_grids_are_sampled_by_seed_and_run_whole_on_request(tmp_path):
     assert len(collected(tmp_path, "test_grids.py", "-k", "twelve", HLOFORGE_TEST_SEED="1")) == 12
     assert len(collected(tmp_path, "test_grids.py::test_twelve", HLOFORGE_TEST_SEED="1")) == 12
     assert len(collected(tmp_path, "test_grids.py", "--lf", HLOFORGE_TEST_SEED="1")) == len(every)
+    refused = collection(tmp_path, HLOFORGE_TEST_CASES="every")
+    assert refused.returncode == 4 and "HLOFORGE_TEST_CASES must be 'sample' or 'all', got 'every'" in refused.stderr
