@@ -1,5 +1,6 @@
 """dot-layout (passes/dot_layout.py): transpose(dot_general(w, x)) -> a batched dot_general of the
-broadcast w that produces the transposed layout itself."""
+broadcast w that produces the transposed layout itself (flattened over x's trailing free dims), and
+f(reshape(a), ...) -> reshape(f(a, ...)) for elementwise f, which carries that reshape to the next product."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -121,3 +122,92 @@ def test_hypothesis_mixings_of_any_rank_fire_and_keep_values(batch, c, o, rest, 
     report = module.optimize("pattern:batched_dot_layout", debug=True)
     assert report.fired.get("batched_dot_layout", 0) == int(np.prod(rest) >= 4096), report.explain()
     assert_close(np.asarray(module.compile()(w, x)), np.asarray(jax.jit(fn)(w, x)), rtol=1e-5)
+
+
+# ---------------------------------------------------------------- reshapes below elementwise ops
+
+def _bias_gelu(x, b):
+    """What batched_dot_layout leaves after a flattened product: reshape, then a bias and a GELU."""
+    y = x.reshape(2, 8, 64, 64) + b.reshape(1, -1, 1, 1)
+    return 0.5 * y * (1.0 + jnp.tanh(0.8 * (y + 0.044715 * y ** 3)))
+
+
+def test_a_reshape_moves_below_a_bias_and_gelu_and_keeps_every_bit():
+    x, b = RNG.standard_normal((2, 8, 4096)).astype(F32), RNG.standard_normal(8).astype(F32)
+    module = _module(_bias_gelu, x, b)
+    want = np.asarray(module.compile()(x, b))
+    assert module.optimize("pattern:reshape_below_elementwise").fired["reshape_below_elementwise"] == 10
+    lines = [line.strip() for line in module.text.splitlines()]
+    last = next(i for i, line in enumerate(lines) if line.startswith("return"))
+    assert "stablehlo.reshape" in lines[last - 1], module.text  # the chain computes in 2x8x4096, then reshapes
+    assert [line for line in lines if "stablehlo.tanh" in line and "2x8x4096" in line], module.text
+    np.testing.assert_array_equal(np.asarray(module.compile()(x, b)), want)
+
+
+BELOW_NOT_FIRING = {
+    # (fn, argument shapes, options, the reason debug=True prints)
+    "another cost model": (_bias_gelu, ((2, 8, 4096), (8,)), {"cost_model": "gpu"}, "the cost model is not the CPU's"),
+    "a broadcast along the reshaped dims": (lambda x, v: x.reshape(2, 8, 64, 64) + v[:, None], ((2, 8, 4096), (64,)),
+                                            {}, "neither a reshape, a splat constant nor a broadcast along"),
+    "another array": (lambda x, z: x.reshape(2, 8, 64, 64) * z, ((2, 8, 4096), (2, 8, 64, 64)), {},
+                      "neither a reshape, a splat constant nor a broadcast along"),
+    "reshapes from two shapes": (lambda x, y: x.reshape(2, 8, 64, 64) - y.reshape(2, 8, 64, 64),
+                                 ((2, 8, 4096), (16, 4096)), {}, "the reshapes start from different shapes"),
+}
+
+
+@pytest.mark.parametrize("case", BELOW_NOT_FIRING)
+def test_a_reshape_stays_above(case):
+    fn, shapes, options, reason = BELOW_NOT_FIRING[case]
+    module = _module(fn, *[RNG.standard_normal(s).astype(F32) for s in shapes])
+    report = module.optimize("pattern:reshape_below_elementwise", debug=True, **options)
+    assert not report.fired.get("reshape_below_elementwise")
+    assert reason in report.explain(), report.explain()
+
+
+def _head(x, w1, b1, w2, b2):
+    """An FNO's projection: 1x1 convolutions 32 -> 128 -> 1 channels around a GELU."""
+    h = jnp.einsum("bi...,io->bo...", x, w1) + b1.reshape(1, -1, 1, 1)
+    h = 0.5 * h * (1.0 + jnp.tanh(0.7978846 * (h + 0.044715 * h ** 3)))
+    return jnp.einsum("bi...,io->bo...", h, w2) + b2.reshape(1, -1, 1, 1)
+
+
+def test_an_fno_projection_overwrites_its_wide_activation_instead_of_keeping_two():
+    """Flattened products and the reshapes moved between them let XLA:CPU write the GELU over the 128-channel
+    product: half the temporaries (32 MB for jax.jit's program; glibc maps that afresh on every call)."""
+    args = [RNG.standard_normal(s).astype(F32) for s in ((8, 32, 64, 64), (32, 128), (128,), (128, 1), (1,))]
+    module = _module(_head, *args)
+    report = module.optimize()
+    assert report.fired["batched_dot_layout"] == 2 and report.fired["reshape_below_elementwise"] >= 10
+    assert_close(np.asarray(module.compile()(*args)), np.asarray(jax.jit(_head)(*args)), rtol=1e-5)
+    temp = lambda f: f.lower(*args).compile().memory_analysis().temp_size_in_bytes  # noqa: E731
+    assert temp(jax.jit(hf.optimize(_head))) <= 0.6 * temp(jax.jit(_head))
+
+
+UNARY = (jnp.tanh, jnp.exp, jnp.negative, jnp.abs, lambda v: v * v)
+
+
+@settings(max_examples=10, deadline=None)
+@given(lead=st.lists(st.integers(1, 3), min_size=1, max_size=2), split=st.sampled_from([(4, 6), (3, 2, 4), (24,)]),
+       steps=st.lists(st.tuples(st.integers(0, len(UNARY) - 1), st.sampled_from(["splat", "bias", "none"])),
+                      min_size=1, max_size=4))
+def test_hypothesis_elementwise_chains_below_a_reshape_keep_every_bit(lead, split, steps):
+    """x: lead dims, then 24 elements reshaped to ``split``; a chain of unary ops, splat scales and biases
+    along the leading dims."""
+    x = RNG.standard_normal((*lead, 24)).astype(F32)
+    b = RNG.standard_normal(lead[-1]).astype(F32)
+
+    def fn(x, b):
+        y = x.reshape(*lead, *split)
+        for unary, other in steps:
+            y = UNARY[unary](y)
+            if other == "splat":
+                y = y * 1.5
+            elif other == "bias":
+                y = y + b.reshape((1,) * (len(lead) - 1) + (-1,) + (1,) * len(split))
+        return y
+    module = hf.Module.parse(jax.jit(fn, keep_unused=True).lower(x, b).as_text())  # (b even where no step adds it)
+    want = np.asarray(module.compile()(x, b))
+    report = module.optimize("pattern:reshape_below_elementwise")
+    assert report.fired.get("reshape_below_elementwise", 0) >= (split != (24,))
+    np.testing.assert_array_equal(np.asarray(module.compile()(x, b)), want)
