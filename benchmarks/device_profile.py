@@ -1,0 +1,160 @@
+"""Where a program's device time goes: each XLA op's time per call, from a jax.profiler trace, grouped
+by kind, for jax.jit against hloforge (issues 46 and 47: which ops of the FNO-2D keep hloforge's TPU
+programs from their targets).
+
+    python benchmarks/device_profile.py [--device tpu] [--size b,n,width,modes] [--calls 10] [--out DIR]
+
+It profiles the FNO-2D of benchmarks/to_jax.py (4 layers, 3 input channels, jax arrays on the device) four
+ways: the forward and ``value_and_grad`` of its mean squared error, each through plain ``jax.jit`` and
+through ``jax.jit(hf.optimize(...))``, and prints one table per pair: device time per call by kind of op
+(fusions by XLA's fusion kind, copies, custom calls by target, the rest by opcode). ``--out DIR`` writes
+every op's time and XLA's text of it (``<case>.ops.txt``) and each compiled program (``<case>.hlo.txt``).
+
+On a TPU the times are the "XLA Ops" of the device plane, and the call's own time is its "XLA Modules"
+line; on the CPU, XLA's ops are the events of its thread pools (no module line: the ops' sum is shown).
+Figures (TPU v5e, 2026-12-07) are in docs/benchmarks.md, "Tenth session".
+"""
+import argparse
+import collections
+import glob
+import os
+import re
+import sys
+import tempfile
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import models  # noqa: E402
+from timing import use_device  # noqa: E402
+
+_OP = re.compile(r"%(\S+) = (.*)$")
+
+
+def _framework_event(name: str) -> bool:
+    """Events of XLA:CPU's thread pools that are not ops (``ThunkExecutor::Execute``, ``end:``, ...)."""
+    return "::" in name or name.startswith("end:")
+
+
+def op_times(fn, args, calls=10):
+    """(device time per call in µs or None, {op: [µs per call, count per call, XLA's text]}) of ``fn(*args)``,
+    from a trace of ``calls`` calls after three warm-up calls."""
+    for _ in range(3):
+        jax.block_until_ready(fn(*args))
+    with tempfile.TemporaryDirectory() as directory:
+        with jax.profiler.trace(directory):
+            for _ in range(calls):
+                out = fn(*args)
+            jax.block_until_ready(out)
+        path = glob.glob(os.path.join(directory, "**", "*.xplane.pb"), recursive=True)[0]
+        data = jax.profiler.ProfileData.from_file(path)
+        module_ns, ops = 0.0, collections.defaultdict(lambda: [0.0, 0, ""])
+        for plane in data.planes:
+            device = plane.name.startswith("/device:")
+            if not device and plane.name != "/host:CPU":
+                continue
+            for line in plane.lines:
+                if device and line.name == "XLA Modules":
+                    module_ns += sum(e.duration_ns for e in line.events)
+                if (device and line.name == "XLA Ops") or (not device and line.name.startswith("tf_XLA")):
+                    for e in line.events:
+                        if not device and _framework_event(e.name):
+                            continue
+                        entry = ops[e.name]
+                        entry[0] += e.duration_ns
+                        entry[1] += 1
+    table = {name: [ns / calls / 1e3, count // calls or 1, name] for name, (ns, count, _) in ops.items()}
+    return (module_ns / calls / 1e3 if module_ns else None), table
+
+
+def kind(op: str) -> str:
+    """The kind of an op of a profile: ``fusion kOutput``, ``copy``, ``custom-call X64SplitLow``, ... from its
+    XLA text (TPU, GPU) or its name (CPU)."""
+    match = _OP.search(op)
+    name, text = (match.group(1), match.group(2)) if match else (op.split()[0], "")
+    base = re.sub(r"\.\d+$", "", name)
+    if "fusion" in base:
+        fusion_kind = re.search(r"kind=(\w+)", text)
+        return "fusion " + fusion_kind.group(1) if fusion_kind else "fusion"
+    if base == "custom-call":
+        target = re.search(r'custom_call_target="([^"]+)"', text)
+        return "custom-call " + (target.group(1) if target else "")
+    return base
+
+
+def by_kind(table) -> dict:
+    """{kind: (µs per call, ops per call)} of an ``op_times`` table."""
+    out = collections.defaultdict(lambda: [0.0, 0])
+    for us, count, text in table.values():
+        out[kind(text)][0] += us
+        out[kind(text)][1] += count
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def compare(name, profiles):
+    """Print one table: device time per call by kind, for each (label, (module µs, table)) in ``profiles``."""
+    kinds = [by_kind(table) for _, (_, table) in profiles]
+    totals = [module if module is not None else sum(v[0] for v in k.values())
+              for (_, (module, _)), k in zip(profiles, kinds)]
+    rows = sorted({k for ks in kinds for k in ks}, key=lambda k: -max(ks.get(k, (0, 0))[0] for ks in kinds))
+    print(f"\n{name}: device time per call (µs, ops)")
+    print(f"  {'kind':32s}" + "".join(f"{label:>22s}" for label, _ in profiles))
+    for row in rows:
+        print(f"  {row:32s}" + "".join(f"{ks.get(row, (0.0, 0))[0]:14.1f} ({ks.get(row, (0.0, 0))[1]:4d})"
+                                       for ks in kinds))
+    print(f"  {'the call':32s}" + "".join(f"{t:14.1f}       " for t in totals))
+    return dict(zip((label for label, _ in profiles), totals))
+
+
+def fno_cases(batch, n, width, modes):
+    """{case: (function, args)}: the FNO-2D forward and value_and_grad, through jax.jit and hf.optimize."""
+    import hloforge as hf
+    rng = np.random.default_rng(0)
+    params = jax.tree.map(jnp.asarray, models.fno_params(2, (modes, modes), width, 4, 3, rng))
+    x = jnp.asarray(rng.standard_normal((batch, 3, n, n)).astype(np.float32))
+    y = jnp.asarray(rng.standard_normal((batch, 1, n, n)).astype(np.float32))
+
+    def model(p, v):
+        return models.fno(jnp, v, p, (modes, modes), 0)
+
+    def value_and_grad(f):
+        return jax.jit(jax.value_and_grad(lambda p, v, t: jnp.mean((f(p, v) - t) ** 2)))
+    optimized = hf.optimize(model)
+    return {"forward jax": (jax.jit(model), (params, x)), "forward hf": (jax.jit(optimized), (params, x)),
+            "value_and_grad jax": (value_and_grad(model), (params, x, y)),
+            "value_and_grad hf": (value_and_grad(optimized), (params, x, y))}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default=None, help="cpu, gpu or tpu (default: jax's default device)")
+    parser.add_argument("--size", default="8,64,32,12", help="batch,grid,width,modes (default 8,64,32,12)")
+    parser.add_argument("--calls", type=int, default=10)
+    parser.add_argument("--out", default=None, help="a folder for each case's ops and compiled program")
+    args = parser.parse_args(argv)
+    use_device(args.device)
+    batch, n, width, modes = (int(v) for v in args.size.split(","))
+    cases = fno_cases(batch, n, width, modes)
+    profiles = {}
+    for case, (fn, fn_args) in cases.items():
+        profiles[case] = op_times(fn, fn_args, args.calls)
+        if args.out:
+            os.makedirs(args.out, exist_ok=True)
+            stem = os.path.join(args.out, case.replace(" ", "_"))
+            with open(stem + ".ops.txt", "w") as f:
+                for us, count, text in sorted(profiles[case][1].values(), key=lambda v: -v[0]):
+                    f.write(f"{us:9.2f} us  x{count}  {text}\n")
+            with open(stem + ".hlo.txt", "w") as f:
+                f.write(fn.lower(*fn_args).compile().as_text())
+    totals = {}
+    for what in ("forward", "value_and_grad"):
+        totals[what] = compare(f"FNO-2D b{batch} {n}² width {width} modes {modes}, {what}",
+                               [(who, profiles[f"{what} {who}"]) for who in ("jax", "hf")])
+    return totals
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""benchmarks/device_profile.py (where a program's device time goes, issues 46 and 47) reads a jax.profiler
+trace on the CPU too, and sorts XLA's ops of a TPU profile by kind."""
+import os
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+import device_profile  # noqa: E402
+
+# lines of a TPU v5e profile of the FNO-2D (2026-12-07), as op_times keys them
+TPU_OPS = {
+    "%fusion.9 = f32[8,32,64,64]{3,2,1,0:T(8,128)S(1)} fusion(%fusion.27, %fusion.51), kind=kOutput, "
+    "calls=%fused_computation.14": [32.59, 1],
+    "%fusion.13 = f32[8,32,64,64]{3,2,1,0} fusion(%a, %b), kind=kOutput, calls=%fused_computation.15": [32.59, 1],
+    "%copy.125 = f32[8,32,12,64,2]{3,1,4,2,0:T(8,128)S(1)} copy(%fusion.49)": [13.72, 1],
+    '%custom-call.6 = f32[2,32,32,12,12]{2,1,4,3,0} custom-call(%p), custom_call_target="X64SplitLow"': [7.91, 1],
+    "%fusion.5 = f32[8,64,64]{2,1,0} fusion(%a), kind=kLoop, calls=%fused_computation.5": [11.12, 1],
+}
+
+
+def test_ops_of_a_tpu_profile_are_grouped_by_kind():
+    table = {text: [us, count, text] for text, (us, count) in TPU_OPS.items()}
+    kinds = device_profile.by_kind(table)
+    assert kinds == {"fusion kOutput": (65.18, 2), "copy": (13.72, 1), "custom-call X64SplitLow": (7.91, 1),
+                     "fusion kLoop": (11.12, 1)}
+
+
+def test_a_cpu_trace_gives_xlas_ops_and_no_framework_events():
+    f = jax.jit(lambda x: jnp.sin(x) @ x)
+    module, table = device_profile.op_times(f, (jnp.ones((64, 64)),), calls=2)
+    assert module is None  # (XLA:CPU's trace has no module line)
+    assert table and all(us >= 0 and count >= 1 for us, count, _ in table.values())
+    assert not [name for name in table if "::" in name or name.startswith("end:")]
+    assert {device_profile.kind(name) for name in table} & {"fusion", "dot", "sine"}
+
+
+def test_the_fno_cases_profile_both_frameworks_at_a_small_size(capsys):
+    totals = device_profile.main(["--device", "cpu", "--size", "1,16,4,3", "--calls", "1"])
+    assert set(totals) == {"forward", "value_and_grad"}
+    assert all(t > 0 for row in totals.values() for t in row.values())
+    out = capsys.readouterr().out
+    assert "FNO-2D b1 16² width 4 modes 3, forward" in out and "the call" in out
