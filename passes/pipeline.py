@@ -46,7 +46,11 @@ FINITE_MATH_ONLY = frozenset({"inverse-fft-elimination", "fft-truncate", "dot-la
 MLIR_PASSES = ("canonicalize", "cse", "symbol-dce")
 FIXPOINT = ("constant-fold", "pad-canonicalize", "pad-push", "index-windows", "fft-canonicalize",
             "inverse-fft-elimination", "fft-truncate")
-DEFAULT = ("inline", "symbol-dce", "canonicalize", "cse", FIXPOINT, "dot-layout", "division-guard")
+# (dot-layout's flattened products leave reshape pairs, [b, c, h*w] -> [b, c, h, w] -> [b, c, h*w] between two
+# products and the biases' [c] -> [1, c, 1, 1] -> [1, c]: index-windows' reshape_of_reshape merges them in the
+# same run)
+DEFAULT = ("inline", "symbol-dce", "canonicalize", "cse", FIXPOINT, ("dot-layout", "pattern:reshape_of_reshape"),
+           "division-guard")
 SYMBOL_PASSES = ("inline", "symbol-dce")  # no-ops on a module of one public function
 MAX_ITERATIONS = 64  # the greedy driver's sweeps per pass (it stops after a sweep that changed nothing)
 
@@ -87,7 +91,7 @@ def parse(pipeline: str, table: dict | None = None) -> list:
     return steps
 
 
-def run(module, pipeline: str = "default", finite_math: bool = True, dump_dir=None,
+def run(module, pipeline: str = "default", *, finite_math: bool = True, dump_dir=None,
         print_ir_after_change: bool = False, cost_model: target.CostModel | None = None,
         debug: bool = False) -> PassReport:
     """Rewrite ``module`` (an ``hloforge.Module``) in place; returns a PassReport.
@@ -271,7 +275,7 @@ def _entry_kept(module):
             entry.attributes["sym_visibility"] = saved
 
 
-def optimize(self, pipeline: str = "default", finite_math: bool = True, dump_dir=None,
+def optimize(self, pipeline: str = "default", *, finite_math: bool = True, dump_dir=None,
              print_ir_after_change: bool = False, cost_model=None, debug: bool = False):
     """Rewrite this module in place with a pass pipeline; returns a ``PassReport``.
 

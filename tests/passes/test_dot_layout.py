@@ -184,6 +184,35 @@ def test_an_fno_projection_overwrites_its_wide_activation_instead_of_keeping_two
     assert temp(jax.jit(hf.optimize(_head))) <= 0.6 * temp(jax.jit(_head))
 
 
+def _reshape_pairs(module):
+    """Reshapes whose operand is a reshape."""
+    reshaped = {line.split(" = ")[0].strip() for line in module.text.splitlines() if "= stablehlo.reshape" in line}
+    return [line for line in module.text.splitlines()
+            if "= stablehlo.reshape" in line and line.split("stablehlo.reshape ")[1].split()[0] in reshaped]
+
+
+def test_the_default_pipeline_merges_the_reshape_pairs_it_leaves_between_two_products():
+    """[b, c, h*w] -> [b, c, h, w] -> [b, c, h*w] between the projection's products, and the biases'
+    [c] -> [1, c, 1, 1] -> [1, c], go in the same run (index-windows' reshape_of_reshape)."""
+    args = [RNG.standard_normal(s).astype(F32) for s in ((8, 32, 64, 64), (32, 128), (128,), (128, 1), (1,))]
+    module = _module(_head, *args)
+    report = module.optimize()
+    assert report.fired["reshape_of_reshape"] >= 3
+    assert not _reshape_pairs(module), module.text
+    assert "dot-layout+pattern:reshape_of_reshape" in [name for name, _, _ in report.passes]
+    kept = _module(_head, *args)
+    kept.optimize("dot-layout")
+    assert _reshape_pairs(kept)  # (what the family alone leaves)
+    np.testing.assert_array_equal(np.asarray(module.compile()(*args)), np.asarray(kept.compile()(*args)))
+
+
+def test_without_finite_math_only_the_exact_merge_runs_after_the_fixpoint():
+    x = RNG.standard_normal((2, 8, 64, 64)).astype(F32)
+    module = _module(lambda v: (v.reshape(2, 8, 4096) * 2.0).reshape(2, 8 * 4096), x)
+    report = module.optimize(finite_math=False)
+    assert "dot-layout" in report.skipped and not _reshape_pairs(module)
+
+
 UNARY = (jnp.tanh, jnp.exp, jnp.negative, jnp.abs, lambda v: v * v)
 
 

@@ -1050,6 +1050,8 @@ def test_unknown_names():
         m.optimize("pattern:nope")
     with pytest.raises(TypeError, match="comma-separated"):
         m.optimize(["inline"])
+    with pytest.raises(TypeError, match="positional argument"):  # (not finite_math="dot-layout")
+        m.optimize("canonicalize", "dot-layout")
 
 
 def _one_operand_add(op, rewriter):
