@@ -94,11 +94,16 @@ def by_kind(table) -> dict:
     return {k: tuple(v) for k, v in out.items()}
 
 
+def call_time(profile) -> float:
+    """µs of device time per call of an ``op_times`` result: its module line, else (CPU) its ops' sum."""
+    module, table = profile
+    return module if module is not None else sum(us for us, _, _ in table.values())
+
+
 def compare(name, profiles):
     """Print one table: device time per call by kind, for each (label, (module µs, table)) in ``profiles``."""
     kinds = [by_kind(table) for _, (_, table) in profiles]
-    totals = [module if module is not None else sum(v[0] for v in k.values())
-              for (_, (module, _)), k in zip(profiles, kinds)]
+    totals = [call_time(profile) for _, profile in profiles]
     rows = sorted({k for ks in kinds for k in ks}, key=lambda k: -max(ks.get(k, (0, 0))[0] for ks in kinds))
     print(f"\n{name}: device time per call (µs, ops)")
     print(f"  {'kind':32s}" + "".join(f"{label:>22s}" for label, _ in profiles))
@@ -128,15 +133,31 @@ def fno_cases(batch, n, width, modes):
             "value_and_grad hf": (value_and_grad(optimized), (params, x, y))}
 
 
+def positive_int(text: str) -> int:
+    """argparse's type for a count: a bad value is one line and exit status 2."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
+def _size(text: str) -> tuple:
+    parts = text.split(",")
+    if len(parts) != 4 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise argparse.ArgumentTypeError(f"expected batch,grid,width,modes (four positive integers), got {text!r}")
+    return tuple(int(p) for p in parts)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default=None, help="cpu, gpu or tpu (default: jax's default device)")
-    parser.add_argument("--size", default="8,64,32,12", help="batch,grid,width,modes (default 8,64,32,12)")
-    parser.add_argument("--calls", type=int, default=10)
+    parser.add_argument("--device", default=None, choices=("cpu", "gpu", "tpu"),
+                        help="default: jax's default device")
+    parser.add_argument("--size", default=(8, 64, 32, 12), type=_size,
+                        help="batch,grid,width,modes (default 8,64,32,12)")
+    parser.add_argument("--calls", type=positive_int, default=10)
     parser.add_argument("--out", default=None, help="a folder for each case's ops and compiled program")
     args = parser.parse_args(argv)
     use_device(args.device)
-    batch, n, width, modes = (int(v) for v in args.size.split(","))
+    batch, n, width, modes = args.size
     cases = fno_cases(batch, n, width, modes)
     profiles = {}
     for case, (fn, fn_args) in cases.items():

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from device_profile import op_times  # noqa: E402
+from device_profile import call_time, op_times, positive_int  # noqa: E402
 from timing import use_device  # noqa: E402
 
 HI = jax.lax.Precision.HIGHEST
@@ -163,14 +163,14 @@ def contractions(rng):
 
 
 def _device_time(fn, args, calls):
-    module, table = op_times(jax.jit(fn), args, calls)
-    return module if module is not None else sum(v[0] for v in table.values())
+    return call_time(op_times(jax.jit(fn), args, calls))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default=None, help="cpu, gpu or tpu (default: jax's default device)")
-    parser.add_argument("--calls", type=int, default=10)
+    parser.add_argument("--device", default=None, choices=("cpu", "gpu", "tpu"),
+                        help="default: jax's default device")
+    parser.add_argument("--calls", type=positive_int, default=10)
     args = parser.parse_args(argv)
     use_device(args.device)
     print("part 1: one contraction, device time per call")

@@ -5,7 +5,7 @@ import sys
 
 import jax
 import jax.numpy as jnp
-import numpy as np
+import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
 import device_profile  # noqa: E402
@@ -43,3 +43,16 @@ def test_the_fno_cases_profile_both_frameworks_at_a_small_size(capsys):
     assert all(t > 0 for row in totals.values() for t in row.values())
     out = capsys.readouterr().out
     assert "FNO-2D b1 16² width 4 modes 3, forward" in out and "the call" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--size", "8,64"], "expected batch,grid,width,modes (four positive integers), got '8,64'"),
+    (["--size", "8,64,0,12"], "got '8,64,0,12'"),
+    (["--calls", "-3"], "expected a positive integer, got '-3'"),
+    (["--device", "npu"], "invalid choice: 'npu'"),
+])
+def test_bad_arguments_are_one_line_and_exit_status_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        device_profile.main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code == 2 and message in err[-1], err
