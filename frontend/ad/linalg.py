@@ -66,11 +66,17 @@ def _dot_rhs_t(c, lhs, rhs, precision, preferred_element_type, lhs_batching_dime
 
 
 def _contract_pick(first, make_first, second, make_second):
-    """Build the contraction whose result is already in the operand's layout if one is, else the
-    first, transposed (``first``/``second``: the operand dim each result dim holds)."""
-    if second == sorted(second) and first != sorted(first):
-        return make_second()
+    """Build the contraction whose transpose into the operand's layout moves the fewest pairs of dims
+    (none when one comes out in that layout); on a tie the first, jax's order (``first``/``second``:
+    the operand dim each result dim holds). Fewer moved pairs keep the operand's minor dims in order,
+    so a TPU stores the result with no transposing copy where the operand's layout keeps them."""
+    if _inversions(second) < _inversions(first):
+        first, make_first = second, make_second
     return _permute(make_first(), [first.index(d) for d in range(len(first))])
+
+
+def _inversions(order):
+    return sum(a > b for i, a in enumerate(order) for b in order[i + 1:])
 
 
 def _permute(x, perm):

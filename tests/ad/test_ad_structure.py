@@ -124,6 +124,21 @@ def test_a_dense_layers_weight_gradient_takes_jaxs_operand_order():
     assert "(tensor<2x4xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>" in text and "transpose" not in text, text
 
 
+def test_a_batched_contractions_cotangents_keep_the_operands_dim_order():
+    """Where neither operand order gives a cotangent in its operand's layout, the one whose transpose moves
+    the fewest pairs of dims is built: the FNO mode mixing's weight gradient comes out [x, y, i, o] (a
+    rotation back to [i, o, x, y]), not [x, y, o, i], so a TPU that stores the weights with o minor needs no
+    transposing copy of it (docs/benchmarks.md, eleventh session). Values as jax's."""
+    def mix(w, s):  # w [i, o, x, y], s [b, i, x, y] -> [x, y, o, b], as jax lowers einsum("ioxy,bixy->boxy")
+        return ops.dot_general(w, s, (2, 3), (2, 3), (0,), (1,))
+    w, s = rng.standard_normal((3, 4, 5, 2)), rng.standard_normal((6, 3, 5, 2))
+    text = hf.trace(lambda w, s, ct: hf.vjp(mix, w, s)[1](ct), hf.ShapeDtype(w.shape, np.float64),
+                    hf.ShapeDtype(s.shape, np.float64), hf.ShapeDtype((5, 2, 4, 6), np.float64)).text
+    assert "-> tensor<5x2x3x4xf64>" in text and "dims = [2, 3, 0, 1] : (tensor<5x2x3x4xf64>)" in text, text
+    assert "-> tensor<5x2x6x3xf64>" in text and "-> tensor<5x2x3x6xf64>" not in text, text
+    check_against_jax_cheap(mix, lambda w, s: lax.dot_general(w, s, (((0,), (1,)), ((2, 3), (2, 3)))), w, s)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 def test_reduce(dtype):
     x = (X + 2.0).astype(dtype)
