@@ -87,8 +87,12 @@ TPU = CostModel("tpu", {"FFT": 9.5e-3, "IFFT": 9.8e-3, "RFFT": 7.5e-3, "IRFFT": 
 KEEP_FFTS = CostModel("keep-ffts", dict(CPU.fft_ns), flop_ns=math.inf, byte_ns=0.0)
 COST_MODELS = {"cpu": CPU, "gpu": GPU, "tpu": TPU, "keep-ffts": KEEP_FFTS}
 
-# hf.config's device (None: jax's default backend) and cost_model (runtime/settings.py keeps them here)
-_defaults = {"device": None, "cost_model": None}
+# The precisions a partial DFT's contractions may have (``optimize(dft_precision=...)``), most accurate first.
+DFT_PRECISIONS = ("highest", "high", "default")
+
+# hf.config's device (None: jax's default backend), cost_model and dft_precision (runtime/settings.py keeps
+# them here)
+_defaults = {"device": None, "cost_model": None, "dft_precision": "highest"}
 
 
 def kind_of(platform: str) -> str:
@@ -126,6 +130,8 @@ class Target:
       environment: what besides the module decides the compiled code (the caches' keys).
       unsupported_types: MLIR element types XLA aborts on for this platform (complex<f64> on a TPU),
         refused in one line before XLA sees them.
+      dft_precision: the precision of ``fft-truncate``'s DFT contractions ("highest", "high" or
+        "default": ``hf.config.dft_precision``).
     Example:
       >>> t = hloforge.runtime.targets.resolve_target("cpu"); t.kind, t.cost_model.name
       ('cpu', 'cpu')
@@ -138,6 +144,7 @@ class Target:
     callback_target: str | None
     environment: tuple
     unsupported_types: tuple = ()
+    dft_precision: str = "highest"
 
     @property
     def device(self):
@@ -163,11 +170,24 @@ def check_device_kind(value, what: str = "device"):
     return value
 
 
-def set_defaults(device, cost_model) -> None:
-    """The device kind (None: jax's default backend's) and cost model (None: the device's) that
-    ``resolve(None)`` uses: hf.config's."""
+def check_dft_precision(value, what: str = "dft_precision") -> str:
+    """``value`` in lower case if it names one of ``DFT_PRECISIONS`` (in any case); else a ValueError."""
+    if not isinstance(value, str) or value.lower() not in DFT_PRECISIONS:
+        raise ValueError(f"{what} must be one of {list(DFT_PRECISIONS)}, got {value!r}")
+    return value.lower()
+
+
+def set_defaults(device, cost_model, dft_precision: str = "highest") -> None:
+    """The device kind (None: jax's default backend's), cost model (None: the device's) and DFT
+    precision that ``resolve(None)`` and ``resolve_dft_precision(None)`` use: hf.config's."""
     check_device_kind(device, "config.device")
-    _defaults.update(device=device, cost_model=check_cost_model(cost_model, "config.cost_model"))
+    _defaults.update(device=device, cost_model=check_cost_model(cost_model, "config.cost_model"),
+                     dft_precision=check_dft_precision(dft_precision, "config.dft_precision"))
+
+
+def resolve_dft_precision(value=None) -> str:
+    """``value`` checked and in lower case; None: ``hf.config.dft_precision``."""
+    return _defaults["dft_precision"] if value is None else check_dft_precision(value)
 
 
 def resolve(model=None, kind: str | None = None) -> CostModel:

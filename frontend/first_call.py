@@ -75,13 +75,13 @@ def _has_fft(module) -> bool:
     return False
 
 
-def plan(module, cost_model):
+def plan(module, cost_model, dft_precision=None):
     """(the module to compile now, the traced module to optimize and compile from the second call,
-    or None). ``module`` is optimized in place: with ``cost_model``, or in "fast" mode, when it has
-    FFTs, with "keep-ffts" (then a copy of the traced module comes second)."""
+    or None). ``module`` is optimized in place: with ``cost_model`` (and ``dft_precision``), or in
+    "fast" mode, when it has FFTs, with "keep-ffts" (then a copy of the traced module comes second)."""
     keeps_ffts = math.isinf(target.resolve(cost_model).flop_ns)  # ("keep-ffts": partial DFTs never pay)
     later = None
     if config.first_call == "fast" and not keeps_ffts and _has_fft(module):
         later, cost_model = module.clone(), "keep-ffts"
-    module.optimize(cost_model=cost_model)
+    module.optimize(cost_model=cost_model, dft_precision=dft_precision)
     return module, later

@@ -132,7 +132,8 @@ class Jitted:
                                                     module.out_tree)
                     else:
                         if self.optimize:  # (sharded: the mesh decides the devices, jax's default their kind)
-                            module.optimize(cost_model=resolve_target(self.device).cost_model)
+                            target = resolve_target(self.device)
+                            module.optimize(cost_model=target.cost_model, dft_precision=target.dft_precision)
                         entry = self._cache[key] = (self._compile(module, leaves, in_tree, device),
                                                     module.out_tree)
         return entry
@@ -152,7 +153,7 @@ class Jitted:
             executable = load_optimized(pipeline, module, target)
             if executable is not None:
                 return executable
-        module, later = first_call.plan(module, target.cost_model)
+        module, later = first_call.plan(module, target.cost_model, target.dft_precision)
         executable = module.compile(target)
         if later is not None:
             self._deferred[key] = first_call.Deferred(
@@ -437,7 +438,7 @@ def _optimize_later(target, pipeline, signature, first, module):
     and, if that truncated FFTs, compiled; None when it did not (then ``first``, the program running
     already, is the final one). The pipeline entry ``pipeline`` (None: none) is written for the final
     program."""
-    module.optimize(cost_model=target.cost_model)
+    module.optimize(cost_model=target.cost_model, dft_precision=target.dft_precision)
     final = module if has_partial_dfts(module) else first
     executable = module.compile(target) if final is module else None
     if pipeline is not None:

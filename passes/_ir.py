@@ -43,12 +43,18 @@ def finite_math() -> bool:
 
 
 @contextlib.contextmanager
-def assume_finite(value: bool):
-    saved, _options.finite_math = finite_math(), bool(value)
+def _scoped(name: str, value, default):
+    """Set the running pipeline's option ``name`` to ``value`` for the ``with`` block."""
+    saved = getattr(_options, name, default)
+    setattr(_options, name, value)
     try:
         yield
     finally:
-        _options.finite_math = saved
+        setattr(_options, name, saved)
+
+
+def assume_finite(value: bool):
+    return _scoped("finite_math", bool(value), True)
 
 
 class Unsupported(Exception):
@@ -298,13 +304,18 @@ def cost_model():
     return getattr(_options, "cost_model", None)
 
 
-@contextlib.contextmanager
 def using_cost_model(model):
-    saved, _options.cost_model = cost_model(), model
-    try:
-        yield
-    finally:
-        _options.cost_model = saved
+    return _scoped("cost_model", model, None)
+
+
+def dft_precision() -> str:
+    """StableHLO's name of the precision of the partial DFTs' contractions in the running pipeline
+    (``optimize(dft_precision=...)``): "HIGHEST", "HIGH" or "DEFAULT"."""
+    return getattr(_options, "dft_precision", "HIGHEST")
+
+
+def using_dft_precision(precision: str):
+    return _scoped("dft_precision", precision, "HIGHEST")
 
 
 def is_zero(value: ir.Value) -> bool:

@@ -25,7 +25,7 @@ from hloforge.frontend.context import diagnostics
 from hloforge.frontend.module import Module
 from hloforge.passes import (
     dot_layout, driver, explain, fft, fold, guards, indexing, inline, pad, pad_push, spec_semantics, spectral)
-from hloforge.passes._ir import assume_finite, run_cache, using_cost_model
+from hloforge.passes._ir import assume_finite, run_cache, using_cost_model, using_dft_precision
 from hloforge.passes.isolate import sink_constants
 from hloforge.passes.report import PassReport
 
@@ -93,7 +93,7 @@ def parse(pipeline: str, table: dict | None = None) -> list:
 
 def run(module, pipeline: str = "default", *, finite_math: bool = True, dump_dir=None,
         print_ir_after_change: bool = False, cost_model: target.CostModel | None = None,
-        debug: bool = False) -> PassReport:
+        debug: bool = False, dft_precision: str = "highest") -> PassReport:
     """Rewrite ``module`` (an ``hloforge.Module``) in place; returns a PassReport.
 
     ``dump_dir`` receives ``NN_<pass>.mlir`` (NN: the pass's position in the run) after each pass
@@ -101,7 +101,9 @@ def run(module, pipeline: str = "default", *, finite_math: bool = True, dump_dir
     ``cost_model`` is what ``fft-truncate`` assumes about the target (None: ``target.CPU``);
     ``Module.optimize`` resolves names and ``hf.config``'s default into one. ``debug`` records why
     each pattern declined (``PassReport.explain()``; slower: the patterns run under a trace function).
+    ``dft_precision`` is the precision of the partial DFTs' contractions (``Module.optimize``).
     """
+    precision = target.check_dft_precision(dft_precision, "hloforge.passes.run: dft_precision").upper()
     if cost_model is not None and not isinstance(cost_model, target.CostModel):
         raise TypeError(f"hloforge.passes.run: cost_model must be a hloforge.target.CostModel or None, got "
                         f"{cost_model!r} (Module.optimize takes names)")
@@ -113,7 +115,7 @@ def run(module, pipeline: str = "default", *, finite_math: bool = True, dump_dir
     declines = explain.Declines() if debug else None
     runner = _Runner(module, report, finite_math, table, watcher, declines)
     with module.context, ir.Location.unknown(), assume_finite(finite_math), run_cache(), \
-            using_cost_model(cost_model or target.CPU):
+            using_cost_model(cost_model or target.CPU), using_dft_precision(precision):
         for step in steps:
             runner.run(step)
         sink_constants(module)  # (MLIR's folders hoist constants out of the bodies hloforge treats as isolated)
@@ -276,7 +278,8 @@ def _entry_kept(module):
 
 
 def optimize(self, pipeline: str = "default", *, finite_math: bool = True, dump_dir=None,
-             print_ir_after_change: bool = False, cost_model=None, debug: bool = False):
+             print_ir_after_change: bool = False, cost_model=None, debug: bool = False,
+             dft_precision: str | None = None):
     """Rewrite this module in place with a pass pipeline; returns a ``PassReport``.
 
     Args:
@@ -294,6 +297,12 @@ def optimize(self, pipeline: str = "default", *, finite_math: bool = True, dump_
         when that is None too the model of ``hf.config.device`` (``target.resolve``).
       debug: record why each pattern declined; ``report.explain()`` lists the patterns that never
         fired with the precondition that stopped them (slower: for finding a missed rewrite).
+      dft_precision: the precision of the contractions a partial DFT (``fft-truncate``) is made of:
+        "highest" (as accurate as an FFT on every device), or, trading accuracy for speed,
+        "high" (on a TPU three bfloat16 passes, about 1e-5 relative) or "default" (the device's
+        fastest: one bfloat16 pass on a TPU, as jax's f32 dots there); None: ``hf.config.dft_precision``
+        ("highest" unless set). XLA:CPU computes f32 dots in f32 whatever is asked (docs/passes.md,
+        "Spectral truncation and the cost model").
     Raises:
       ValueError: an unknown pass name, or a pass left an invalid module (the
         message names the pass and carries MLIR's diagnostic).
@@ -303,7 +312,8 @@ def optimize(self, pipeline: str = "default", *, finite_math: bool = True, dump_
     """
     self.pending_optimize = None  # (an explicit pipeline replaces the one hf.jit's lower() left for compile)
     return run(self, pipeline, finite_math=finite_math, dump_dir=dump_dir,
-               print_ir_after_change=print_ir_after_change, cost_model=target.resolve(cost_model), debug=debug)
+               print_ir_after_change=print_ir_after_change, cost_model=target.resolve(cost_model), debug=debug,
+               dft_precision=target.resolve_dft_precision(dft_precision))
 
 
 Module.optimize = optimize

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from hloforge.frontend.context import ir
-from hloforge.passes._ir import build, constant, dot_general, element_type, ints, shape_of, tensor
+from hloforge.passes._ir import build, constant, dft_precision, dot_general, element_type, ints, shape_of, tensor
 from hloforge.target import PARTIAL_DFT_ATTR
 
 MAX_MATRIX = 1 << 22  # largest DFT matrix (elements) a pattern materializes
@@ -128,7 +128,7 @@ class Chain:
         else:
             shape, self.state = rest + [n_out], "real"
         m = constant(np.ascontiguousarray(matrix), tensor(matrix.shape, self.real), self.loc)
-        self.value = dot_general(self.value, m, lhs, rhs, self.loc)
+        self.value = dot_general(self.value, m, lhs, rhs, self.loc, precision=dft_precision())
         self.shape = shape
         self.order = self.order[:pos] + self.order[pos + 1:] + [axis]
 

@@ -49,7 +49,8 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
         pending, module = module.pending_optimize, module.clone()
         if device is None:
             device = pending["device"]
-        module.optimize(cost_model=resolve_target(device).cost_model)
+        target = resolve_target(device)
+        module.optimize(cost_model=target.cost_model, dft_precision=target.dft_precision)
     module = guard_for_xla(module)  # (integer x / 0 and empty concatenate operands kill XLA:CPU)
     ins, outs = _signature(module)
     in_specs, out_specs = [tuple(s) for s in ins], [tuple(s) for s in outs]
@@ -191,10 +192,10 @@ def _plain_code(module) -> str | None:
 
 def pipeline_key(module, target) -> str:
     """The pipeline entry's key of a traced ``module`` (not yet optimized) for the Target ``target``:
-    its text, the target's cost model, hloforge's sources (``cache.source_stamp``: a changed pass
-    never reads an old entry) and the target's environment."""
-    return cache.fingerprint(module.to_text(), "pipeline", repr(target.cost_model), cache.source_stamp(),
-                             target.environment, cache.KEY_VERSION)
+    its text, the target's cost model and DFT precision, hloforge's sources (``cache.source_stamp``: a
+    changed pass never reads an old entry) and the target's environment."""
+    return cache.fingerprint(module.to_text(), "pipeline", repr(target.cost_model), target.dft_precision,
+                             cache.source_stamp(), target.environment, cache.KEY_VERSION)
 
 
 def load_optimized(key, module, target):

@@ -21,6 +21,9 @@ setting             environment variable      meaning
 ``cost_model``      ``HLOFORGE_COST_MODEL``   what ``fft-truncate`` assumes about the target: "cpu",
                                               "gpu", "tpu", "keep-ffts" or a ``hloforge.target.CostModel``
                                               (default None: the model of the device; docs/passes.md)
+``dft_precision``   ``HLOFORGE_DFT_PRECISION`` the precision of ``fft-truncate``'s DFT contractions: "highest"
+                                              (the default: as accurate as an FFT), "high" or "default"
+                                              (faster on a TPU, less accurate; docs/passes.md)
 ``dtypes``          ``HLOFORGE_DTYPES``       hloforge.numpy's dtype rules: "numpy" (numpy 2, the default)
                                               or "jax" (jax without x64: 32-bit defaults; docs/dtypes.md)
 ``first_call``      ``HLOFORGE_FIRST_CALL``   what hf.jit compiles first for a program that spectral truncation
@@ -78,7 +81,7 @@ class Config:
     """hloforge's runtime settings; change them as attributes: ``hf.config.cache_size = 64``."""
 
     __slots__ = ("_device", "_cache_size", "_cache_dir", "_cache_max_bytes", "_local_ffts", "_log", "_cost_model",
-                 "_dtypes", "_first_call")
+                 "_dft_precision", "_dtypes", "_first_call")
 
     def __init__(self, environ=None):
         env = os.environ if environ is None else environ
@@ -109,7 +112,14 @@ class Config:
             self.log = log
         except ValueError:
             raise ValueError(f"HLOFORGE_LOG must be one of {tuple(pjrt.LOG_LEVELS)}, got {log!r}") from None
+        self._dft_precision = "highest"
         self.cost_model = env.get("HLOFORGE_COST_MODEL") or None
+        precision = (env.get("HLOFORGE_DFT_PRECISION") or "highest").strip()
+        try:
+            self.dft_precision = precision
+        except ValueError:
+            raise ValueError(f"HLOFORGE_DFT_PRECISION must be one of {list(_target.DFT_PRECISIONS)}, got "
+                             f"{env.get('HLOFORGE_DFT_PRECISION')!r}") from None
         mode = (env.get("HLOFORGE_DTYPES") or "numpy").strip().lower()
         try:
             self.dtypes = mode
@@ -132,7 +142,7 @@ class Config:
     def device(self, value):
         self._device = _target.check_device_kind(value, "config.device")
         if self is _GLOBAL[0]:
-            _target.set_defaults(self._device, self._cost_model)
+            _target.set_defaults(self._device, self._cost_model, self._dft_precision)
 
     @property
     def cache_size(self) -> int:
@@ -203,7 +213,22 @@ class Config:
     def cost_model(self, value):
         self._cost_model = _target.check_cost_model(value, "config.cost_model")
         if self is _GLOBAL[0]:
-            _target.set_defaults(self._device, self._cost_model)
+            _target.set_defaults(self._device, self._cost_model, self._dft_precision)
+
+    @property
+    def dft_precision(self) -> str:
+        """The precision of the contractions ``fft-truncate``'s partial DFTs are made of, where
+        ``optimize(dft_precision=None)``: "highest" (the default: as accurate as the FFT it replaces on
+        every device), "high" (on a TPU three bfloat16 passes, about 1e-5 relative) or "default" (one
+        bfloat16 pass on a TPU, as jax's f32 dots there). Set it before the first call: programs
+        already optimized keep theirs."""
+        return self._dft_precision
+
+    @dft_precision.setter
+    def dft_precision(self, value):
+        self._dft_precision = _target.check_dft_precision(value, "config.dft_precision")
+        if self is _GLOBAL[0]:
+            _target.set_defaults(self._device, self._cost_model, self._dft_precision)
 
     @property
     def dtypes(self) -> str:
@@ -240,7 +265,7 @@ class Config:
     def __repr__(self):
         return (f"Config(device={self.device!r}, cache_size={self.cache_size}, cache_dir={self.cache_dir!r}, "
                 f"cache_max_bytes={self.cache_max_bytes}, local_ffts={self.local_ffts}, log={self.log!r}, "
-                f"cost_model={self.cost_model!r}, dtypes={self.dtypes!r}, "
+                f"cost_model={self.cost_model!r}, dft_precision={self.dft_precision!r}, dtypes={self.dtypes!r}, "
                 f"first_call={self.first_call!r})")
 
 
@@ -250,4 +275,4 @@ _GLOBAL[0] = config
 cache.MEMORY.resize(config.cache_size)
 pjrt.set_log_level(config.log)
 _dtypes.set_mode(config.dtypes)
-_target.set_defaults(config.device, config.cost_model)
+_target.set_defaults(config.device, config.cost_model, config.dft_precision)

@@ -1,8 +1,8 @@
 """``resolve_target``: the one place a user's ``device=`` (and ``hf.config``) becomes a ``target.Target``.
 
 The path of a device: ``hf.jit(f, device=...)`` (or ``Module.compile(device)``, an eager call, ``to_jax``)
--> ``resolve_target`` -> a Target (devices, kind, cost model, XLA options, callback target, cache-key
-environment) -> ``first_call.plan``/``Module.optimize`` take its cost model -> ``compiler.compile_module``
+-> ``resolve_target`` -> a Target (devices, kind, cost model, DFT precision, XLA options, callback target,
+cache-key environment) -> ``first_call.plan``/``Module.optimize`` take its cost model and DFT precision -> ``compiler.compile_module``
 takes the Target -> the caches key on its environment and options -> ``pjrt.compile`` for its devices.
 """
 from __future__ import annotations
@@ -46,4 +46,4 @@ def resolve_target(device=None, cost_model=None, *, devices=None) -> _target.Tar
     devs = tuple(devices) if devices is not None else (pjrt.resolve_device(device, config.device),)
     kind, options, dft_options, callback, unsupported = _facts(devs[0].platform)
     return _target.Target(devs, kind, _target.resolve(cost_model, kind), options, dft_options, callback,
-                          pjrt.environment(devs), unsupported)
+                          pjrt.environment(devs), unsupported, _target.resolve_dft_precision(None))

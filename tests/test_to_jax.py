@@ -633,6 +633,20 @@ def test_optimize_hands_back_jax_program_where_the_rewrite_does_not_pay(monkeypa
     close_trees(jax.jit(kept)(x, w), jax.jit(spectral)(x, w), rtol=1e-6, atol=1e-6)
 
 
+def test_optimize_passes_dft_precision_to_the_partial_dfts():
+    """hf.optimize(f, dft_precision="high"): the partial DFTs' contractions carry it into jax's program
+    (three bfloat16 passes on a TPU; XLA:CPU computes f32 dots in f32 either way)."""
+    def spectral(x):
+        return jnp.fft.irfft(jnp.fft.rfft(x)[..., :4] * 2.0, n=x.shape[-1])
+
+    x = RNG.standard_normal((2, 3, 64)).astype(np.float32)
+    for precision, other in [("high", "HIGHEST"), ("highest", "HIGH,")]:
+        f = hf.optimize(spectral, cost_model="cpu", dft_precision=precision)
+        text = jax.jit(f).lower(x).as_text()
+        assert "stablehlo.fft" not in text and f"precision = [{precision.upper()}, " in text and other not in text
+        close_trees(jax.jit(f)(x), jax.jit(spectral)(x), rtol=1e-5, atol=1e-5)
+
+
 def test_hloforges_unit_marks_do_not_reach_jaxs_serializer():
     """jax's serializer refuses an op with a unit attribute not its own: the grad of jax.scipy.linalg.expm failed
     with "failed to legalize operation 'stablehlo.divide'" on the division guard's mark (issue 47)."""

@@ -111,6 +111,64 @@ def test_cost_model_errors():
         hf.config.cost_model = 3
 
 
+def _dft_precisions(module) -> list:
+    """The precision attribute of each dot_general in ``module``'s text."""
+    return [line.split("precision = [")[1].split(",")[0] for line in str(module).splitlines()
+            if "stablehlo.dot_general" in line]
+
+
+@pytest.mark.parametrize("precision", ["highest", "high", "DEFAULT"])
+def test_dft_precision_sets_the_partial_dfts_contractions(precision):
+    """``optimize(dft_precision=...)`` is the precision of every contraction of a partial DFT; XLA:CPU
+    computes f32 dots in f32 whatever is asked, so the bits are those of "highest"."""
+    x = random((4, 32, 32), F32, seed=3)
+    m = hf.trace(_fno_like, hf.ShapeDtype(x.shape, F32))
+    want = np.asarray(m.compile(device="cpu")(x))
+    highest = m.clone()
+    highest.optimize()
+    m.optimize(dft_precision=precision)
+    assert "stablehlo.fft" not in m.op_counts()
+    assert _dft_precisions(m) == [precision.upper()] * 4, str(m)
+    got = np.asarray(m.compile(device="cpu")(x))
+    assert_close(got, want)
+    np.testing.assert_array_equal(got, np.asarray(highest.compile(device="cpu")(x)))
+
+
+def test_config_dft_precision_is_the_default(monkeypatch):
+    """hf.config.dft_precision (HLOFORGE_DFT_PRECISION) is what optimize(), hf.jit and hf.optimize use
+    when no dft_precision is given; it is part of the Target, and so of the pipeline entry's key."""
+    from hloforge.runtime import compiler
+    from hloforge.runtime.settings import Config
+    from hloforge.runtime.targets import resolve_target
+    traced = hf.trace(_fno_like, hf.ShapeDtype((4, 32, 32), F32))
+    key = compiler.pipeline_key(traced, resolve_target("cpu"))
+    monkeypatch.setattr(hf.config, "dft_precision", "High")
+    assert hf.config.dft_precision == "high" and resolve_target("cpu").dft_precision == "high"
+    assert compiler.pipeline_key(traced, resolve_target("cpu")) != key
+    m = traced.clone()
+    m.optimize()
+    assert _dft_precisions(m) == ["HIGH"] * 4
+    m = traced.clone()
+    m.optimize(dft_precision="highest")  # the argument wins
+    assert _dft_precisions(m) == ["HIGHEST"] * 4
+    assert Config({"HLOFORGE_DFT_PRECISION": "DEFAULT"}).dft_precision == "default"
+    with pytest.raises(ValueError, match="HLOFORGE_DFT_PRECISION must be one of \\['highest', 'high', 'default'\\], "
+                                         "got 'bf16'"):
+        Config({"HLOFORGE_DFT_PRECISION": "bf16"})
+
+
+def test_dft_precision_errors():
+    m = hf.trace(_fno_like, hf.ShapeDtype((4, 32, 32), F32))
+    with pytest.raises(ValueError, match="dft_precision must be one of \\['highest', 'high', 'default'\\], got 'bf16'"):
+        m.optimize(dft_precision="bf16")
+    with pytest.raises(ValueError, match="dft_precision must be one of .*, got 3"):
+        m.optimize(dft_precision=3)
+    with pytest.raises(ValueError, match="config.dft_precision must be one of \\['highest', 'high', 'default'\\], "
+                                         "got 'low'"):
+        hf.config.dft_precision = "low"
+    assert "stablehlo.fft" in m.op_counts()  # (nothing ran)
+
+
 def test_keep_ffts_by_name(monkeypatch):
     x = hf.ShapeDtype((4, 32, 32), F32)
     truncated = hf.trace(_fno_like, x)
