@@ -10,9 +10,13 @@ through ``jax.jit(hf.optimize(...))``, and prints one table per pair: device tim
 (fusions by XLA's fusion kind, copies, custom calls by target, the rest by opcode). ``--out DIR`` writes
 every op's time and XLA's text of it (``<case>.ops.txt``) and each compiled program (``<case>.hlo.txt``).
 
+``HLOFORGE_DFT_PRECISION=high`` (or "default") profiles hloforge's programs with that precision of their DFT
+contractions (docs/passes.md); to compare variants of hloforge's own code, set ``HLOFORGE_CACHE_DIR=`` so that
+no process reads another's pipeline result.
+
 On a TPU the times are the "XLA Ops" of the device plane, and the call's own time is its "XLA Modules"
 line; on the CPU, XLA's ops are the events of its thread pools (no module line: the ops' sum is shown).
-Figures (TPU v5e, 2026-12-07) are in docs/benchmarks.md, "Tenth session".
+Figures (TPU v5e, 2026-12-07) are in docs/benchmarks.md, "Tenth session" and "Eleventh session".
 """
 import argparse
 import collections
