@@ -131,6 +131,11 @@ class Config:
                              f"{env.get('HLOFORGE_FIRST_CALL')!r}")
         self._first_call = first
 
+    def _publish_target_defaults(self):
+        """hf.config's device, cost model and DFT precision, where ``hloforge.target`` reads them."""
+        if self is _GLOBAL[0]:
+            _target.set_defaults(self._device, self._cost_model, self._dft_precision)
+
     @property
     def device(self):
         """The device kind used when none is given: "cpu", "gpu", "tpu", or None (the default: jax's
@@ -141,8 +146,7 @@ class Config:
     @device.setter
     def device(self, value):
         self._device = _target.check_device_kind(value, "config.device")
-        if self is _GLOBAL[0]:
-            _target.set_defaults(self._device, self._cost_model, self._dft_precision)
+        self._publish_target_defaults()
 
     @property
     def cache_size(self) -> int:
@@ -212,8 +216,7 @@ class Config:
     @cost_model.setter
     def cost_model(self, value):
         self._cost_model = _target.check_cost_model(value, "config.cost_model")
-        if self is _GLOBAL[0]:
-            _target.set_defaults(self._device, self._cost_model, self._dft_precision)
+        self._publish_target_defaults()
 
     @property
     def dft_precision(self) -> str:
@@ -227,8 +230,7 @@ class Config:
     @dft_precision.setter
     def dft_precision(self, value):
         self._dft_precision = _target.check_dft_precision(value, "config.dft_precision")
-        if self is _GLOBAL[0]:
-            _target.set_defaults(self._device, self._cost_model, self._dft_precision)
+        self._publish_target_defaults()
 
     @property
     def dtypes(self) -> str:
@@ -275,4 +277,4 @@ _GLOBAL[0] = config
 cache.MEMORY.resize(config.cache_size)
 pjrt.set_log_level(config.log)
 _dtypes.set_mode(config.dtypes)
-_target.set_defaults(config.device, config.cost_model, config.dft_precision)
+config._publish_target_defaults()
