@@ -2,12 +2,14 @@
 by kind, for jax.jit against hloforge (issues 46 and 47: which ops of the FNO-2D keep hloforge's TPU
 programs from their targets).
 
-    python benchmarks/device_profile.py [--device tpu] [--size b,n,width,modes] [--calls 10] [--out DIR]
+    python benchmarks/device_profile.py [--device tpu] [--size b,n,width,modes] [--calls 10] [--out DIR] [--step]
 
 It profiles the FNO-2D of benchmarks/to_jax.py (4 layers, 3 input channels, jax arrays on the device) four
 ways: the forward and ``value_and_grad`` of its mean squared error, each through plain ``jax.jit`` and
-through ``jax.jit(hf.optimize(...))``, and prints one table per pair: device time per call by kind of op
-(fusions by XLA's fusion kind, copies, custom calls by target, the rest by opcode). ``--out DIR`` writes
+through ``jax.jit(hf.optimize(...))``; ``--step`` adds a training step with optax's Adam three ways (plain,
+the model through hf.optimize, the whole step through hf.optimize). It prints one table per kind of
+program: device time per call by kind of op (fusions by XLA's fusion kind, copies, custom calls by target,
+the rest by opcode). ``--out DIR`` writes
 every op's time and XLA's text of it (``<case>.ops.txt``) and each compiled program (``<case>.hlo.txt``).
 
 ``HLOFORGE_DFT_PRECISION=high`` (or "default") profiles hloforge's programs with that precision of their DFT
@@ -137,6 +139,29 @@ def fno_cases(batch, n, width, modes):
             "value_and_grad hf": (value_and_grad(optimized), (params, x, y))}
 
 
+def step_cases(batch, n, width, modes):
+    """{case: (function, args)}: a training step with optax's Adam, as ``fno_cases``' model: plain jax.jit,
+    the model through hf.optimize, and the whole step (gradient and update) through hf.optimize."""
+    import optax
+    import hloforge as hf
+    (_, (params, x, y)) = fno_cases(batch, n, width, modes)["value_and_grad jax"]
+    optimizer = optax.adam(1e-3)
+
+    def step_of(model):
+        def step(p, state, v, t):
+            loss, grads = jax.value_and_grad(lambda q: jnp.mean((model(q, v) - t) ** 2))(p)
+            updates, state = optimizer.update(grads, state, p)
+            return optax.apply_updates(p, updates), state, loss
+        return step
+
+    def model(p, v):
+        return models.fno(jnp, v, p, (modes, modes), 0)
+    args = (params, optimizer.init(params), x, y)
+    return {"step jax": (jax.jit(step_of(model)), args),
+            "step hf": (jax.jit(step_of(hf.optimize(model))), args),
+            "step hf-whole": (jax.jit(hf.optimize(step_of(model))), args)}
+
+
 def positive_int(text: str) -> int:
     """argparse's type for a count: a bad value is one line and exit status 2."""
     if not text.isdigit() or int(text) < 1:
@@ -159,10 +184,14 @@ def main(argv=None):
                         help="batch,grid,width,modes (default 8,64,32,12)")
     parser.add_argument("--calls", type=positive_int, default=10)
     parser.add_argument("--out", default=None, help="a folder for each case's ops and compiled program")
+    parser.add_argument("--step", action="store_true",
+                        help="also a training step with optax's Adam: the model, and the whole step, through hf.optimize")
     args = parser.parse_args(argv)
     use_device(args.device)
     batch, n, width, modes = args.size
     cases = fno_cases(batch, n, width, modes)
+    if args.step:
+        cases.update(step_cases(batch, n, width, modes))
     profiles = {}
     for case, (fn, fn_args) in cases.items():
         profiles[case] = op_times(fn, fn_args, args.calls)
@@ -175,9 +204,11 @@ def main(argv=None):
             with open(stem + ".hlo.txt", "w") as f:
                 f.write(fn.lower(*fn_args).compile().as_text())
     totals = {}
-    for what in ("forward", "value_and_grad"):
-        totals[what] = compare(f"FNO-2D b{batch} {n}² width {width} modes {modes}, {what}",
-                               [(who, profiles[f"{what} {who}"]) for who in ("jax", "hf")])
+    for what in ("forward", "value_and_grad", "step"):
+        who = [case.split(" ", 1)[1] for case in profiles if case.split(" ", 1)[0] == what]
+        if who:
+            totals[what] = compare(f"FNO-2D b{batch} {n}² width {width} modes {modes}, {what}",
+                                   [(w, profiles[f"{what} {w}"]) for w in who])
     return totals
 
 

@@ -5,6 +5,7 @@ import sys
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
@@ -43,6 +44,21 @@ def test_the_fno_cases_profile_both_frameworks_at_a_small_size(capsys):
     assert all(t > 0 for row in totals.values() for t in row.values())
     out = capsys.readouterr().out
     assert "FNO-2D b1 16² width 4 modes 3, forward" in out and "the call" in out
+
+
+def test_the_step_cases_profile_jax_the_model_through_hf_and_the_whole_step_through_hf(capsys):
+    totals = device_profile.main(["--device", "cpu", "--size", "1,16,4,3", "--calls", "1", "--step"])
+    assert set(totals["step"]) == {"jax", "hf", "hf-whole"} and all(t > 0 for t in totals["step"].values())
+    assert "FNO-2D b1 16² width 4 modes 3, step" in capsys.readouterr().out
+
+
+def test_the_three_steps_compute_the_same_step():
+    cases = device_profile.step_cases(2, 16, 4, 3)
+    (want_params, _, want_loss), *others = [fn(*args) for fn, args in cases.values()]
+    for params, _, loss in others:
+        np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
+        for got, want in zip(jax.tree.leaves(params), jax.tree.leaves(want_params)):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize("argv, message", [
