@@ -185,9 +185,9 @@ def set_defaults(device, cost_model, dft_precision: str = "highest") -> None:
                      dft_precision=check_dft_precision(dft_precision, "config.dft_precision"))
 
 
-def resolve_dft_precision(value=None) -> str:
-    """``value`` checked and in lower case; None: ``hf.config.dft_precision``."""
-    return _defaults["dft_precision"] if value is None else check_dft_precision(value)
+def resolve_dft_precision(value=None, what: str = "dft_precision") -> str:
+    """``value`` checked (a ValueError naming ``what``) and in lower case; None: ``hf.config.dft_precision``."""
+    return _defaults["dft_precision"] if value is None else check_dft_precision(value, what)
 
 
 def resolve(model=None, kind: str | None = None) -> CostModel:

@@ -120,9 +120,8 @@ def compare(name, profiles):
     return dict(zip((label for label, _ in profiles), totals))
 
 
-def fno_cases(batch, n, width, modes):
-    """{case: (function, args)}: the FNO-2D forward and value_and_grad, through jax.jit and hf.optimize."""
-    import hloforge as hf
+def _fno(batch, n, width, modes):
+    """(the FNO-2D model, its loss, and its arguments: parameters, input, target) as jax arrays on the device."""
     rng = np.random.default_rng(0)
     params = jax.tree.map(jnp.asarray, models.fno_params(2, (modes, modes), width, 4, 3, rng))
     x = jnp.asarray(rng.standard_normal((batch, 3, n, n)).astype(np.float32))
@@ -131,12 +130,19 @@ def fno_cases(batch, n, width, modes):
     def model(p, v):
         return models.fno(jnp, v, p, (modes, modes), 0)
 
-    def value_and_grad(f):
-        return jax.jit(jax.value_and_grad(lambda p, v, t: jnp.mean((f(p, v) - t) ** 2)))
+    def loss_of(f):
+        return lambda p, v, t: jnp.mean((f(p, v) - t) ** 2)
+    return model, loss_of, (params, x, y)
+
+
+def fno_cases(batch, n, width, modes):
+    """{case: (function, args)}: the FNO-2D forward and value_and_grad, through jax.jit and hf.optimize."""
+    import hloforge as hf
+    model, loss_of, (params, x, y) = _fno(batch, n, width, modes)
     optimized = hf.optimize(model)
     return {"forward jax": (jax.jit(model), (params, x)), "forward hf": (jax.jit(optimized), (params, x)),
-            "value_and_grad jax": (value_and_grad(model), (params, x, y)),
-            "value_and_grad hf": (value_and_grad(optimized), (params, x, y))}
+            "value_and_grad jax": (jax.jit(jax.value_and_grad(loss_of(model))), (params, x, y)),
+            "value_and_grad hf": (jax.jit(jax.value_and_grad(loss_of(optimized))), (params, x, y))}
 
 
 def step_cases(batch, n, width, modes):
@@ -144,18 +150,15 @@ def step_cases(batch, n, width, modes):
     the model through hf.optimize, and the whole step (gradient and update) through hf.optimize."""
     import optax
     import hloforge as hf
-    (_, (params, x, y)) = fno_cases(batch, n, width, modes)["value_and_grad jax"]
+    model, loss_of, (params, x, y) = _fno(batch, n, width, modes)
     optimizer = optax.adam(1e-3)
 
-    def step_of(model):
+    def step_of(f):
         def step(p, state, v, t):
-            loss, grads = jax.value_and_grad(lambda q: jnp.mean((model(q, v) - t) ** 2))(p)
+            loss, grads = jax.value_and_grad(loss_of(f))(p, v, t)
             updates, state = optimizer.update(grads, state, p)
             return optax.apply_updates(p, updates), state, loss
         return step
-
-    def model(p, v):
-        return models.fno(jnp, v, p, (modes, modes), 0)
     args = (params, optimizer.init(params), x, y)
     return {"step jax": (jax.jit(step_of(model)), args),
             "step hf": (jax.jit(step_of(hf.optimize(model))), args),
@@ -184,8 +187,8 @@ def main(argv=None):
                         help="batch,grid,width,modes (default 8,64,32,12)")
     parser.add_argument("--calls", type=positive_int, default=10)
     parser.add_argument("--out", default=None, help="a folder for each case's ops and compiled program")
-    parser.add_argument("--step", action="store_true",
-                        help="also a training step with optax's Adam: the model, and the whole step, through hf.optimize")
+    parser.add_argument("--step", action="store_true", help="also a training step with optax's Adam: the "
+                        "model, and the whole step, through hf.optimize")
     args = parser.parse_args(argv)
     use_device(args.device)
     batch, n, width, modes = args.size

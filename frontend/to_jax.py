@@ -564,7 +564,8 @@ def _options(optimize, options) -> dict | None:
     options = dict(options)
     if options.get("cost_model") is None:  # (hf.config.cost_model, else the model of the platform jax compiles for)
         options["cost_model"] = target.resolve(None, target.kind_of(jax_api.default_platform()))
-    options["dft_precision"] = target.resolve_dft_precision(options.get("dft_precision"))  # (hf.config's, in the keys)
+    options["dft_precision"] = target.resolve_dft_precision(  # (hf.config's, in the keys)
+        options.get("dft_precision"), "hf.to_jax / hf.optimize: dft_precision")
     return options
 
 

@@ -313,7 +313,7 @@ def optimize(self, pipeline: str = "default", *, finite_math: bool = True, dump_
     self.pending_optimize = None  # (an explicit pipeline replaces the one hf.jit's lower() left for compile)
     return run(self, pipeline, finite_math=finite_math, dump_dir=dump_dir,
                print_ir_after_change=print_ir_after_change, cost_model=target.resolve(cost_model), debug=debug,
-               dft_precision=target.resolve_dft_precision(dft_precision))
+               dft_precision=target.resolve_dft_precision(dft_precision, "Module.optimize: dft_precision"))
 
 
 Module.optimize = optimize

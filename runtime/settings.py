@@ -112,7 +112,6 @@ class Config:
             self.log = log
         except ValueError:
             raise ValueError(f"HLOFORGE_LOG must be one of {tuple(pjrt.LOG_LEVELS)}, got {log!r}") from None
-        self._dft_precision = "highest"
         self.cost_model = env.get("HLOFORGE_COST_MODEL") or None
         precision = (env.get("HLOFORGE_DFT_PRECISION") or "highest").strip()
         try:
@@ -267,8 +266,8 @@ class Config:
     def __repr__(self):
         return (f"Config(device={self.device!r}, cache_size={self.cache_size}, cache_dir={self.cache_dir!r}, "
                 f"cache_max_bytes={self.cache_max_bytes}, local_ffts={self.local_ffts}, log={self.log!r}, "
-                f"cost_model={self.cost_model!r}, dft_precision={self.dft_precision!r}, dtypes={self.dtypes!r}, "
-                f"first_call={self.first_call!r})")
+                f"cost_model={self.cost_model!r}, dft_precision={self.dft_precision!r}, "
+                f"dtypes={self.dtypes!r}, first_call={self.first_call!r})")
 
 
 _GLOBAL = [None]

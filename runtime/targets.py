@@ -2,8 +2,9 @@
 
 The path of a device: ``hf.jit(f, device=...)`` (or ``Module.compile(device)``, an eager call, ``to_jax``)
 -> ``resolve_target`` -> a Target (devices, kind, cost model, DFT precision, XLA options, callback target,
-cache-key environment) -> ``first_call.plan``/``Module.optimize`` take its cost model and DFT precision -> ``compiler.compile_module``
-takes the Target -> the caches key on its environment and options -> ``pjrt.compile`` for its devices.
+cache-key environment) -> ``first_call.plan``/``Module.optimize`` take its cost model and DFT precision ->
+``compiler.compile_module`` takes the Target -> the caches key on its environment and options ->
+``pjrt.compile`` for its devices.
 """
 from __future__ import annotations
 

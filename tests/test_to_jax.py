@@ -645,6 +645,9 @@ def test_optimize_passes_dft_precision_to_the_partial_dfts():
         text = jax.jit(f).lower(x).as_text()
         assert "stablehlo.fft" not in text and f"precision = [{precision.upper()}, " in text and other not in text
         close_trees(jax.jit(f)(x), jax.jit(spectral)(x), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="hf.to_jax / hf.optimize: dft_precision must be one of "
+                                         "\\['highest', 'high', 'default'\\], got 'bf16'"):
+        hf.optimize(spectral, dft_precision="bf16")
 
 
 def test_hloforges_unit_marks_do_not_reach_jaxs_serializer():

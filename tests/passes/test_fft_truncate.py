@@ -161,7 +161,7 @@ def test_dft_precision_errors():
     m = hf.trace(_fno_like, hf.ShapeDtype((4, 32, 32), F32))
     with pytest.raises(ValueError, match="dft_precision must be one of \\['highest', 'high', 'default'\\], got 'bf16'"):
         m.optimize(dft_precision="bf16")
-    with pytest.raises(ValueError, match="dft_precision must be one of .*, got 3"):
+    with pytest.raises(ValueError, match="Module.optimize: dft_precision must be one of .*, got 3"):
         m.optimize(dft_precision=3)
     with pytest.raises(ValueError, match="config.dft_precision must be one of \\['highest', 'high', 'default'\\], "
                                          "got 'low'"):
