@@ -3,6 +3,7 @@ by kind, for jax.jit against hloforge (issues 46 and 47: which ops of the FNO-2D
 programs from their targets).
 
     python benchmarks/device_profile.py [--device tpu] [--size b,n,width,modes] [--calls 10] [--out DIR] [--step]
+                                        [--host]
 
 It profiles the FNO-2D of benchmarks/to_jax.py (4 layers, 3 input channels, jax arrays on the device) four
 ways: the forward and ``value_and_grad`` of its mean squared error, each through plain ``jax.jit`` and
@@ -11,6 +12,9 @@ the model through hf.optimize, the whole step through hf.optimize). It prints on
 program: device time per call by kind of op (fusions by XLA's fusion kind, copies, custom calls by target,
 the rest by opcode). ``--out DIR`` writes
 every op's time and XLA's text of it (``<case>.ops.txt``) and each compiled program (``<case>.hlo.txt``).
+``--host`` also times each case from the host (``host_times``): the enqueue of a call alone, a call waited
+for, and calls queued 5 (the benchmarks' queued rows) and 40 per wait, beside its device time. That splits
+a queued ratio into the programs' own time and what each wait costs.
 
 ``HLOFORGE_DFT_PRECISION=high`` (or "default") profiles hloforge's programs with that precision of their DFT
 contractions (docs/passes.md); to compare variants of hloforge's own code, set ``HLOFORGE_CACHE_DIR=`` so that
@@ -25,8 +29,10 @@ import collections
 import glob
 import os
 import re
+import statistics
 import sys
 import tempfile
+import time
 
 import numpy as np
 import jax
@@ -74,6 +80,34 @@ def op_times(fn, args, calls=10):
                         entry[1] += 1
     table = {name: [ns / calls / 1e3, count // calls or 1, name] for name, (ns, count, _) in ops.items()}
     return (module_ns / calls / 1e3 if module_ns else None), table
+
+
+def host_times(fn, args, rounds=7, deep=40) -> dict:
+    """µs per call of ``fn(*args)`` seen from the host, medians over ``rounds``: "enqueue" (``deep`` calls
+    issued without a wait, the issuing alone), "waited" (each call waited for), "queued 5" (5 calls per wait, as
+    the benchmarks' queued rows) and "queued 40" (``deep`` calls per wait: the device's pace plus the gaps
+    between calls)."""
+    def per_call(calls):
+        jax.block_until_ready(fn(*args))
+        t = time.perf_counter()
+        outs = [fn(*args) for _ in range(calls)]
+        issued = time.perf_counter()
+        jax.block_until_ready(outs)
+        return (issued - t) / calls * 1e6, (time.perf_counter() - t) / calls * 1e6
+    deep_runs = [per_call(deep) for _ in range(rounds)]
+    return {"enqueue": statistics.median(r[0] for r in deep_runs),
+            "waited": statistics.median(per_call(1)[1] for _ in range(3 * rounds)),
+            "queued 5": statistics.median(per_call(5)[1] for _ in range(3 * rounds)),
+            "queued 40": statistics.median(r[1] for r in deep_runs)}
+
+
+def compare_host(name, rows):
+    """Print one table: each (label, host_times result, device µs) of ``rows`` as a row."""
+    columns = ("enqueue", "waited", "queued 5", "queued 40")
+    print(f"\n{name}: µs per call from the host, and the device's time")
+    print(f"  {'':12s}" + "".join(f"{c:>12s}" for c in columns) + f"{'device':>12s}")
+    for label, times, device in rows:
+        print(f"  {label:12s}" + "".join(f"{times[c]:12.1f}" for c in columns) + f"{device:12.1f}")
 
 
 def kind(op: str) -> str:
@@ -189,15 +223,19 @@ def main(argv=None):
     parser.add_argument("--out", default=None, help="a folder for each case's ops and compiled program")
     parser.add_argument("--step", action="store_true", help="also a training step with optax's Adam: the "
                         "model, and the whole step, through hf.optimize")
+    parser.add_argument("--host", action="store_true", help="also each case's time per call from the host: "
+                        "enqueue, waited for, queued 5 and 40 per wait")
     args = parser.parse_args(argv)
     use_device(args.device)
     batch, n, width, modes = args.size
     cases = fno_cases(batch, n, width, modes)
     if args.step:
         cases.update(step_cases(batch, n, width, modes))
-    profiles = {}
+    profiles, hosts = {}, {}
     for case, (fn, fn_args) in cases.items():
         profiles[case] = op_times(fn, fn_args, args.calls)
+        if args.host:
+            hosts[case] = host_times(fn, fn_args)
         if args.out:
             os.makedirs(args.out, exist_ok=True)
             stem = os.path.join(args.out, case.replace(" ", "_"))
@@ -212,6 +250,11 @@ def main(argv=None):
         if who:
             totals[what] = compare(f"FNO-2D b{batch} {n}² width {width} modes {modes}, {what}",
                                    [(w, profiles[f"{what} {w}"]) for w in who])
+            if args.host:
+                compare_host(f"FNO-2D b{batch} {n}² width {width} modes {modes}, {what}",
+                             [(w, hosts[f"{what} {w}"], totals[what][w]) for w in who])
+    if args.host:
+        totals["host"] = hosts
     return totals
 
 

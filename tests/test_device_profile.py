@@ -72,3 +72,13 @@ def test_bad_arguments_are_one_line_and_exit_status_2(argv, message, capsys):
         device_profile.main(argv)
     err = capsys.readouterr().err.strip().splitlines()
     assert exit_.value.code == 2 and message in err[-1], err
+
+
+def test_host_times_split_a_call_into_its_enqueue_and_its_waits(capsys):
+    times = device_profile.host_times(jax.jit(lambda x: x * 2), (jnp.ones(8),), rounds=2, deep=4)
+    assert set(times) == {"enqueue", "waited", "queued 5", "queued 40"} and all(t > 0 for t in times.values())
+    assert times["enqueue"] <= times["queued 40"]
+    totals = device_profile.main(["--device", "cpu", "--size", "1,16,4,3", "--calls", "1", "--host"])
+    assert set(totals["host"]) == {"forward jax", "forward hf", "value_and_grad jax", "value_and_grad hf"}
+    out = capsys.readouterr().out
+    assert "forward: µs per call from the host, and the device's time" in out and "queued 40" in out
