@@ -81,6 +81,7 @@ def training_step(model, optimizer):
     @jax.jit
     def step(params, state, x, y):
         loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        grads = jax.tree_util.tree_map(lambda g: jnp.conj(g) if jnp.iscomplexobj(g) else g, grads)  # (descent)
         updates, state = optimizer.update(grads, state, params)
         return optax.apply_updates(params, updates), state, loss
     return step

@@ -36,6 +36,9 @@ def make_step(model, optimizer):
     @jax.jit
     def step(params, state, x, y):
         loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        # (jax's convention: the gradient of a real loss in a complex weight is the conjugate of the
+        # descent direction; optax expects the direction)
+        grads = jax.tree.map(lambda g: jnp.conj(g) if jnp.iscomplexobj(g) else g, grads)
         updates, state = optimizer.update(grads, state, params)
         return optax.apply_updates(params, updates), state, loss
     return step
