@@ -3,15 +3,16 @@ by kind, for jax.jit against hloforge (issues 46 and 47: which ops of the FNO-2D
 programs from their targets).
 
     python benchmarks/device_profile.py [--device tpu] [--size b,n,width,modes] [--calls 10] [--out DIR] [--step]
-                                        [--host]
+                                        [--planes] [--host]
 
 It profiles the FNO-2D of benchmarks/to_jax.py (4 layers, 3 input channels, jax arrays on the device) four
 ways: the forward and ``value_and_grad`` of its mean squared error, each through plain ``jax.jit`` and
 through ``jax.jit(hf.optimize(...))``; ``--step`` adds a training step with optax's Adam three ways (plain,
-the model through hf.optimize, the whole step through hf.optimize). It prints one table per kind of
-program: device time per call by kind of op (fusions by XLA's fusion kind, copies, custom calls by target,
-the rest by opcode). ``--out DIR`` writes
-every op's time and XLA's text of it (``<case>.ops.txt``) and each compiled program (``<case>.hlo.txt``).
+the model through hf.optimize, the whole step through hf.optimize), and ``--planes`` two more with the
+spectral weights stored as float32 (real, imaginary) planes. It prints one table per kind of program: device
+time per call by kind of op (fusions by XLA's fusion kind, copies, custom calls by target, the rest by
+opcode). ``--out DIR`` writes every op's time and XLA's text of it (``<case>.ops.txt``) and each compiled
+program (``<case>.hlo.txt``).
 ``--host`` also times each case from the host (``host_times``): the enqueue of a call alone, a call waited
 for, and calls queued 5 (the benchmarks' queued rows) and 40 per wait, beside its device time. That splits
 a queued ratio into the programs' own time and what each wait costs.
@@ -179,9 +180,25 @@ def fno_cases(batch, n, width, modes):
             "value_and_grad hf": (jax.jit(jax.value_and_grad(loss_of(optimized))), (params, x, y))}
 
 
-def step_cases(batch, n, width, modes):
+def as_planes(params):
+    """``params`` with each layer's complex spectral weights as a pair of float32 planes (real, imaginary)."""
+    return dict(params, layers=[dict(layer, spectral=(jnp.real(layer["spectral"]), jnp.imag(layer["spectral"])))
+                                for layer in params["layers"]])
+
+
+def from_planes(model):
+    """``model`` taking ``as_planes`` parameters: the complex weights are built inside (``lax.complex``)."""
+    def planes_model(p, v):
+        return model(dict(p, layers=[dict(layer, spectral=jax.lax.complex(*layer["spectral"]))
+                                     for layer in p["layers"]]), v)
+    return planes_model
+
+
+def step_cases(batch, n, width, modes, planes=False):
     """{case: (function, args)}: a training step with optax's Adam, as ``fno_cases``' model: plain jax.jit,
-    the model through hf.optimize, and the whole step (gradient and update) through hf.optimize."""
+    the model through hf.optimize, and the whole step (gradient and update) through hf.optimize. ``planes``
+    adds jax's step and hf.optimize's with the spectral weights stored as float32 planes (``as_planes``): on a
+    TPU each complex64 leaf a program takes or returns costs a split or a combine (docs/limits.md)."""
     import optax
     import hloforge as hf
     model, loss_of, (params, x, y) = _fno(batch, n, width, modes)
@@ -190,13 +207,21 @@ def step_cases(batch, n, width, modes):
     def step_of(f):
         def step(p, state, v, t):
             loss, grads = jax.value_and_grad(loss_of(f))(p, v, t)
+            # (jax's gradient in a complex weight is the conjugate of the descent direction optax expects)
+            grads = jax.tree.map(lambda g: jnp.conj(g) if jnp.iscomplexobj(g) else g, grads)
             updates, state = optimizer.update(grads, state, p)
             return optax.apply_updates(p, updates), state, loss
         return step
     args = (params, optimizer.init(params), x, y)
-    return {"step jax": (jax.jit(step_of(model)), args),
-            "step hf": (jax.jit(step_of(hf.optimize(model))), args),
-            "step hf-whole": (jax.jit(hf.optimize(step_of(model))), args)}
+    cases = {"step jax": (jax.jit(step_of(model)), args),
+             "step hf": (jax.jit(step_of(hf.optimize(model))), args),
+             "step hf-whole": (jax.jit(hf.optimize(step_of(model))), args)}
+    if planes:
+        split = as_planes(params)
+        planes_args = (split, optimizer.init(split), x, y)
+        cases["step jax-planes"] = (jax.jit(step_of(from_planes(model))), planes_args)
+        cases["step hf-planes"] = (jax.jit(step_of(hf.optimize(from_planes(model)))), planes_args)
+    return cases
 
 
 def positive_int(text: str) -> int:
@@ -223,14 +248,18 @@ def main(argv=None):
     parser.add_argument("--out", default=None, help="a folder for each case's ops and compiled program")
     parser.add_argument("--step", action="store_true", help="also a training step with optax's Adam: the "
                         "model, and the whole step, through hf.optimize")
+    parser.add_argument("--planes", action="store_true", help="with --step: also the step with the spectral "
+                        "weights as float32 planes, through jax.jit and hf.optimize")
     parser.add_argument("--host", action="store_true", help="also each case's time per call from the host: "
                         "enqueue, waited for, queued 5 and 40 per wait")
     args = parser.parse_args(argv)
+    if args.planes and not args.step:
+        parser.error("--planes adds cases to --step's table: pass --step too")
     use_device(args.device)
     batch, n, width, modes = args.size
     cases = fno_cases(batch, n, width, modes)
     if args.step:
-        cases.update(step_cases(batch, n, width, modes))
+        cases.update(step_cases(batch, n, width, modes, args.planes))
     profiles, hosts = {}, {}
     for case, (fn, fn_args) in cases.items():
         profiles[case] = op_times(fn, fn_args, args.calls)

@@ -61,11 +61,26 @@ def test_the_three_steps_compute_the_same_step():
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
 
 
+def test_the_steps_with_weights_as_planes_agree_and_start_from_the_complex_loss():
+    # (Adam normalizes each plane by itself where a complex weight is normalized by its modulus: the two
+    # steps' updates differ by design, their losses do not)
+    cases = device_profile.step_cases(2, 16, 4, 3, planes=True)
+    _, _, complex_loss = cases["step jax"][0](*cases["step jax"][1])
+    (want_params, _, want_loss), (params, _, loss) = [fn(*args) for fn, args in
+                                                       (cases["step jax-planes"], cases["step hf-planes"])]
+    np.testing.assert_allclose(want_loss, complex_loss, rtol=1e-5)
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
+    for got, want in zip(jax.tree.leaves(params), jax.tree.leaves(want_params)):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    assert all(leaf.dtype == np.float32 for leaf in jax.tree.leaves(params))
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--size", "8,64"], "expected batch,grid,width,modes (four positive integers), got '8,64'"),
     (["--size", "8,64,0,12"], "got '8,64,0,12'"),
     (["--calls", "-3"], "expected a positive integer, got '-3'"),
     (["--device", "npu"], "invalid choice: 'npu'"),
+    (["--planes"], "--planes adds cases to --step's table: pass --step too"),
 ])
 def test_bad_arguments_are_one_line_and_exit_status_2(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
