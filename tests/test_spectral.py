@@ -35,6 +35,47 @@ def test_spectral_conv_errors():
         nn.SpectralConv(2, (0, 1), 3, 2)
 
 
+@pytest.mark.parametrize("grid,modes", [((16,), (5,)), ((8, 10), (3, 4)), ((6, 8, 6), (2, 3, 2))])
+def test_spectral_conv_takes_its_weights_as_real_planes(grid, modes):
+    layer = nn.SpectralConv(len(grid), modes, 3, 2)
+    w, planes = layer.init(seed=0), layer.init(seed=0, planes=True)
+    np.testing.assert_array_equal(planes[0] + 1j * planes[1], w)
+    x = np.random.default_rng(1).standard_normal((2, 3) + grid).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(hf.jit(layer)(x, planes)), np.asarray(hf.jit(layer)(x, w)))
+    # jax's convention: a complex weight's gradient is d/dre - i d/dim, the planes' (d/dre, d/dim)
+    loss = lambda w, x: (layer(x, w) ** 2).sum()  # noqa: E731
+    g, (g_re, g_im) = hf.grad(loss)(w, x), hf.grad(loss)(planes, x)
+    assert_close(g_re, np.real(g))
+    assert_close(g_im, -np.imag(g))
+    m = hf.trace(layer, hf.ShapeDtype(x.shape, x.dtype), tuple(hf.ShapeDtype(p.shape, p.dtype) for p in planes))
+    report = m.optimize(cost_model="gpu")  # spectral truncation sees through stablehlo.complex
+    assert report.fired["truncated_inverse_fft"] == 1 and "stablehlo.fft" not in m.op_counts(), str(m)
+
+
+def test_fno_init_with_planes_gives_the_same_model():
+    model = nn.FNO(2, 3, width=8, n_layers=2, in_channels=2, hidden=16)
+    params, planes = model.init(seed=0), model.init(seed=0, planes=True)
+    assert all(isinstance(layer["spectral"], tuple) for layer in planes["layers"])
+    x = np.random.default_rng(2).standard_normal((3, 2, 12, 12)).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(hf.jit(model)(x, planes)), np.asarray(hf.jit(model)(x, params)))
+
+
+@pytest.mark.parametrize("weights, error, message", [
+    (lambda w: (w.real,) * 3, ValueError, r"SpectralConv: weights as planes are a pair \(real, imag\), got 3 arrays"),
+    (lambda w: (w.real, w.imag[:1]), ValueError, r"SpectralConv: the imag plane's shape \(1, 3, 2, 3, 4\) must be "
+                                                 r"\(2, 3, 2, 3, 4\)"),
+    (lambda w: (w.real, w.imag.astype(np.float64)), TypeError, "the planes must share one float dtype, got float32 "
+                                                               "and float64"),
+    (lambda w: (w.real.astype(np.int32),) * 2, TypeError, "got int32 and int32"),
+])
+def test_spectral_conv_planes_errors(weights, error, message):
+    layer = nn.SpectralConv(2, (3, 4), 3, 2)
+    with pytest.raises(error, match=message):
+        hf.trace(layer, np.ones((1, 3, 8, 10), np.float32), weights(layer.init()))
+    with pytest.raises(TypeError, match="SpectralConv.init: planes must be True or False, got 'yes'"):
+        layer.init(planes="yes")
+
+
 @pytest.mark.parametrize("n_dims,grid,modes,padding", [(1, (32,), (6,), 4), (2, (12, 12), (3, 3), 3)])
 def test_fno_matches_numpy(n_dims, grid, modes, padding):
     model = nn.FNO(n_dims, modes, width=8, n_layers=2, in_channels=2, hidden=16, padding=padding)

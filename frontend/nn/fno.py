@@ -42,7 +42,10 @@ class FNO:
         self.precision = checked_precision("FNO", precision)
         self.spectral = SpectralConv(n_dims, modes, width, width, precision)
 
-    def init(self, seed: int = 0, dtype=np.float32) -> dict:
+    def init(self, seed: int = 0, dtype=np.float32, planes: bool = False) -> dict:
+        """The parameters: ``lift``, ``proj1``, ``proj2`` and ``skip`` as (weights, bias), each layer's
+        ``spectral`` weights complex, or with ``planes=True`` a pair of real planes (SpectralConv.init:
+        cheaper to train on a TPU)."""
         rng = np.random.default_rng(seed)
 
         def linear(i, o):
@@ -52,8 +55,8 @@ class FNO:
         params = {"lift": linear(self.in_channels, self.width), "proj1": linear(self.width, self.hidden),
                   "proj2": linear(self.hidden, self.out_channels)}
         cdtype = np.complex64 if np.dtype(dtype) == np.float32 else np.complex128
-        params["layers"] = [{"spectral": self.spectral.init(seed + 1 + i, cdtype), "skip": linear(self.width, self.width)}
-                            for i in range(self.n_layers)]
+        params["layers"] = [{"spectral": self.spectral.init(seed + 1 + i, cdtype, planes),
+                             "skip": linear(self.width, self.width)} for i in range(self.n_layers)]
         return params
 
     def __call__(self, x, params):

@@ -6,6 +6,7 @@ import operator
 
 import numpy as np
 
+from hloforge.frontend import lax
 from hloforge.frontend import numpy as hnp
 from hloforge.frontend.lax.convolution import _precision_names
 from hloforge.frontend.numpy._base import asarray
@@ -40,7 +41,11 @@ class SpectralConv:
     rfftn -> keep the ``modes`` lowest frequencies (both signs on every transformed axis but the
     last, which rfft halves) -> complex channel mixing per mode (one einsum per corner) -> zero-pad
     -> irfftn back to the grid. Weights are explicit arrays, shape
-    ``(2 ** (n_dims - 1), in_channels, out_channels, *modes)`` complex: see :meth:`init`.
+    ``(2 ** (n_dims - 1), in_channels, out_channels, *modes)``: one complex array, or a pair of real
+    planes ``(real, imag)`` (``init(planes=True)``), which the layer combines with ``stablehlo.complex``.
+    On a TPU, planes make training cheaper: every complex leaf a program takes or returns costs XLA a
+    split or a combine there, and optax's Adam then normalizes each plane by itself, as torch's Adam
+    does with complex weights (docs/limits.md, "On a TPU").
 
     Example:
       >>> layer = hf.nn.SpectralConv(2, (12, 12), 32, 32)
@@ -73,12 +78,16 @@ class SpectralConv:
     def weight_shape(self) -> tuple:
         return (2 ** (self.n_dims - 1), self.in_channels, self.out_channels, *self.modes)
 
-    def init(self, seed: int = 0, dtype=np.complex64) -> np.ndarray:
-        """Random weights scaled like neuraloperator's: uniform in [0, 1/(in*out)) for both parts."""
+    def init(self, seed: int = 0, dtype=np.complex64, planes: bool = False):
+        """Random weights scaled like neuraloperator's: uniform in [0, 1/(in*out)) for both parts.
+        ``planes=True`` returns the same values as a pair of real arrays ``(real, imag)``."""
         rng = np.random.default_rng(seed)
         scale = 1.0 / (self.in_channels * self.out_channels)
         shape = self.weight_shape
-        return (scale * (rng.random(shape) + 1j * rng.random(shape))).astype(dtype)
+        weights = (scale * (rng.random(shape) + 1j * rng.random(shape))).astype(dtype)
+        if not isinstance(planes, bool):
+            raise TypeError(f"SpectralConv.init: planes must be True or False, got {planes!r}")
+        return (weights.real, weights.imag) if planes else weights
 
     def _check(self, x):
         if x.ndim != self.n_dims + 2 or x.shape[1] != self.in_channels:
@@ -92,12 +101,29 @@ class SpectralConv:
                 raise ValueError(f"SpectralConv: {m} modes on grid axis {axis} of size {n} exceed {limit}")
         return grid
 
-    def __call__(self, x, weights):
-        x = asarray(x)
-        grid = self._check(x)
+    def _weights(self, weights):
+        """One complex array from ``weights``: a complex array, or a pair of real planes (real, imag)."""
+        if isinstance(weights, (tuple, list)):
+            if len(weights) != 2:
+                raise ValueError(f"SpectralConv: weights as planes are a pair (real, imag), got {len(weights)} arrays")
+            real, imag = (asarray(w) for w in weights)
+            for name, plane in (("real", real), ("imag", imag)):
+                if plane.shape != self.weight_shape:
+                    raise ValueError(f"SpectralConv: the {name} plane's shape {plane.shape} must be "
+                                     f"{self.weight_shape}")
+            if real.dtype != imag.dtype or real.dtype.kind != "f":
+                raise TypeError(f"SpectralConv: the planes must share one float dtype, got {real.dtype} and "
+                                f"{imag.dtype}")
+            return lax.complex(real, imag)
         weights = asarray(weights)
         if weights.shape != self.weight_shape:
             raise ValueError(f"SpectralConv: weights shape {weights.shape} must be {self.weight_shape}")
+        return weights
+
+    def __call__(self, x, weights):
+        x = asarray(x)
+        grid = self._check(x)
+        weights = self._weights(weights)
         axes = tuple(range(2, 2 + self.n_dims))
         spectrum = hnp.fft.rfftn(x, axes=axes)
         letters = "xyzuvw"[:self.n_dims]
