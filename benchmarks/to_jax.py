@@ -11,7 +11,9 @@ interleaved, median of repeats.
   hloforge's passes and its derivative programs, XLA's compile and one run; every cache cleared,
   alternating which goes first) against plain jax's (target <= 1.0, #29's first-call target).
   The forward is also timed for the same model on hloforge.numpy under ``hf.jit`` (no target): the
-  bridge's forward should match it.
+  bridge's forward should match it. ``step (weights as planes)``: the same step with the spectral weights
+  stored as float32 (re, im) planes, joined by ``lax.complex`` in the model (the step's target; on a TPU
+  complex leaves cost XLA a split or a combine at every program boundary: docs/limits.md).
 - ``tiny``: the bridge's overhead: a small elementwise function inside a jax.jit step, through
   ``hf.to_jax`` against the same function in jax (target <= 1.1).
 - ``rollout``: the gradient of a ``lax.scan`` rollout through ``@hf.optimize`` against ``jax.grad``
@@ -64,9 +66,10 @@ ROLLOUT_TARGETS = {f"rollout_{kind}_{n}": 1.1 for kind in ("sin", "spectral") fo
 TARGETS = {"first_process": 1.1, "second_process": 1.0, "step": 0.8, "forward": 0.6, "step_numpy": 0.8,
            "forward_numpy": 0.6, "first_step": 1.0, "tiny": 1.1,
            **ROLLOUT_TARGETS}
-TARGETS.update(forward_queued=TARGETS["forward"], step_queued=TARGETS["step"])
+TARGETS.update(forward_queued=TARGETS["forward"], step_queued=TARGETS["step"], step_planes=TARGETS["step"],
+               step_planes_queued=TARGETS["step"])
 ACCELERATOR_TARGETS = dict(TARGETS, step=0.5, forward=0.3, step_numpy=0.5, forward_numpy=0.3,  # (issue 47: TPU)
-                           step_queued=0.5, forward_queued=0.3)
+                           step_queued=0.5, forward_queued=0.3, step_planes=0.5, step_planes_queued=0.5)
 MODES, WIDTH, LAYERS, GRID, BATCH, IN_CH = (12, 12), 32, 4, 64, 8, 3
 
 
@@ -85,6 +88,18 @@ def training_step(model, optimizer):
         updates, state = optimizer.update(grads, state, params)
         return optax.apply_updates(params, updates), state, loss
     return step
+
+
+def as_planes(params):
+    """``params`` with each layer's complex spectral weights as a pair of float32 planes (real, imaginary)."""
+    return dict(params, layers=[dict(layer, spectral=(jnp.real(layer["spectral"]), jnp.imag(layer["spectral"])))
+                                for layer in params["layers"]])
+
+
+def fno_planes_model(params, x):
+    """``fno_model`` on ``as_planes`` parameters: the complex weights are joined inside (``lax.complex``)."""
+    return fno_model(dict(params, layers=[dict(layer, spectral=jax.lax.complex(*layer["spectral"]))
+                                          for layer in params["layers"]]), x)
 
 
 def _first_steps(params, x, y, optimizer, repeats):
@@ -178,11 +193,18 @@ def fno2d(repeats, steps, queued=False):
         results["forward" + suffix] = _row(f"forward ({arrays})", f_jax, f_hf, TARGETS["forward" + suffix])
         results["forward_hf_jit" + suffix] = _row(f"forward ({arrays})", f_jax, f_native, "-", "hf.jit")
         results["step" + suffix] = _row(f"step ({arrays})", s_jax, s_hf, TARGETS["step" + suffix])
+    planes = as_planes(params)
+    planes_args = (planes, optimizer.init(planes), x, y)
+    planes_steps = [training_step(fno_planes_model, optimizer), training_step(hf.optimize(fno_planes_model), optimizer)]
+    p_jax, p_hf = steady(planes_steps, planes_args, repeats)
+    results["step_planes"] = _row("step (planes)", p_jax, p_hf, TARGETS["step_planes"])
     if queued:
         f_jax, f_hf = steady([forward_jax, forward_hf], (params, x), repeats, QUEUED)
         s_jax, s_hf = steady([step_jax, step_hf], (params, state, x, y), repeats, QUEUED)
         results["forward_queued"] = _row("forward queued", f_jax, f_hf, TARGETS["forward_queued"])
         results["step_queued"] = _row("step queued", s_jax, s_hf, TARGETS["step_queued"])
+        p_jax, p_hf = steady(planes_steps, planes_args, repeats, QUEUED)
+        results["step_planes_queued"] = _row("step (planes) queued", p_jax, p_hf, TARGETS["step_planes_queued"])
     results["first_step"] = _row("first step", *_first_steps(params, x, y, optimizer, max(3, repeats // 3)),
                                  TARGETS["first_step"])
     print(f"fno2d losses    {steps} steps, largest relative gap {gap:.2e} (target <= 1e-4); "
