@@ -85,9 +85,10 @@ def op_times(fn, args, calls=10):
 
 def host_times(fn, args, rounds=7, deep=40) -> dict:
     """µs per call of ``fn(*args)`` seen from the host, medians over ``rounds``: "enqueue" (``deep`` calls
-    issued without a wait, the issuing alone), "waited" (each call waited for), "queued 5" (5 calls per wait, as
-    the benchmarks' queued rows) and "queued 40" (``deep`` calls per wait: the device's pace plus the gaps
-    between calls)."""
+    issued without a wait, the issuing alone; once the runtime's limit of calls in flight is reached, issuing
+    waits for the device, so for long programs it reads as part of their device time), "waited" (each call
+    waited for), "queued 5" (5 calls per wait, as the benchmarks' queued rows) and "queued 40" (``deep`` calls
+    per wait: the device's pace plus the gaps between calls)."""
     def per_call(calls):
         jax.block_until_ready(fn(*args))
         t = time.perf_counter()
