@@ -181,25 +181,17 @@ def fno_cases(batch, n, width, modes):
             "value_and_grad hf": (jax.jit(jax.value_and_grad(loss_of(optimized))), (params, x, y))}
 
 
-def as_planes(params):
-    """``params`` with each layer's complex spectral weights as a pair of float32 planes (real, imaginary)."""
-    return dict(params, layers=[dict(layer, spectral=(jnp.real(layer["spectral"]), jnp.imag(layer["spectral"])))
-                                for layer in params["layers"]])
-
-
 def from_planes(model):
-    """``model`` taking ``as_planes`` parameters: the complex weights are built inside (``lax.complex``)."""
-    def planes_model(p, v):
-        return model(dict(p, layers=[dict(layer, spectral=jax.lax.complex(*layer["spectral"]))
-                                     for layer in p["layers"]]), v)
-    return planes_model
+    """``model`` taking ``models.split_planes`` parameters: the complex weights are joined inside."""
+    return lambda p, v: model(models.join_planes(p, jax.lax.complex), v)
 
 
 def step_cases(batch, n, width, modes, planes=False):
     """{case: (function, args)}: a training step with optax's Adam, as ``fno_cases``' model: plain jax.jit,
     the model through hf.optimize, and the whole step (gradient and update) through hf.optimize. ``planes``
-    adds jax's step and hf.optimize's with the spectral weights stored as float32 planes (``as_planes``): on a
-    TPU each complex64 leaf a program takes or returns costs a split or a combine (docs/limits.md)."""
+    adds jax's step and hf.optimize's with the spectral weights stored as float32 planes
+    (``models.split_planes``): on a TPU each complex64 leaf a program takes or returns costs a split or a
+    combine (docs/limits.md)."""
     import optax
     import hloforge as hf
     model, loss_of, (params, x, y) = _fno(batch, n, width, modes)
@@ -218,7 +210,7 @@ def step_cases(batch, n, width, modes, planes=False):
              "step hf": (jax.jit(step_of(hf.optimize(model))), args),
              "step hf-whole": (jax.jit(hf.optimize(step_of(model))), args)}
     if planes:
-        split = as_planes(params)
+        split = models.split_planes(params)
         planes_args = (split, optimizer.init(split), x, y)
         cases["step jax-planes"] = (jax.jit(step_of(from_planes(model))), planes_args)
         cases["step hf-planes"] = (jax.jit(step_of(hf.optimize(from_planes(model)))), planes_args)

@@ -68,6 +68,18 @@ def fno_params(n_dims, modes, width, layers, in_ch, rng):
                         "skip": linear(width, width)} for _ in range(layers)]}
 
 
+def split_planes(params):
+    """``fno_params`` with each layer's complex spectral weights as a pair of real planes (real, imag)."""
+    return dict(params, layers=[dict(layer, spectral=(layer["spectral"].real, layer["spectral"].imag))
+                                for layer in params["layers"]])
+
+
+def join_planes(params, complex_):
+    """``split_planes`` parameters with their weights joined again by ``complex_`` (``jax.lax.complex``,
+    ``hloforge.lax.complex``): inside a program, so that the program takes real leaves only."""
+    return dict(params, layers=[dict(layer, spectral=complex_(*layer["spectral"])) for layer in params["layers"]])
+
+
 def round_trips(xp, x, w):
     """irfftn(rfftn(x)) in a loop of layers: the passes remove every FFT pair."""
     for _ in range(8):

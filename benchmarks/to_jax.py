@@ -90,16 +90,9 @@ def training_step(model, optimizer):
     return step
 
 
-def as_planes(params):
-    """``params`` with each layer's complex spectral weights as a pair of float32 planes (real, imaginary)."""
-    return dict(params, layers=[dict(layer, spectral=(jnp.real(layer["spectral"]), jnp.imag(layer["spectral"])))
-                                for layer in params["layers"]])
-
-
 def fno_planes_model(params, x):
-    """``fno_model`` on ``as_planes`` parameters: the complex weights are joined inside (``lax.complex``)."""
-    return fno_model(dict(params, layers=[dict(layer, spectral=jax.lax.complex(*layer["spectral"]))
-                                          for layer in params["layers"]]), x)
+    """``fno_model`` on ``models.split_planes`` parameters: the complex weights are joined inside."""
+    return fno_model(models.join_planes(params, jax.lax.complex), x)
 
 
 def _first_steps(params, x, y, optimizer, repeats):
@@ -193,7 +186,7 @@ def fno2d(repeats, steps, queued=False):
         results["forward" + suffix] = _row(f"forward ({arrays})", f_jax, f_hf, TARGETS["forward" + suffix])
         results["forward_hf_jit" + suffix] = _row(f"forward ({arrays})", f_jax, f_native, "-", "hf.jit")
         results["step" + suffix] = _row(f"step ({arrays})", s_jax, s_hf, TARGETS["step" + suffix])
-    planes = as_planes(params)
+    planes = models.split_planes(params)
     planes_args = (planes, optimizer.init(planes), x, y)
     planes_steps = [training_step(fno_planes_model, optimizer), training_step(hf.optimize(fno_planes_model), optimizer)]
     p_jax, p_hf = steady(planes_steps, planes_args, repeats)
