@@ -34,6 +34,11 @@ QUICK = dict(train=400, test=50, grid=128, solve_grid=256, steps=500, modes=12, 
              epochs=200, batch=20, lr=1e-3, decay_every=50)
 
 
+PLANES_HELP = ("the spectral weights as pairs of real planes (hf.nn.FNO.init(planes=True)): a TPU splits and "
+               "combines every complex leaf of a step; Adam then normalizes each plane by itself, as torch's "
+               "Adam does with complex weights")
+
+
 def relative_l2(pred, target):
     """Mean over the batch of ||pred - target|| / ||target|| (the paper's loss and metric)."""
     diff = hnp.sqrt(hnp.sum((pred - target) ** 2, axis=-1))
@@ -88,7 +93,8 @@ class Trainer:
         return hf.nn.FNO(n_dims=1, modes=config["modes"], width=config["width"], n_layers=config["layers"],
                          in_channels=2, padding=0)
     def init_state(self):
-        params = self.model.init(seed=0)
+        # (planes: the spectral weights as real (re, im) pairs, PLANES_HELP)
+        params = self.model.init(seed=0, planes=self.config.get("planes", False))
         return {"params": params, "opt": self.optimizer.init(params), "epoch": 0, "losses": []}
 
     # ---------------------------------------------------------------- checkpoints
@@ -218,12 +224,15 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small model and dataset")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.npz")
     parser.add_argument("--epochs", type=int, help="override the number of epochs")
+    parser.add_argument("--planes", action="store_true", help=PLANES_HELP)
     parser.add_argument("--out", default=os.path.join("runs", "fno_1d"),
                         help="where checkpoints and plots go (default: runs/fno_1d)")
     args = parser.parse_args(argv)
     config = dict(QUICK if args.quick else FULL)
     if args.epochs is not None:
         config["epochs"] = args.epochs
+    if args.planes:  # (in the configuration only when set: earlier checkpoints still resume)
+        config["planes"] = True
     os.makedirs(args.out, exist_ok=True)
     trainer = Trainer(config, args.out)
     state = start_state(trainer, args.resume)

@@ -7,7 +7,8 @@ gradients from hf.value_and_grad, Adam from optax through hf.from_jax.
     python examples/train_fno_darcy.py --resume  # continue from the last checkpoint (--epochs N: to epoch N)
 
 Every setting of the configuration has its option (--train, --resolution, --grid, --modes, ...), which
-overrides the chosen preset. Writes checkpoint.npz (every epoch), loss_curve.png and prediction.png
+overrides the chosen preset; --planes keeps the spectral weights as pairs of real planes (a TPU splits and
+combines every complex leaf of a step: docs/limits.md, "On a TPU"). Writes checkpoint.npz (every epoch), loss_curve.png and prediction.png
 to --out (default runs/darcy/ in the current directory). The samples (train + test) are read from
 OUT/darcy_r<resolution>_g<grid>_n<train + test>_s<seed>.npz, the files darcy_data.py writes by default
 (``python examples/darcy_data.py`` makes the full preset's); when one is missing, the samples are
@@ -206,9 +207,12 @@ def parse_config(argv=None):
     for key, value in FULL.items():
         parser.add_argument(f"--{key.replace('_', '-')}", dest=key, type=type(value),
                             help=f"override the preset's {key} (full: {value}, quick: {QUICK[key]})")
+    parser.add_argument("--planes", action="store_true", help=train_fno_1d.PLANES_HELP)
     args = parser.parse_args(argv)
     config = dict(QUICK if args.quick else FULL)
     config.update({k: getattr(args, k) for k in FULL if getattr(args, k) is not None})
+    if args.planes:  # (in the configuration only when set: earlier checkpoints still resume)
+        config["planes"] = True
     limit = (config["resolution"] + config["padding"]) // 2
     if config["modes"] > limit or min(config["train"], config["test"], config["batch"], config["epochs"]) < 1:
         parser.error(f"need modes <= (resolution + padding) // 2 = {limit} and positive train, test, batch, "

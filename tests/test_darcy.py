@@ -147,6 +147,19 @@ def test_training_steps_match_jax():
     assert ours[-1] < ours[0]
 
 
+def test_the_planes_option_trains_real_weights_from_the_same_start():
+    batches = train.darcy_batches(TINY, 3)
+    trainers = [train_fno_darcy.Trainer(dict(TINY, planes=planes), "unused") for planes in (False, True)]
+    states = [trainer.init_state() for trainer in trainers]
+    spectral = states[1]["params"]["layers"][0]["spectral"]
+    assert isinstance(spectral, tuple) and all(plane.dtype == np.float32 for plane in spectral)
+    complex_losses, plane_losses = (_steps(t.step, s["params"], s["opt"], batches) for t, s in zip(trainers, states))
+    np.testing.assert_allclose(plane_losses[0], complex_losses[0], rtol=1e-6)  # (the same model before a step)
+    assert plane_losses[-1] < plane_losses[0]
+    counts = trainers[1].op_counts(states[1], np.zeros((4, 3, 16, 16), np.float32), np.ones((4, 16, 16), np.float32))
+    assert counts["stablehlo.fft"] == (8, 0)
+
+
 def test_the_training_step_keeps_no_fft():
     trainer = train_fno_darcy.Trainer(TINY, "unused")
     counts = trainer.op_counts(trainer.init_state(), np.zeros((4, 3, 16, 16), np.float32),
@@ -171,6 +184,8 @@ def test_the_command_line_caches_data_checkpoints_and_resumes(tmp_path, capsys):
         assert int(data["epoch"]) == 2 and len(data["losses"]) == 2
     with pytest.raises(SystemExit, match="another configuration"):
         train_fno_darcy.main(TINY_ARGS + ["--width", "4", "--resume", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="another configuration"):  # (planes are another parameter tree)
+        train_fno_darcy.main(TINY_ARGS + ["--planes", "--resume", "--out", str(tmp_path)])
 
 
 def test_the_data_step_writes_the_file_training_reads(tmp_path, capsys, monkeypatch):

@@ -63,6 +63,18 @@ def test_a_few_steps_lower_the_loss_and_checkpoints_round_trip(tmp_path):
         train_fno_1d.Trainer(dict(TINY, width=8), str(tmp_path)).load()
 
 
+def test_checkpoints_of_weights_as_planes_round_trip(tmp_path):
+    trainer = train_fno_1d.Trainer(dict(TINY, planes=True), str(tmp_path))
+    state = trainer.init_state()
+    trainer.save(state)
+    loaded = trainer.load()
+    for got, want in zip(*(hf.tree_util.tree_leaves(s["params"]) for s in (loaded, state))):
+        np.testing.assert_array_equal(got, want)
+    assert isinstance(loaded["params"]["layers"][0]["spectral"], tuple)
+    with pytest.raises(SystemExit, match="another configuration"):
+        train_fno_1d.Trainer(dict(TINY), str(tmp_path)).load()
+
+
 def test_the_command_line_prints_the_test_error_last(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)  # (the default --out is runs/fno_1d in the current directory)
     run = tmp_path / "runs" / "fno_1d"
