@@ -81,12 +81,12 @@ class SpectralConv:
     def init(self, seed: int = 0, dtype=np.complex64, planes: bool = False):
         """Random weights scaled like neuraloperator's: uniform in [0, 1/(in*out)) for both parts.
         ``planes=True`` returns the same values as a pair of real arrays ``(real, imag)``."""
+        if not isinstance(planes, bool):
+            raise TypeError(f"SpectralConv.init: planes must be True or False, got {planes!r}")
         rng = np.random.default_rng(seed)
         scale = 1.0 / (self.in_channels * self.out_channels)
         shape = self.weight_shape
         weights = (scale * (rng.random(shape) + 1j * rng.random(shape))).astype(dtype)
-        if not isinstance(planes, bool):
-            raise TypeError(f"SpectralConv.init: planes must be True or False, got {planes!r}")
         return (weights.real, weights.imag) if planes else weights
 
     def _check(self, x):
