@@ -200,9 +200,7 @@ def step_cases(batch, n, width, modes, planes=False):
     def step_of(f):
         def step(p, state, v, t):
             loss, grads = jax.value_and_grad(loss_of(f))(p, v, t)
-            # (jax's gradient in a complex weight is the conjugate of the descent direction optax expects)
-            grads = jax.tree.map(lambda g: jnp.conj(g) if jnp.iscomplexobj(g) else g, grads)
-            updates, state = optimizer.update(grads, state, p)
+            updates, state = optimizer.update(models.descent(grads), state, p)
             return optax.apply_updates(p, updates), state, loss
         return step
     args = (params, optimizer.init(params), x, y)

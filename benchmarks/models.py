@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import jax
 import numpy as np
 
 
@@ -78,6 +79,12 @@ def join_planes(params, complex_):
     """``split_planes`` parameters with their weights joined again by ``complex_`` (``jax.lax.complex``,
     ``hloforge.lax.complex``): inside a program, so that the program takes real leaves only."""
     return dict(params, layers=[dict(layer, spectral=complex_(*layer["spectral"])) for layer in params["layers"]])
+
+
+def descent(grads):
+    """``grads`` with each complex leaf conjugated: jax's gradient of a real loss in a complex weight is
+    ``d/dre - i d/dim``, the conjugate of the descent direction an optax update expects."""
+    return jax.tree.map(lambda g: g.conj() if np.iscomplexobj(g) else g, grads)
 
 
 def round_trips(xp, x, w):

@@ -11,7 +11,7 @@ interleaved, median of repeats.
   hloforge's passes and its derivative programs, XLA's compile and one run; every cache cleared,
   alternating which goes first) against plain jax's (target <= 1.0, #29's first-call target).
   The forward is also timed for the same model on hloforge.numpy under ``hf.jit`` (no target): the
-  bridge's forward should match it. ``step (weights as planes)``: the same step with the spectral weights
+  bridge's forward should match it. ``step (planes)``: the same step with the spectral weights
   stored as float32 (re, im) planes, joined by ``lax.complex`` in the model (the step's target; on a TPU
   complex leaves cost XLA a split or a combine at every program boundary: docs/limits.md).
 - ``tiny``: the bridge's overhead: a small elementwise function inside a jax.jit step, through
@@ -84,8 +84,7 @@ def training_step(model, optimizer):
     @jax.jit
     def step(params, state, x, y):
         loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-        grads = jax.tree_util.tree_map(lambda g: jnp.conj(g) if jnp.iscomplexobj(g) else g, grads)  # (descent)
-        updates, state = optimizer.update(grads, state, params)
+        updates, state = optimizer.update(models.descent(grads), state, params)
         return optax.apply_updates(params, updates), state, loss
     return step
 

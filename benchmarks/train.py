@@ -36,6 +36,7 @@ import burgers_data  # noqa: E402
 import darcy_data  # noqa: E402
 import train_fno_1d  # noqa: E402
 import train_fno_darcy  # noqa: E402
+import models  # noqa: E402
 from timing import use_device  # noqa: E402
 
 
@@ -105,8 +106,7 @@ def jax_darcy_trainer(config, optimizer):
     @jax.jit
     def step(params, state, x, y):
         loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-        grads = jax.tree_util.tree_map(lambda g: jnp.conj(g) if jnp.iscomplexobj(g) else g, grads)
-        updates, state = optimizer.update(grads, state, params)
+        updates, state = optimizer.update(models.descent(grads), state, params)
         return optax.apply_updates(params, updates), state, loss
 
     precision = config.get("precision", "default")
@@ -133,8 +133,7 @@ def jax_trainer(config, optimizer):
     @jax.jit
     def step(params, state, x, y):
         loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-        grads = jax.tree_util.tree_map(lambda g: jnp.conj(g) if jnp.iscomplexobj(g) else g, grads)
-        updates, state = optimizer.update(grads, state, params)
+        updates, state = optimizer.update(models.descent(grads), state, params)
         return optax.apply_updates(params, updates), state, loss
     return step
 

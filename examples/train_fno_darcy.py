@@ -8,8 +8,8 @@ gradients from hf.value_and_grad, Adam from optax through hf.from_jax.
 
 Every setting of the configuration has its option (--train, --resolution, --grid, --modes, ...), which
 overrides the chosen preset; --planes keeps the spectral weights as pairs of real planes (a TPU splits and
-combines every complex leaf of a step: docs/limits.md, "On a TPU"). Writes checkpoint.npz (every epoch), loss_curve.png and prediction.png
-to --out (default runs/darcy/ in the current directory). The samples (train + test) are read from
+combines every complex leaf of a step: docs/limits.md, "On a TPU"). Writes checkpoint.npz (every epoch),
+loss_curve.png and prediction.png to --out (default runs/darcy/ in the current directory). The samples (train + test) are read from
 OUT/darcy_r<resolution>_g<grid>_n<train + test>_s<seed>.npz, the files darcy_data.py writes by default
 (``python examples/darcy_data.py`` makes the full preset's); when one is missing, the samples are
 solved on the grid and written there for every resolution the run needs. After training, the model is
