@@ -15,6 +15,7 @@ padding 9, batch 20; --quick its quick preset) on Darcy data from darcy_data.py,
 truncated spectra into small DFT contractions), and the losses of the first --check-steps steps in
 float64 (target: relative gap 1e-9). Run: python benchmarks/train.py --darcy [--quick] [--steps 30]
 [--parts: the forward pass, value_and_grad and the step timed apart, the batch on the device; and an epoch]
+[--planes: the spectral weights as real (re, im) planes on both sides, as train_fno_darcy.py --planes]
 """
 from __future__ import annotations
 
@@ -67,6 +68,8 @@ def jax_spectral_2d(h, weights, modes):
     """hloforge.nn.SpectralConv(2, modes, ...) in jax.numpy: the low positive and negative rows."""
     n1, n2 = h.shape[-2:]
     m1, m2 = modes
+    if isinstance(weights, (tuple, list)):  # (real planes: hf.nn.FNO.init(planes=True))
+        weights = jax.lax.complex(*weights)
     spectrum = jnp.fft.rfft2(h)
     top = jnp.einsum("bixy,ioxy->boxy", spectrum[:, :, :m1, :m2], weights[0])
     bottom = jnp.einsum("bixy,ioxy->boxy", spectrum[:, :, n1 - m1:, :m2], weights[1])
@@ -179,12 +182,19 @@ def darcy_batches(config, steps, seed=0):
              y[order[i * config["batch"]:(i + 1) * config["batch"]]]) for i in range(steps)]
 
 
+def darcy_params(trainer, dtype=np.float32):
+    """The example's initial parameters (seed 0), complex or as planes as its configuration says."""
+    return trainer.model.init(seed=0, dtype=dtype, planes=trainer.config.get("planes", False))
+
+
 def darcy(args) -> int:
     config = dict(train_fno_darcy.QUICK if args.quick else train_fno_darcy.FULL)
+    if args.planes:
+        config["planes"] = True
     batches = darcy_batches(config, args.steps)
     trainer = train_fno_darcy.Trainer(config, out_dir=HERE)
     jax_step = jax_darcy_trainer(config, trainer.optimizer)
-    params = trainer.model.init(seed=0)
+    params = darcy_params(trainer)
     counts = trainer.op_counts({"params": params, "opt": trainer.optimizer.init(params)}, *batches[0])
     jparams = jax.tree_util.tree_map(jnp.asarray, params)
     trainer.step(params, trainer.optimizer.init(params), *batches[0])
@@ -204,7 +214,8 @@ def darcy(args) -> int:
     target = 0.45 if args.device in ("gpu", "tpu") else 0.7
     print(f"Darcy FNO-2D training step: {len(batches)} steps, batch {config['batch']}, "
           f"{config['resolution']}x{config['resolution']} + padding {config['padding']}, width {config['width']}, "
-          f"modes {config['modes']}, {config['layers']} layers")
+          f"modes {config['modes']}, {config['layers']} layers"
+          + (", spectral weights as real planes" if args.planes else ""))
     print("hloforge's step, before -> after optimize(): " + ", ".join(
         f"{op} {b} -> {a}" for op, (b, a) in counts.items()))
     print(f"losses, first {check} steps: largest relative gap float32 {gap32:.2e}, " + (
@@ -231,7 +242,7 @@ def darcy_parts(config, trainer, batch, rounds: int = 7, calls: int = 10) -> dic
     back (as a training loop runs them), the two frameworks interleaved round by round; medians over ``rounds``."""
     modes, padding, model = (config["modes"],) * 2, config["padding"], trainer.model
     # (the parameters on the device on both sides, as a training loop holds them after its first step)
-    host = trainer.model.init(seed=0)
+    host = darcy_params(trainer)
     params = jax.device_put(host)
     jparams = jax.tree_util.tree_map(jnp.asarray, params)
     x, y = (jax.device_put(a) for a in batch)
@@ -273,7 +284,7 @@ def darcy_parts(config, trainer, batch, rounds: int = 7, calls: int = 10) -> dic
 def darcy_epochs(config, trainer, batches, epochs: int = 3) -> tuple:
     """(hloforge s, jax s): the median time of an epoch as the example's loop runs it (numpy batches,
     steps queued, the losses read after the epoch), the two frameworks alternating epoch by epoch."""
-    params = trainer.model.init(seed=0)
+    params = darcy_params(trainer)
     jparams = jax.tree_util.tree_map(jnp.asarray, params)
     runs = [[trainer.step, params, trainer.optimizer.init(params)],
             [jax_darcy_trainer(config, trainer.optimizer), jparams, trainer.optimizer.init(jparams)]]
@@ -300,7 +311,7 @@ def on_tpu(device) -> bool:
 def float64_gap(config, trainer, batches) -> float:
     """The largest relative gap between hloforge's and jax's float64 losses over ``batches``."""
     with jax.enable_x64(True):  # (scoped to this thread: optax keeps float64 states, jax float64 data)
-        params64 = trainer.model.init(seed=0, dtype=np.float64)
+        params64 = darcy_params(trainer, np.float64)
         wide = [(bx.astype(np.float64), by.astype(np.float64)) for bx, by in batches]
         hf64, _ = run(trainer.step, params64, trainer.optimizer.init(params64), wide)
         jparams64 = jax.tree_util.tree_map(jnp.asarray, params64)
@@ -320,6 +331,8 @@ def main(argv=None) -> int:
     parser.add_argument("--parts", action="store_true", help="--darcy: also time the forward pass, "
                         "value_and_grad and the step apart (the batch on the device, calls queued), and an "
                         "epoch of each as the example runs it")
+    parser.add_argument("--planes", action="store_true", help="--darcy: the spectral weights as real (re, im) "
+                        "planes on both sides (train_fno_darcy.py --planes)")
     args = parser.parse_args(argv)
     use_device(args.device)
     if args.darcy:
@@ -327,6 +340,8 @@ def main(argv=None) -> int:
         if args.steps < 6:
             parser.error(f"--steps must be >= 6 (the first 5 are not timed), got {args.steps}")
         return darcy(args)
+    if args.planes:
+        parser.error("--planes is an option of --darcy")
     args.steps = 200 if args.steps is None else args.steps
     config = dict(train_fno_1d.QUICK if args.quick else train_fno_1d.FULL)
     a, u = burgers_data.dataset(config["train"], config["grid"], config["solve_grid"], config["steps"], seed=0)

@@ -127,21 +127,23 @@ def _steps(step, params, state, batches):
     return np.array(losses)
 
 
-def test_training_steps_match_jax():
-    batches = train.darcy_batches(TINY, 3)
-    trainer = train_fno_darcy.Trainer(TINY, "unused")
-    jax_step = train.jax_darcy_trainer(TINY, trainer.optimizer)
-    params = trainer.model.init(seed=0)
+@pytest.mark.parametrize("planes", [False, True])
+def test_training_steps_match_jax(planes):
+    config = dict(TINY, planes=planes)
+    batches = train.darcy_batches(config, 3)
+    trainer = train_fno_darcy.Trainer(config, "unused")
+    jax_step = train.jax_darcy_trainer(config, trainer.optimizer)
+    params = train.darcy_params(trainer)
     jparams = jax.tree_util.tree_map(jnp.asarray, params)
     ours = _steps(trainer.step, params, trainer.optimizer.init(params), batches)
     theirs = _steps(jax_step, jparams, trainer.optimizer.init(jparams), batches)
     np.testing.assert_allclose(ours, theirs, rtol=1e-5)
     with jax.enable_x64(True):
-        params64 = trainer.model.init(seed=0, dtype=np.float64)
+        params64 = train.darcy_params(trainer, np.float64)
         wide = [(x.astype(np.float64), y.astype(np.float64)) for x, y in batches]
         ours = _steps(trainer.step, params64, trainer.optimizer.init(params64), wide)
         jparams64 = jax.tree_util.tree_map(jnp.asarray, params64)
-        theirs = _steps(train.jax_darcy_trainer(TINY, trainer.optimizer), jparams64,
+        theirs = _steps(train.jax_darcy_trainer(config, trainer.optimizer), jparams64,
                         trainer.optimizer.init(jparams64), wide)
     np.testing.assert_allclose(ours, theirs, rtol=1e-10)
     assert ours[-1] < ours[0]
