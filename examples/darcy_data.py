@@ -209,7 +209,8 @@ def _refined(a, tol, max_iter):
     10 s). The float64 arrays stay on the CPU between steps; only the float32 r and d travel.
     Returns (u, residuals, float32 CG steps in all)."""
     ax, ay, b, b_norm, ax32, ay32, u = _setup(a)
-    ax32, ay32 = hf.device_put((ax32, ay32), hf.devices(hf.config.device, local=True)[0])  # (once: they do not change)
+    device = _correction_device()
+    ax32, ay32 = hf.device_put((ax32, ay32), device)  # (once: they do not change)
     correction = _correction(max_iter)
     b_norm = np.asarray(b_norm)
     r, scale, steps = b, b_norm, 0
@@ -217,11 +218,18 @@ def _refined(a, tol, max_iter):
         if not np.any(scale > tol * b_norm):
             break
         scale = np.where(scale > 0, scale, 1.0)
-        inner, d = correction(ax32, ay32, _scaled(r, scale))
+        # (r comes from the host's CPU committed there, as a jit with a device commits its results: put on
+        # the corrections' device, or the call would mix two devices' arrays, which hf.jit refuses as jax.jit)
+        inner, d = correction(ax32, ay32, hf.device_put(_scaled(r, scale), device))
         u, r, scale = _update(u, d, scale, ax, ay, b)
         scale = np.asarray(scale)
         steps += int(inner)
     return np.pad(np.asarray(u), [(0, 0), (1, 1), (1, 1)]), scale / b_norm, steps
+
+
+def _correction_device():
+    """The device the float32 corrections run on: hloforge's default (a TPU or GPU when there is one)."""
+    return hf.devices(hf.config.device, local=True)[0]
 
 
 @functools.lru_cache(maxsize=8)

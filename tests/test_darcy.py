@@ -2,7 +2,9 @@
 the command lines (data cache, checkpoints, --resume)."""
 import os
 import re
+import subprocess
 import sys
+import textwrap
 
 import jax
 import jax.numpy as jnp
@@ -125,6 +127,25 @@ def _steps(step, params, state, batches):
         params, state, loss = step(params, state, x, y)
         losses.append(float(loss))
     return np.array(losses)
+
+
+def test_the_corrections_run_on_a_device_other_than_the_hosts():
+    """On a TPU the float32 corrections run on the chip and the float64 refinement on the host's CPU: the
+    residual that crosses must go to the chip (mixing the two devices' arrays in one call is refused). A
+    second CPU device stands in for the chip here."""
+    code = textwrap.dedent(f"""
+        import sys, jax, numpy as np
+        sys.path.insert(0, {os.path.join(HERE, "..", "examples")!r})
+        import darcy_data
+        darcy_data._correction_device = lambda: jax.devices("cpu")[1]
+        u, residual, steps = darcy_data.solve(darcy_data.coefficients(2, 12, seed=1))
+        print(float(residual.max()), steps)
+        """)
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    residual, steps = out.stdout.split()
+    assert float(residual) < 1e-9 and int(steps) > 0
 
 
 @pytest.mark.parametrize("planes", [False, True])
