@@ -170,6 +170,12 @@ def test_training_steps_match_jax(planes):
     assert ours[-1] < ours[0]
 
 
+def test_the_benchmarks_planes_option_is_one_of_darcys(capsys):
+    with pytest.raises(SystemExit, match="2"):
+        train.main(["--planes"])
+    assert "error: --planes is an option of --darcy" in capsys.readouterr().err
+
+
 def test_the_planes_option_trains_real_weights_from_the_same_start():
     batches = train.darcy_batches(TINY, 3)
     trainers = [train_fno_darcy.Trainer(dict(TINY, planes=planes), "unused") for planes in (False, True)]
