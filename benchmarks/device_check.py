@@ -8,7 +8,8 @@ quick paths) run in ONE pytest process with HLOFORGE_DEVICE set (a TPU is held b
 time: no ``-n``), so every ``hf.jit``/``Module.compile`` without an explicit device and jax's own
 reference programs use that device; tests/helpers.py widens float tolerances where the platform
 computes differently (docs/limits.md, "On a TPU"). Then ``hloforge demo``, the FNO examples and the
-FNO-2D of tests/fno2d.py run on the device and are compared with numpy and the CPU.
+FNO-2D of tests/fno2d.py run on the device and are compared with numpy and the CPU, and darcy_data.py
+solves a few samples (its corrections on the device, its refinement on the host's CPU).
 Prints a table per test file and check, then ``N passed, M failed``. Exit code: 0 all passed, 1
 something failed, 2 no such device.
 """
@@ -20,6 +21,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -204,6 +206,11 @@ def main(argv=None) -> int:
         for example in ("fno_1d.py", "fno_2d.py", "quickstart.py", "optimize_jax_module.py"):
             path = os.path.join(ROOT, "examples", example)
             checks.append((f"examples/{example}", lambda path=path: run_example(path, device)))
+        # (the Darcy data's solver: float32 corrections on the device, the float64 refinement on the host's CPU)
+        darcy_out = tempfile.mkdtemp(prefix="device_check_darcy_")
+        checks.append(("examples/darcy_data.py (8 samples, 29x29)", lambda: run_example(
+            os.path.join(ROOT, "examples", "darcy_data.py"), device,
+            ["--n", "8", "--grid", "29", "--resolutions", "29", "--out", darcy_out])))
         # (last: from here on this process holds the device)
         checks += [("hloforge demo (FNO-1D block)", lambda: run_demo(device)),
                    ("FNO-2D (tests/fno2d.py)", lambda: run_fno2d(device, 2e-2 if device == "tpu" else 1e-4))]
