@@ -120,6 +120,14 @@ def run_example(path: str, device: str, args=(), timeout: int = 300) -> tuple:
     return out.returncode == 0, lines[-1][:200] if lines else "", time.perf_counter() - start
 
 
+def run_darcy_data(device: str) -> tuple:
+    """examples/darcy_data.py on a few small samples: its float32 corrections run on the device, its float64
+    refinement on the host's CPU (the files it writes go to a temporary folder)."""
+    with tempfile.TemporaryDirectory(prefix="device_check_darcy_") as out:
+        return run_example(os.path.join(ROOT, "examples", "darcy_data.py"), device,
+                           ["--n", "8", "--grid", "29", "--resolutions", "29", "--out", out])
+
+
 def run_demo(device: str) -> tuple:
     from hloforge.runtime.cli import demo
     lines = []
@@ -206,11 +214,7 @@ def main(argv=None) -> int:
         for example in ("fno_1d.py", "fno_2d.py", "quickstart.py", "optimize_jax_module.py"):
             path = os.path.join(ROOT, "examples", example)
             checks.append((f"examples/{example}", lambda path=path: run_example(path, device)))
-        # (the Darcy data's solver: float32 corrections on the device, the float64 refinement on the host's CPU)
-        darcy_out = tempfile.mkdtemp(prefix="device_check_darcy_")
-        checks.append(("examples/darcy_data.py (8 samples, 29x29)", lambda: run_example(
-            os.path.join(ROOT, "examples", "darcy_data.py"), device,
-            ["--n", "8", "--grid", "29", "--resolutions", "29", "--out", darcy_out])))
+        checks.append(("examples/darcy_data.py (8 samples, 29x29)", lambda: run_darcy_data(device)))
         # (last: from here on this process holds the device)
         checks += [("hloforge demo (FNO-1D block)", lambda: run_demo(device)),
                    ("FNO-2D (tests/fno2d.py)", lambda: run_fno2d(device, 2e-2 if device == "tpu" else 1e-4))]

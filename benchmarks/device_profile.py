@@ -181,11 +181,6 @@ def fno_cases(batch, n, width, modes):
             "value_and_grad hf": (jax.jit(jax.value_and_grad(loss_of(optimized))), (params, x, y))}
 
 
-def from_planes(model):
-    """``model`` taking ``models.split_planes`` parameters: the complex weights are joined inside."""
-    return lambda p, v: model(models.join_planes(p, jax.lax.complex), v)
-
-
 def step_cases(batch, n, width, modes, planes=False):
     """{case: (function, args)}: a training step with optax's Adam, as ``fno_cases``' model: plain jax.jit,
     the model through hf.optimize, and the whole step (gradient and update) through hf.optimize. ``planes``
@@ -210,8 +205,8 @@ def step_cases(batch, n, width, modes, planes=False):
     if planes:
         split = models.split_planes(params)
         planes_args = (split, optimizer.init(split), x, y)
-        cases["step jax-planes"] = (jax.jit(step_of(from_planes(model))), planes_args)
-        cases["step hf-planes"] = (jax.jit(step_of(hf.optimize(from_planes(model)))), planes_args)
+        cases["step jax-planes"] = (jax.jit(step_of(models.on_planes(model))), planes_args)
+        cases["step hf-planes"] = (jax.jit(step_of(hf.optimize(models.on_planes(model)))), planes_args)
     return cases
 
 

@@ -81,6 +81,11 @@ def join_planes(params, complex_):
     return dict(params, layers=[dict(layer, spectral=complex_(*layer["spectral"])) for layer in params["layers"]])
 
 
+def on_planes(model):
+    """``model(params, x)`` taking ``split_planes`` parameters: the weights are joined inside the program."""
+    return lambda params, x: model(join_planes(params, jax.lax.complex), x)
+
+
 def descent(grads):
     """``grads`` with each complex leaf conjugated: jax's gradient of a real loss in a complex weight is
     ``d/dre - i d/dim``, the conjugate of the descent direction an optax update expects."""

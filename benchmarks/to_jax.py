@@ -89,11 +89,6 @@ def training_step(model, optimizer):
     return step
 
 
-def fno_planes_model(params, x):
-    """``fno_model`` on ``models.split_planes`` parameters: the complex weights are joined inside."""
-    return fno_model(models.join_planes(params, jax.lax.complex), x)
-
-
 def _first_steps(params, x, y, optimizer, repeats):
     """Cold first training steps, every cache cleared, alternating which framework goes first."""
     firsts = {"jax": [], "hloforge": []}
@@ -187,6 +182,7 @@ def fno2d(repeats, steps, queued=False):
         results["step" + suffix] = _row(f"step ({arrays})", s_jax, s_hf, TARGETS["step" + suffix])
     planes = models.split_planes(params)
     planes_args = (planes, optimizer.init(planes), x, y)
+    fno_planes_model = models.on_planes(fno_model)
     planes_steps = [training_step(fno_planes_model, optimizer), training_step(hf.optimize(fno_planes_model), optimizer)]
     p_jax, p_hf = steady(planes_steps, planes_args, repeats)
     results["step_planes"] = _row("step (planes)", p_jax, p_hf, TARGETS["step_planes"])
