@@ -234,7 +234,7 @@ class Program:
     @property
     def compiler_options(self) -> dict:
         """The XLA options hloforge's own compiler gives the optimized module (runtime/pjrt.py's
-        ``backend_options``: on CPU, LLVM at level 1, and YNNPACK fusions off for partial DFTs), for
+        ``backend_options``: on CPU, LLVM at level 2, and YNNPACK fusions off for partial DFTs), for
         eager calls. Inside a user's jax.jit the module compiles with that jit's options, so XLA:CPU
         makes its DFT contractions YNNPACK fusions: 50-130 ms more on the first run of an FNO-2D
         forward, about 2.5% in steady state."""

@@ -127,7 +127,7 @@ def resolve_device(device=None, default: str | None = None):
 def environment(devs) -> tuple:
     """What, besides the module and options, decides the compiled code (part of cache keys)."""
     c = devs[0].client
-    return (jaxlib.__version__, c.platform, c.platform_version, os.environ.get("XLA_FLAGS", ""),
+    return (jaxlib.__version__, c.platform, c.platform_version, xla_flags(),
             tuple(d.id for d in devs), tuple(d.device_kind for d in devs))
 
 
@@ -150,20 +150,39 @@ def use_shardy() -> bool:
 _CPU_OPTIONS = {"xla_backend_optimization_level": 2}
 
 
-def partial_dft_options(platform: str) -> dict:
+def xla_flags() -> str:
+    """The user's ``XLA_FLAGS`` (XLA reads them once per process, for jax's compiles and hloforge's)."""
+    return os.environ.get("XLA_FLAGS", "")
+
+
+def flag_names(flags: str) -> frozenset:
+    """The option names an ``XLA_FLAGS`` string sets (``--name=value``, ``--name`` or ``-name``)."""
+    return frozenset(token.lstrip("-").split("=", 1)[0] for token in flags.split() if token.startswith("-"))
+
+
+def _unless_flagged(options: dict, flags: str | None) -> dict:
+    """``options`` less those ``flags`` (None: ``xla_flags()``) names: the user's XLA_FLAGS win over
+    hloforge's defaults, as they do over XLA's (a compile option would otherwise override them)."""
+    named = flag_names(xla_flags() if flags is None else flags)
+    return {name: value for name, value in options.items() if name not in named}
+
+
+def partial_dft_options(platform: str, flags: str | None = None) -> dict:
     """XLA's options for a module that holds fft-truncate's DFT contractions on ``platform``
     (jax.jit's ``compiler_options``): XLA:CPU compiles them to YNNPACK fusions by default; those
     cost 7-130 ms more on the first execution (and some compile time) and run no faster here, so
-    they are turned off."""
-    return {"xla_cpu_experimental_ynn_fusion_type": ""} if platform == "cpu" else {}
+    they are turned off. An option the user's ``XLA_FLAGS`` (or ``flags``) names is theirs."""
+    return _unless_flagged({"xla_cpu_experimental_ynn_fusion_type": ""} if platform == "cpu" else {}, flags)
 
 
-def backend_options(platform: str, partial_dfts: bool = False) -> dict:
+def backend_options(platform: str, partial_dfts: bool = False, flags: str | None = None) -> dict:
     """The XLA options hloforge compiles with on ``platform`` (``_CPU_OPTIONS`` on CPU, plus
-    ``partial_dft_options`` when the module holds partial DFTs)."""
-    options = dict(_CPU_OPTIONS) if platform == "cpu" else {}
+    ``partial_dft_options`` when the module holds partial DFTs), less the options the user's
+    ``XLA_FLAGS`` (or ``flags``) names: ``XLA_FLAGS=--xla_backend_optimization_level=3`` compiles
+    hloforge's programs at level 3, as it does jax's."""
+    options = _unless_flagged(dict(_CPU_OPTIONS) if platform == "cpu" else {}, flags)
     if partial_dfts:
-        options.update(partial_dft_options(platform))
+        options.update(partial_dft_options(platform, flags))
     return options
 
 

@@ -16,11 +16,11 @@ from hloforge.runtime.settings import config
 
 
 @functools.lru_cache(maxsize=16)
-def _facts(platform: str) -> tuple:
-    """What a platform decides, asked of the PJRT adapter once per platform: (kind, XLA options,
-    partial-DFT options, callback target, unsupported element types)."""
-    return (_target.kind_of(platform), tuple(sorted(pjrt.backend_options(platform).items())),
-            tuple(sorted(pjrt.partial_dft_options(platform).items())), pjrt.python_callback_target(platform),
+def _facts(platform: str, flags: str) -> tuple:
+    """What a platform (and the user's XLA_FLAGS ``flags``) decide, asked of the PJRT adapter once per
+    platform: (kind, XLA options, partial-DFT options, callback target, unsupported element types)."""
+    return (_target.kind_of(platform), tuple(sorted(pjrt.backend_options(platform, flags=flags).items())),
+            tuple(sorted(pjrt.partial_dft_options(platform, flags).items())), pjrt.python_callback_target(platform),
             pjrt.unsupported_types(platform))
 
 
@@ -45,6 +45,6 @@ def resolve_target(device=None, cost_model=None, *, devices=None) -> _target.Tar
     if isinstance(device, _target.Target):
         return device
     devs = tuple(devices) if devices is not None else (pjrt.resolve_device(device, config.device),)
-    kind, options, dft_options, callback, unsupported = _facts(devs[0].platform)
+    kind, options, dft_options, callback, unsupported = _facts(devs[0].platform, pjrt.xla_flags())
     return _target.Target(devs, kind, _target.resolve(cost_model, kind), options, dft_options, callback,
                           pjrt.environment(devs), unsupported, _target.resolve_dft_precision(None))

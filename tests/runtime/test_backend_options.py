@@ -1,6 +1,7 @@
 """hloforge's XLA options (runtime/pjrt.py ``backend_options``): XLA:CPU's LLVM at level 2 gives the
 bits of XLA's default level 3, which jax.jit compiles with (tests/passes/test_fold.py's generated programs
-check every dtype: at level 1 a bf16 subnormal constant came out flushed)."""
+check every dtype: at level 1 a bf16 subnormal constant came out flushed). An option the user's XLA_FLAGS
+names is theirs."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,12 +14,36 @@ from hloforge.runtime import pjrt
 RNG = np.random.default_rng(0)
 
 
-def test_cpu_compiles_at_llvm_level_2():
+def test_cpu_compiles_at_llvm_level_2(monkeypatch):
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
     cpu = jax.devices("cpu")[:1]
     assert dict(pjrt.compile_options(cpu).env_option_overrides) == {"xla_backend_optimization_level": 2}
     assert pjrt.backend_options("cpu", partial_dfts=True) == {
         "xla_backend_optimization_level": 2, "xla_cpu_experimental_ynn_fusion_type": ""}
     assert pjrt.backend_options("gpu") == {}
+
+
+@pytest.mark.parametrize("flags, names", [
+    ("", set()),
+    ("--xla_backend_optimization_level=3", {"xla_backend_optimization_level"}),
+    ("  -xla_cpu_experimental_ynn_fusion_type=  --xla_dump_to=/tmp/d --xla_cpu_enable_fast_math",
+     {"xla_cpu_experimental_ynn_fusion_type", "xla_dump_to", "xla_cpu_enable_fast_math"}),
+])
+def test_xla_flags_names_are_read_in_each_spelling(flags, names):
+    assert pjrt.flag_names(flags) == names
+
+
+def test_the_users_xla_flags_win_over_hloforges_defaults(monkeypatch):
+    flags = "--xla_backend_optimization_level=3 --xla_cpu_experimental_ynn_fusion_type=default"
+    assert pjrt.backend_options("cpu", partial_dfts=True, flags=flags) == {}
+    assert pjrt.backend_options("cpu", partial_dfts=True, flags="--xla_dump_to=/tmp/d") == {
+        "xla_backend_optimization_level": 2, "xla_cpu_experimental_ynn_fusion_type": ""}
+    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=3")
+    target = hf.runtime.targets.resolve_target("cpu")
+    assert target.options(partial_dfts=True) == {"xla_cpu_experimental_ynn_fusion_type": ""}
+    assert "--xla_backend_optimization_level=3" in target.environment  # (the caches' keys)
+    monkeypatch.setenv("XLA_FLAGS", "")
+    assert hf.runtime.targets.resolve_target("cpu").options() == {"xla_backend_optimization_level": 2}
 
 
 def tanh_chain(xp, x, w):
