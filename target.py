@@ -154,6 +154,35 @@ class Target:
         """The XLA options to compile a module with (``partial_dfts``: it holds DFT contractions)."""
         return dict(self.xla_options + (self.partial_dft_options if partial_dfts else ()))
 
+    def with_compiler_options(self, compiler_options: dict | None) -> "Target":
+        """This Target with the user's XLA options (``hf.jit(compiler_options=...)``, checked by
+        ``check_compiler_options``) over hloforge's: an option both name is the user's."""
+        if not compiler_options:
+            return self
+        options = dict(self.xla_options)
+        options.update(compiler_options)
+        return dataclasses.replace(
+            self, xla_options=tuple(sorted(options.items())),
+            partial_dft_options=tuple(kv for kv in self.partial_dft_options if kv[0] not in compiler_options))
+
+
+_OPTION_VALUE_TYPES = (str, bool, int, float)
+
+
+def check_compiler_options(value, what: str = "compiler_options") -> dict | None:
+    """``value`` as a dict if it is None or a mapping of XLA option names (str) to str, bool, int or float
+    values, as jax.jit's ``compiler_options`` takes; else a TypeError naming ``what`` and the bad entry.
+    (XLA itself refuses an unknown name or a value of the wrong kind when it compiles.)"""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TypeError(f"{what}: compiler_options must be a dict of XLA option names to values, got {value!r}")
+    for name, option in value.items():
+        if not isinstance(name, str) or not isinstance(option, _OPTION_VALUE_TYPES):
+            raise TypeError(f"{what}: compiler_options maps XLA option names (str) to str, bool, int or float "
+                            f"values, got {name!r}: {option!r}")
+    return dict(value)
+
 
 def check_cost_model(value, what: str = "cost_model"):
     """``value`` if it is None, a name of ``COST_MODELS`` or a CostModel; else a ValueError naming ``what``."""

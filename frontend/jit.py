@@ -23,6 +23,7 @@ from hloforge.runtime.compiler import (
     compile_module, has_partial_dfts, load_optimized, pipeline_key, remember_optimized)
 from hloforge.runtime.settings import config
 from hloforge.runtime.targets import resolve_target
+from hloforge.target import check_compiler_options
 
 
 def _refuse_recursion(jitted, active=None) -> None:
@@ -57,10 +58,11 @@ class Jitted:
     """A function compiled once per argument signature (pytree structure, shapes, dtypes)."""
 
     def __init__(self, fn, *, optimize: bool = True, device=None, name: str = "main",
-                 in_shardings=None, out_shardings=None, mesh=None, donate_argnums=()):
+                 in_shardings=None, out_shardings=None, mesh=None, donate_argnums=(), compiler_options=None):
         if not callable(fn):
             raise TypeError(f"hf.jit: expected a callable value, got {fn!r}")
         self.fn = fn
+        self.compiler_options = check_compiler_options(compiler_options, "hf.jit")
         self.donate_argnums = frozenset(donate_argnums)
         self.optimize = optimize
         self.device = device
@@ -102,6 +104,7 @@ class Jitted:
         module = self._trace(leaves, in_tree)
         if self.optimize:
             module.pending_optimize = {"device": self.device}  # (compile() resolves it: runtime/targets.py)
+        module.compiler_options = self.compiler_options
         return module
 
     @staticmethod
@@ -142,7 +145,8 @@ class Jitted:
         """The executable of the traced ``module`` after the pass pipeline: straight from the disk
         cache when a pipeline entry names it (a later process skips the passes), else optimized
         (``first_call.plan``) and compiled, the entry written once the final program is known."""
-        target = resolve_target(device)  # (once: the cost model, the compile and the caches read it)
+        # (once: the cost model, the compile and the caches read it)
+        target = resolve_target(device, compiler_options=self.compiler_options)
         try:
             signature = module.signature
         except TypeError:  # (a token argument: jax's ordered callbacks, which compile() refuses)
@@ -191,7 +195,7 @@ class Jitted:
 
     def _compile(self, module: Module, leaves, in_tree, device):
         if not self._sharded:
-            return module.compile(device)
+            return compile_module(module, device, compiler_options=self.compiler_options)
         args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
         # in_shardings is a prefix of the positional arguments (like jax.jit); keyword arguments
         # are replicated.
@@ -202,7 +206,8 @@ class Jitted:
             n_out = len(module.signature[1])
             outs = tree_util.tree_unflatten(module.out_tree, list(range(n_out)))
             out_flat = sharding.flat(self.out_shardings, outs, "out_shardings")
-        return compile_module(module, None, in_flat, out_flat, self.mesh, in_place=True)
+        return compile_module(module, None, in_flat, out_flat, self.mesh, in_place=True,
+                              compiler_options=self.compiler_options)
 
     def __call__(self, *args, **kwargs):
         loops = self._loops
@@ -472,7 +477,7 @@ def _cache_miss(jitted_ref):
 
 def jit(fn=None, *, optimize: bool = True, device=None, name: str = "main",
         in_shardings=None, out_shardings=None, mesh=None, static_argnums=(), static_argnames=(),
-        donate_argnums=(), donate_argnames=()):
+        donate_argnums=(), donate_argnames=(), compiler_options=None):
     """Compile ``fn`` on first call, once per argument signature; later calls only run.
 
     Args:
@@ -493,6 +498,10 @@ def jit(fn=None, *, optimize: bool = True, device=None, name: str = "main",
       donate_argnums, donate_argnames: positional arguments whose buffers the call may reuse for
         results of the same shape and dtype (XLA writes them in place); a donated jax array is
         deleted after the call, as in jax. Buffers no result can take are kept, with jax's warning.
+      compiler_options: XLA options for this function's compiles, as jax.jit's (a dict of option
+        names to str, bool, int or float values, e.g. ``{"xla_backend_optimization_level": 0}``);
+        they win over hloforge's own options and the user's ``XLA_FLAGS``, and are part of the
+        executable caches' keys. ``.lower(x).compile(compiler_options=...)`` adds to them.
     Returns:
       A callable; ``.lower(*args)`` returns the traced Module without compiling (its
       ``compile()`` runs the same pass pipeline as the call). Sharded functions return global
@@ -500,14 +509,18 @@ def jit(fn=None, *, optimize: bool = True, device=None, name: str = "main",
     Raises:
       ValueError: static or donated argument positions or names ``fn`` does not take; at a call,
         a static argument that is not hashable (jax's messages).
+      TypeError: ``compiler_options`` is not a dict of option names to such values (XLA refuses an
+        unknown name or a value of the wrong kind at the first call, as a CompileError).
     Example:
       >>> f = hf.jit(lambda x: hnp.sin(x) * 2.0)
       >>> y = f(np.ones(3, np.float32))
       >>> g = hf.jit(model, in_shardings=(hf.P("batch"), None), mesh=hf.Mesh(devices, ("batch",)))
       >>> step = hf.jit(update, static_argnames="steps", donate_argnums=0)
+      >>> quick = hf.jit(f, compiler_options={"xla_backend_optimization_level": 0})
     """
     options = dict(optimize=optimize, device=device, name=name, in_shardings=in_shardings,
-                   out_shardings=out_shardings, mesh=mesh)
+                   out_shardings=out_shardings, mesh=mesh,
+                   compiler_options=check_compiler_options(compiler_options, "hf.jit"))
 
     def make(f):
         if not callable(f):

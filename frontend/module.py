@@ -75,6 +75,8 @@ class Module:
         # Module.optimize's keyword arguments that ``compile()`` applies first (to a copy): set by
         # ``hf.jit(f).lower(...)`` so that lower().compile() runs f(x)'s pipeline; optimize() clears it
         self.pending_optimize: dict | None = None
+        # the XLA options ``hf.jit(f, compiler_options=...).lower(...)`` left for ``compile()``
+        self.compiler_options: dict | None = None
 
     # ---------------------------------------------------------------- construction
 
@@ -153,7 +155,9 @@ class Module:
                              f"{diagnostics(e)}") from None
 
     def clone(self) -> "Module":
-        return Module(clone_module(self.mlir), self.entry, self.out_tree)
+        copy = Module(clone_module(self.mlir), self.entry, self.out_tree)
+        copy.compiler_options = self.compiler_options
+        return copy
 
     # ---------------------------------------------------------------- printing
 

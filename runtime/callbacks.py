@@ -44,9 +44,9 @@ def has_callbacks(code: str) -> bool:
     return CALLBACK_ATTR in code
 
 
-def compile_with_callbacks(code: str, target, name: str, in_specs, out_specs) -> Executable:
+def compile_with_callbacks(code: str, target, name: str, in_specs, out_specs, partial_dfts: bool = False) -> Executable:
     """Compile ``code`` (module text for XLA, entry @main) whose callbacks are hloforge's, for the
-    Target ``target`` (one device)."""
+    Target ``target`` (one device) with its XLA options (``partial_dfts``: the module holds DFT contractions)."""
     if target.callback_target is None:
         raise pjrt.UnsupportedCompile(
             f"{name}: host callbacks (hloforge.debug.print/callback, hloforge.pure_callback) are not supported on "
@@ -59,7 +59,8 @@ def compile_with_callbacks(code: str, target, name: str, in_specs, out_specs) ->
         hosts = _prepare(module, target.callback_target, name)
     start = time.perf_counter()
     try:
-        loaded = pjrt.compile(module, (device,), host_callbacks=hosts)
+        loaded = pjrt.compile(module, (device,), pjrt.compile_options((device,), None, target.options(partial_dfts)),
+                              host_callbacks=hosts)
     except pjrt.CompileError as e:
         raise pjrt.CompileError(f"{name}: XLA could not compile the module: {e}") from None
     return Executable(loaded, in_specs, out_specs, device, name, time.perf_counter() - start)

@@ -17,7 +17,7 @@ from hloforge.runtime.settings import config
 from hloforge.runtime.sharded import ShardedExecutable
 from hloforge.runtime.targets import resolve_target
 from hloforge.runtime.unsupported import python_callback
-from hloforge.target import PARTIAL_DFT_ATTR
+from hloforge.target import PARTIAL_DFT_ATTR, check_compiler_options
 
 # a dynamic dimension in a tensor type of the module text: tensor<?x4xf32>, tensor<2x?xi32>
 _DYNAMIC_TYPE = re.compile(r"tensor<(?:\d+x)*\?")
@@ -37,14 +37,21 @@ def default_device(device=None):
 
 
 def compile_module(module, device=None, in_shardings=None, out_shardings=None, mesh=None,
-                   *, in_place: bool = False) -> Executable:
+                   *, in_place: bool = False, compiler_options=None) -> Executable:
     """Compile ``module`` for one device (``device``: as ``resolve_target`` takes it, a Target
     included), or over a mesh when shardings are given.
+
+    ``compiler_options``: XLA options (checked: a dict or None) over those ``hf.jit(f).lower(x)`` left
+    on the module (``module.compiler_options``) and hloforge's; the later wins, as in jax's
+    ``jit(compiler_options=...).lower(x).compile(compiler_options=...)``.
 
     ``in_shardings``/``out_shardings`` are pytree prefixes of the flat argument/result lists
     (NamedSharding, PartitionSpec or None = replicated); ``out_shardings=None`` lets XLA choose.
     The annotated copy of the module (``module`` itself when ``in_place``) is what XLA compiles.
     """
+    lowered_with = getattr(module, "compiler_options", None)
+    if lowered_with:
+        compiler_options = {**lowered_with, **(compiler_options or {})}
     if getattr(module, "pending_optimize", None) is not None:  # (hf.jit(f).lower(x).compile(): f(x)'s pipeline)
         pending, module = module.pending_optimize, module.clone()
         if device is None:
@@ -60,10 +67,10 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
         if sharded:
             raise ValueError(f"{dynamic_args}: sharded compiles need static argument shapes "
                              f"(refine them first: module.refine(shapes))")
-        target = resolve_target(device)
+        target = resolve_target(device, compiler_options=compiler_options)
         return DynamicExecutable(in_specs, out_specs, target.device, module.entry,
                                  lambda specs: compile_module(module.refine(specs), target), dynamic_args)
-    target = None if sharded else resolve_target(device)
+    target = None if sharded else resolve_target(device, compiler_options=compiler_options)
     found = None if target is None else _cached_module(module, target)
     if found is not None:  # (found from the IR: the module's text is neither printed nor scanned)
         return Executable(found[0], in_specs, out_specs, target.device, module.entry, 0.0, found[1])
@@ -79,7 +86,8 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
             raise NotImplementedError(f"{module.entry}: host callbacks (hloforge.debug.print/callback, "
                                       f"hloforge.pure_callback) in sharded programs are not supported yet; "
                                       f"compile for one device")
-        return callbacks.compile_with_callbacks(code, target, module.entry, in_specs, out_specs)
+        return callbacks.compile_with_callbacks(code, target, module.entry, in_specs, out_specs,
+                                                has_partial_dfts(module))
     if not sharded:
         loaded, seconds, source = load_or_compile(code, target, module.entry, module)
         return Executable(loaded, in_specs, out_specs, target.device, module.entry, seconds, source)
@@ -97,8 +105,8 @@ def compile_module(module, device=None, in_shardings=None, out_shardings=None, m
     sharding.annotate(annotated, plan, shardy)
     if config.local_ffts:
         keep_ffts_local(annotated, plan, shardy)
-    loaded, seconds, source = load_or_compile(annotated._code_for_compile(), resolve_target(devices=plan.devices),
-                                              module.entry, annotated, shardy)
+    target = resolve_target(devices=plan.devices, compiler_options=compiler_options)
+    loaded, seconds, source = load_or_compile(annotated._code_for_compile(), target, module.entry, annotated, shardy)
     return ShardedExecutable(loaded, in_specs, out_specs, mesh, plan.in_shardings, plan.out_shardings,
                              module.entry, seconds, source)
 
@@ -193,9 +201,10 @@ def _plain_code(module) -> str | None:
 def pipeline_key(module, target) -> str:
     """The pipeline entry's key of a traced ``module`` (not yet optimized) for the Target ``target``:
     its text, the target's cost model and DFT precision, hloforge's sources (``cache.source_stamp``: a
-    changed pass never reads an old entry) and the target's environment."""
+    changed pass never reads an old entry), the target's environment and its XLA options (the entry
+    names an executable compiled with them)."""
     return cache.fingerprint(module.to_text(), "pipeline", repr(target.cost_model), target.dft_precision,
-                             cache.source_stamp(), target.environment, cache.KEY_VERSION)
+                             cache.source_stamp(), target.environment, list(target.xla_options), cache.KEY_VERSION)
 
 
 def load_optimized(key, module, target):
@@ -331,7 +340,7 @@ def describe_error(name: str, message: str, module=None) -> str:
     return text
 
 
-def compile(self, device=None, *, in_shardings=None, out_shardings=None, mesh=None):
+def compile(self, device=None, *, in_shardings=None, out_shardings=None, mesh=None, compiler_options=None):
     """Compile with XLA through hloforge's executable caches; returns an Executable.
 
     Args:
@@ -341,10 +350,18 @@ def compile(self, device=None, *, in_shardings=None, out_shardings=None, mesh=No
         or None (replicated) per argument/result (a single one applies to all);
         ``out_shardings=None`` lets XLA choose. This module is left unchanged.
       mesh: the Mesh for PartitionSpecs (default: a NamedSharding's mesh or ``jax.set_mesh``).
+      compiler_options: XLA options, as jax's ``Lowered.compile(compiler_options=...)`` takes them (a
+        dict of option names to str, bool, int or float values); they win over hloforge's own and
+        over those of the ``hf.jit`` that lowered this module.
+    Raises:
+      TypeError: ``compiler_options`` is not such a dict.
+      CompileError: XLA refuses an option (an unknown name, a value of the wrong kind).
     Example:
       >>> exe = m.compile(in_shardings=hf.NamedSharding(mesh, hf.P("batch")))
+      >>> exe = m.compile("cpu", compiler_options={"xla_backend_optimization_level": 0})
     """
-    return compile_module(self, device, in_shardings, out_shardings, mesh)
+    return compile_module(self, device, in_shardings, out_shardings, mesh,
+                          compiler_options=check_compiler_options(compiler_options, "Module.compile"))
 
 
 Module.compile = compile

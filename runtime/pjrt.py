@@ -186,6 +186,11 @@ def backend_options(platform: str, partial_dfts: bool = False, flags: str | None
     return options
 
 
+# compiler options that jax 0.10.2's get_compile_options sets on the ExecutableBuildOptions, not as overrides
+_BUILD_OPTIONS = ("exec_time_optimization_effort", "memory_fitting_effort", "optimization_level",
+                  "memory_fitting_level")
+
+
 def compile_options(devs, shardy: bool | None = None, xla_options: dict | None = None, *,
                     partial_dfts: bool = False):
     """One device: that device assigned to the one replica. Several: SPMD over ``devs`` (their
@@ -193,7 +198,10 @@ def compile_options(devs, shardy: bool | None = None, xla_options: dict | None =
     ``backend_options`` of the devices' platform (``partial_dfts``: the module holds fft-truncate's
     DFT contractions)."""
     options = xc.CompileOptions()
-    overrides = backend_options(devs[0].platform, partial_dfts) if xla_options is None else xla_options
+    overrides = dict(backend_options(devs[0].platform, partial_dfts) if xla_options is None else xla_options)
+    for name in _BUILD_OPTIONS:  # (as jax.jit's compiler_options: these are set on the build options)
+        if name in overrides:
+            setattr(options.executable_build_options, name, overrides.pop(name))
     if overrides:
         options.env_option_overrides = list(overrides.items())
     if len(devs) == 1:

@@ -24,7 +24,7 @@ def _facts(platform: str, flags: str) -> tuple:
             pjrt.unsupported_types(platform))
 
 
-def resolve_target(device=None, cost_model=None, *, devices=None) -> _target.Target:
+def resolve_target(device=None, cost_model=None, *, devices=None, compiler_options=None) -> _target.Target:
     """The Target of a program compiled for ``device``.
 
     Args:
@@ -34,6 +34,8 @@ def resolve_target(device=None, cost_model=None, *, devices=None) -> _target.Tar
       cost_model: the ``fft-truncate`` cost model: a CostModel or a name of ``target.COST_MODELS``;
         None: ``hf.config.cost_model``, else the device kind's (``target.TPU`` on a TPU).
       devices: an SPMD device list (partition order) instead of ``device``.
+      compiler_options: the user's XLA options (``hf.jit(compiler_options=...)``: checked, a dict or
+        None); they win over hloforge's, and a Target passed as ``device`` takes them too.
     Returns:
       A ``hloforge.target.Target``.
     Raises:
@@ -43,8 +45,9 @@ def resolve_target(device=None, cost_model=None, *, devices=None) -> _target.Tar
       'cpu'
     """
     if isinstance(device, _target.Target):
-        return device
+        return device.with_compiler_options(compiler_options)
     devs = tuple(devices) if devices is not None else (pjrt.resolve_device(device, config.device),)
     kind, options, dft_options, callback, unsupported = _facts(devs[0].platform, pjrt.xla_flags())
     return _target.Target(devs, kind, _target.resolve(cost_model, kind), options, dft_options, callback,
-                          pjrt.environment(devs), unsupported, _target.resolve_dft_precision(None))
+                          pjrt.environment(devs), unsupported,
+                          _target.resolve_dft_precision(None)).with_compiler_options(compiler_options)
