@@ -141,8 +141,9 @@ def _check_finite_difference_results(case, results, eps, rtol):
 
 
 def _hf_checks(hf_fn, primals, jax_case, fd_fn, fd_primals, fd_case):
-    """One hf.jit: (out, vjp, jvp) of hf_fn at jax_case's (cts, tangents), and (f(plus), f(minus),
-    jvp, vjp) of fd_fn at fd_case's; either case may be None."""
+    """One hf.jit, compiled with CHEAP_COMPILE (every comparison of its results has a tolerance):
+    (out, vjp, jvp) of hf_fn at jax_case's (cts, tangents), and (f(plus), f(minus), jvp, vjp) of fd_fn
+    at fd_case's; either case may be None."""
     def checks(primals, jax_case, fd_primals, fd_case):
         against = fd = None
         if jax_case is not None:
@@ -154,7 +155,7 @@ def _hf_checks(hf_fn, primals, jax_case, fd_fn, fd_primals, fd_case):
             _, pullback = hf.vjp(fd_fn, *fd_primals)
             fd = fd_fn(*plus), fd_fn(*minus), hf.jvp(fd_fn, fd_primals, t)[1], pullback(ct)
         return against, fd
-    return hf.jit(checks)(tuple(primals), jax_case, tuple(fd_primals), fd_case)
+    return hf.jit(checks, compiler_options=CHEAP_COMPILE)(tuple(primals), jax_case, tuple(fd_primals), fd_case)
 
 
 def check_finite_differences_once(hf_fn, *primals, eps=1e-6, rtol=1e-6, seed=3):
