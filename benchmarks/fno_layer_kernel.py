@@ -121,80 +121,84 @@ def packed(a, p: int):
     return a.reshape(batch, c, x // p, p * length)
 
 
-def _packed_kernel(h_ref, s_ref, w_ref, b_ref, inverse_ref, forward_ref, out_ref, t_ref):
+def _packed_kernel(last, h_ref, s_ref, w_ref, b_ref, inverse_ref, forward_ref, out_ref, t_ref=None):
     c, n, py = h_ref.shape[1:]
     o = s_ref.shape[1]
     acc = jnp.dot(w_ref[...], h_ref[0].reshape(c * n, py), preferred_element_type=jnp.float32)
     acc += jnp.dot(s_ref[0].reshape(o * n, s_ref.shape[3]), inverse_ref[...], precision=HIGHEST,
                    preferred_element_type=jnp.float32)
-    out = gelu(acc + b_ref[...])
+    out = acc + b_ref[...] if last else gelu(acc + b_ref[...])
     out_ref[0] = out.reshape(o, n, py)
-    t_ref[0] = jnp.dot(out, forward_ref[...], precision=HIGHEST,
-                       preferred_element_type=jnp.float32).reshape(o, n, t_ref.shape[3])
+    if not last:
+        t_ref[0] = jnp.dot(out, forward_ref[...], precision=HIGHEST,
+                           preferred_element_type=jnp.float32).reshape(o, n, t_ref.shape[3])
 
 
-def packed_layer(h, s1, w, b, inverse, forward, *, rows=32, interpret=False):
+def _rows_outer_kernel(last, h_ref, s_ref, w_ref, b_ref, inverse_ref, forward_ref, out_ref, t_ref=None):
+    for i in range(h_ref.shape[1]):  # (each packed row: plain dots, no kron-expanded convolution)
+        acc = jnp.dot(w_ref[...], h_ref[0, i], preferred_element_type=jnp.float32)
+        acc += jnp.dot(s_ref[0, i], inverse_ref[...], precision=HIGHEST, preferred_element_type=jnp.float32)
+        out = acc + b_ref[...] if last else gelu(acc + b_ref[...])
+        out_ref[0, i] = out
+        if not last:
+            t_ref[0, i] = jnp.dot(out, forward_ref[...], precision=HIGHEST, preferred_element_type=jnp.float32)
+
+
+def rows_per_row(k2: int) -> int:
+    """p: how many spectral rows of 2k values (zero-padded to a divisor of 128) fill one 128-lane row."""
+    return 128 // next(d for d in (8, 16, 32, 64, 128) if d >= k2)
+
+
+def packed_matrices(inverse, forward, py: int):
+    """(p, the inverse DFT's [128, p*Y] and the forward DFT's [p*Y, 128] p-block diagonals) of ``dft_matrices``'
+    [2k, Y] and [Y, 2k], 2k zero-padded to 128 / p."""
+    k2 = inverse.shape[0]
+    p = rows_per_row(k2)
+    width = 128 // p
+    inverse = jnp.pad(inverse, ((0, width - k2), (0, 0)))
+    forward = jnp.pad(forward, ((0, 0), (0, width - k2)))
+    eye = jnp.eye(p, dtype=inverse.dtype)
+    return (p, jnp.einsum("ij,ky->ikjy", eye, inverse).reshape(128, py),
+            jnp.einsum("ij,yk->iyjk", eye, forward).reshape(py, 128))
+
+
+def _lane_dense_call(kernel, h, s1, w, b, inverse, forward, rows, last, interpret, rows_outer_layout):
+    batch = h.shape[0]
+    xp, c = (h.shape[1], h.shape[2]) if rows_outer_layout else (h.shape[2], h.shape[1])
+    py = h.shape[3]
+    p, inverse_p, forward_p = packed_matrices(inverse, forward, py)
+    n, o = rows // p, w.shape[0]
+    if not rows_outer_layout:  # (the convolution of n rows at once: kron(W, I_n), rows in (channel, row) order)
+        w, b = jnp.kron(w, jnp.eye(n, dtype=w.dtype)), jnp.repeat(b, n, axis=0)
+    whole = lambda a: pl.BlockSpec(a.shape, lambda i, j: (0,) * a.ndim)
+    if rows_outer_layout:
+        block = lambda ch, lanes: pl.BlockSpec((1, n, ch, lanes), lambda i, j: (i, j, 0, 0))
+        shape = lambda ch, lanes: jax.ShapeDtypeStruct((batch, xp, ch, lanes), jnp.float32)
+    else:
+        block = lambda ch, lanes: pl.BlockSpec((1, ch, n, lanes), lambda i, j: (i, 0, j, 0))
+        shape = lambda ch, lanes: jax.ShapeDtypeStruct((batch, ch, xp, lanes), jnp.float32)
+    outs = [(o, py)] + ([] if last else [(o, 128)])
+    return pl.pallas_call(
+        functools.partial(kernel, last), grid=(batch, xp // n), interpret=interpret,
+        in_specs=[block(c, py), block(o, 128), whole(w), whole(b), whole(inverse_p), whole(forward_p)],
+        out_specs=[block(*a) for a in outs], out_shape=[shape(*a) for a in outs],
+    )(h, s1, w, b, inverse_p, forward_p)
+
+
+def packed_layer(h, s1, w, b, inverse, forward, *, rows=32, last=False, interpret=False):
     """``xla_layer`` with every array lane-dense: the spectral arrays [B, O, X, 2k] have 2k (zero-padded to a
     divisor of 128) lanes where the chip's tiles have 128, so ``p = 128 / 2k`` rows of X go side by side in one
     row (``packed``), the grid's rows with them, and the DFT matrices become ``p``-block diagonals: the
     inverse DFT contracts 128 (not 2k) and the forward one writes 128 (not 2k) columns, the same passes of the
-    matrix unit. Takes and returns packed arrays: h [B, C, X/p, p*Y], s1 [B, O, X/p, 128]."""
-    batch, c, xp, py = h.shape
-    k2 = inverse.shape[0]
-    width = next(d for d in (8, 16, 32, 64, 128) if d >= k2)
-    p = 128 // width
-    y = py // p
-    inverse = jnp.pad(inverse, ((0, width - k2), (0, 0)))
-    forward = jnp.pad(forward, ((0, 0), (0, width - k2)))
-    eye = jnp.eye(p, dtype=inverse.dtype)
-    inverse_p = jnp.einsum("ij,ky->ikjy", eye, inverse).reshape(128, py)
-    forward_p = jnp.einsum("ij,yk->iyjk", eye, forward).reshape(py, 128)
-    n = rows // p
-    o = w.shape[0]
-    w_rows = jnp.kron(w, jnp.eye(n, dtype=w.dtype))
-    b_rows = jnp.repeat(b, n, axis=0)
-    whole = lambda a: pl.BlockSpec(a.shape, lambda i, j: (0,) * a.ndim)
-    block = lambda ch, lanes: pl.BlockSpec((1, ch, n, lanes), lambda i, j: (i, 0, j, 0))
-    return pl.pallas_call(
-        _packed_kernel, grid=(batch, xp // n), interpret=interpret,
-        in_specs=[block(c, py), block(o, 128), whole(w_rows), whole(b_rows), whole(inverse_p), whole(forward_p)],
-        out_specs=[block(o, py), block(o, 128)],
-        out_shape=[jax.ShapeDtypeStruct((batch, o, xp, py), jnp.float32),
-                   jax.ShapeDtypeStruct((batch, o, xp, 128), jnp.float32)],
-    )(h, s1, w_rows, b_rows, inverse_p, forward_p)
+    matrix unit. Takes and returns packed arrays: h [B, C, X/p, p*Y], s1 [B, O, X/p, 128]. ``last``: an FNO's
+    last layer (no GELU, no spectrum for a next layer; returns [h'])."""
+    return _lane_dense_call(_packed_kernel, h, s1, w, b, inverse, forward, rows, last, interpret, False)
 
 
-def _rows_outer_kernel(h_ref, s_ref, w_ref, b_ref, inverse_ref, forward_ref, out_ref, t_ref):
-    for i in range(h_ref.shape[1]):  # (each packed row: plain dots, no kron-expanded convolution)
-        acc = jnp.dot(w_ref[...], h_ref[0, i], preferred_element_type=jnp.float32)
-        acc += jnp.dot(s_ref[0, i], inverse_ref[...], precision=HIGHEST, preferred_element_type=jnp.float32)
-        out = gelu(acc + b_ref[...])
-        out_ref[0, i] = out
-        t_ref[0, i] = jnp.dot(out, forward_ref[...], precision=HIGHEST, preferred_element_type=jnp.float32)
-
-
-def rows_outer_layer(h, s1, w, b, inverse, forward, *, rows=32, interpret=False):
+def rows_outer_layer(h, s1, w, b, inverse, forward, *, rows=32, last=False, interpret=False):
     """``packed_layer`` with the packed rows outside the channels: h [B, X/p, C, p*Y], s1 [B, X/p, O, 128]
     (``rows_outer``), so that each packed row's convolution is one [O, C] x [C, p*Y] dot."""
-    batch, xp, c, py = h.shape
-    k2 = inverse.shape[0]
-    width = next(d for d in (8, 16, 32, 64, 128) if d >= k2)
-    p = 128 // width
-    inverse = jnp.pad(inverse, ((0, width - k2), (0, 0)))
-    forward = jnp.pad(forward, ((0, 0), (0, width - k2)))
-    eye = jnp.eye(p, dtype=inverse.dtype)
-    inverse_p = jnp.einsum("ij,ky->ikjy", eye, inverse).reshape(128, py)
-    forward_p = jnp.einsum("ij,yk->iyjk", eye, forward).reshape(py, 128)
-    n, o = rows // p, w.shape[0]
-    whole = lambda a: pl.BlockSpec(a.shape, lambda i, j: (0,) * a.ndim)
-    block = lambda ch, lanes: pl.BlockSpec((1, n, ch, lanes), lambda i, j: (i, j, 0, 0))
-    return pl.pallas_call(
-        _rows_outer_kernel, grid=(batch, xp // n), interpret=interpret,
-        in_specs=[block(c, py), block(o, 128), whole(w), whole(b), whole(inverse_p), whole(forward_p)],
-        out_specs=[block(o, py), block(o, 128)],
-        out_shape=[jax.ShapeDtypeStruct((batch, xp, o, py), jnp.float32),
-                   jax.ShapeDtypeStruct((batch, xp, o, 128), jnp.float32)],
-    )(h, s1, w, b, inverse_p, forward_p)
+    return _lane_dense_call(_rows_outer_kernel, h, s1, w, b, inverse, forward, rows, last, interpret, True)
 
 
 def rows_outer(a):
@@ -206,9 +210,8 @@ def packed_args(layer_args):
     """``xla_layer``'s arguments as ``packed_layer`` takes them, and p."""
     h, s1, w, b, inverse, forward = layer_args
     k2 = inverse.shape[0]
-    width = next(d for d in (8, 16, 32, 64, 128) if d >= k2)
-    s1 = jnp.pad(s1, ((0, 0), (0, 0), (0, 0), (0, width - k2)))
-    p = 128 // width
+    p = rows_per_row(k2)
+    s1 = jnp.pad(s1, ((0, 0), (0, 0), (0, 0), (0, 128 // p - k2)))
     return [packed(h, p), packed(s1, p), w, b, inverse, forward], p
 
 
