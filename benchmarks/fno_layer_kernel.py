@@ -278,29 +278,19 @@ def main(argv=None):
             print(line, flush=True)
         if args.packed:
             prepared, p = packed_args(layer_args)
-            for rows in (8 * p,) if interpret else (8 * p, 16 * p):
-                fn = jax.jit(functools.partial(packed_layer, rows=rows, interpret=interpret))
-                out, t = fn(*prepared)
-                got = [np.asarray(out).reshape(want[0].shape), np.asarray(unpacked_t(t, p, want[1].shape[3]))]
-                gap = max(float(np.max(np.abs(g - w)) / np.max(np.abs(w))) for g, w in zip(got, want))
-                line = f"  packed kernel (p={p}) R={rows}: gap to XLA's {gap:.1e}"
-                if not interpret:
-                    t_packed = queued(fn, prepared)
-                    line += f" {t_packed * 1e3:.3f} ms ({t_packed / t_xla:.2f}x XLA's layer)"
-                print(line, flush=True)
             outer = [rows_outer(prepared[0]), rows_outer(prepared[1])] + prepared[2:]
-            for rows in (8 * p,) if interpret else (8 * p, 16 * p):
-                fn = jax.jit(functools.partial(rows_outer_layer, rows=rows, interpret=interpret))
-                out, t = fn(*outer)
-                out, t = rows_outer(out), rows_outer(t)
-                got = [np.asarray(out).reshape(want[0].shape), np.asarray(unpacked_t(t, p, want[1].shape[3]))]
-                gap = max(float(np.max(np.abs(g - w)) / np.max(np.abs(w))) for g, w in zip(got, want))
-                line = f"  rows-outer kernel (p={p}) R={rows}: gap to XLA's {gap:.1e}"
-                if not interpret:
-                    t_outer = queued(fn, outer)
-                    line += f" {t_outer * 1e3:.3f} ms ({t_outer / t_xla:.2f}x XLA's layer)"
-                print(line, flush=True)
-
+            for name, layer, inputs, back in [("packed", packed_layer, prepared, lambda a: a),
+                                              ("rows-outer", rows_outer_layer, outer, rows_outer)]:
+                for rows in (8 * p,) if interpret else (8 * p, 16 * p):
+                    fn = jax.jit(functools.partial(layer, rows=rows, interpret=interpret))
+                    out, t = (back(a) for a in fn(*inputs))
+                    got = [np.asarray(out).reshape(want[0].shape), np.asarray(unpacked_t(t, p, want[1].shape[3]))]
+                    gap = max(float(np.max(np.abs(g - w)) / np.max(np.abs(w))) for g, w in zip(got, want))
+                    line = f"  {name} kernel (p={p}) R={rows}: gap to XLA's {gap:.1e}"
+                    if not interpret:
+                        seconds = queued(fn, inputs)
+                        line += f" {seconds * 1e3:.3f} ms ({seconds / t_xla:.2f}x XLA's layer)"
+                    print(line, flush=True)
 
 if __name__ == "__main__":
     main()

@@ -41,13 +41,13 @@ def test_the_dft_matrices_are_rffts_first_bins_and_irffts_weights():
 
 
 def test_the_variants_are_each_precision_and_each_part_left_out(capsys):
-    kernel.main(["--interpret", "--variants"])
+    kernel.main(["--interpret", "--variants", "--packed"])
     lines = [line.strip() for line in capsys.readouterr().out.splitlines() if "kernel" in line]
     assert [line.split(":")[0] for line in lines] == [
         "kernel highest R=8", "kernel default R=8", "kernel high3 R=8", "kernel without conv R=8",
         "kernel without inverse R=8", "kernel without gelu R=8", "kernel without forward R=8",
-        "kernel without conv+inverse+gelu+forward R=8"]
-    gaps = [float(line.rsplit(" ", 1)[1]) for line in lines[:3]]
+        "kernel without conv+inverse+gelu+forward R=8", "packed kernel (p=4) R=32", "rows-outer kernel (p=4) R=32"]
+    gaps = [float(line.rsplit(" ", 1)[1]) for line in lines[:3] + lines[-2:]]
     assert max(gaps) < 1e-5  # (high3's three bfloat16 products: about 16 bits of each operand)
 
 
