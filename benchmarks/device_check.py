@@ -35,7 +35,7 @@ TESTS = ["tests/ops/test_elementwise.py", "tests/ops/test_fft.py", "tests/ops/te
          "tests/ad/test_ad_elementwise.py", "tests/batching/test_vmap_fft.py", "tests/batching/test_vmap_elementwise.py",
          "tests/batching/test_vmap_pad.py", "tests/batching/test_vmap_api.py", "tests/test_to_jax.py",
          "tests/lax/test_lax.py", "tests/test_accuracy.py", "tests/numpy/test_numpy_pad.py",
-         "tests/numpy/test_numpy_fft.py", "tests/random/test_random.py"]
+         "tests/numpy/test_numpy_fft.py", "tests/random/test_random.py", "tests/test_jit_compiler_options.py"]
 _RESULT = re.compile(r"^(tests/\S+?)::(.+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: |$)")
 _REASON = "device_check reason: "
 
