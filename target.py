@@ -170,7 +170,7 @@ _OPTION_VALUE_TYPES = (str, bool, int, float)
 
 
 def check_compiler_options(value, what: str = "compiler_options") -> dict | None:
-    """``value`` as a dict if it is None or a mapping of XLA option names (str) to str, bool, int or float
+    """None for None; a copy of ``value`` if it is a dict of XLA option names (str) to str, bool, int or float
     values, as jax.jit's ``compiler_options`` takes; else a TypeError naming ``what`` and the bad entry.
     (XLA itself refuses an unknown name or a value of the wrong kind when it compiles.)"""
     if value is None:

@@ -26,6 +26,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import hloforge as hf
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fno_layer_kernel as kernel  # noqa: E402
 import models  # noqa: E402
@@ -82,7 +84,6 @@ def kernel_fno(params, x, modes: int, layout: str = "rows-outer", rows: int = 32
 def cases(batch, n, width, modes, interpret=False):
     """(params, x, {name: jitted function of (params, x)}): jax, hloforge's truncated program, and the kernel
     FNO in each layout."""
-    import hloforge as hf
     rng = np.random.default_rng(0)
     params = jax.tree.map(jnp.asarray, models.fno_params(2, (modes, modes), width, 4, 3, rng))
     x = jnp.asarray(rng.standard_normal((batch, 3, n, n)).astype(np.float32))
@@ -102,8 +103,7 @@ def main(argv=None):
     for batch, n, width, modes in sizes:
         params, x, fns = cases(batch, n, width, modes, args.interpret)
         with jax.default_matmul_precision("float32"):
-            want = np.asarray(fns["jax"](params, x)) if args.interpret else np.asarray(
-                jax.jit(lambda p, v: models.fno(jnp, v, p, (modes, modes), 0))(params, x))
+            want = np.asarray(jax.jit(lambda p, v: models.fno(jnp, v, p, (modes, modes), 0))(params, x))
         print(f"b{batch} {n}² w{width} m{modes}:", flush=True)
         for name, fn in fns.items():
             got = np.asarray(fn(params, x))
